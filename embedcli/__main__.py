@@ -1,0 +1,5 @@
+"""``python -m embedcli``."""
+
+from embedcli.cli import main
+
+main()

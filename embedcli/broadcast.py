@@ -1,0 +1,62 @@
+"""NumPy/PyTorch broadcasting, explained step by step. Pure Python: no torch import."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from embedcli.errors import BroadcastError
+
+Shape = tuple[int, ...]
+
+
+def format_shape(shape: Sequence[int]) -> str:
+    """(8, 4, 256) -> '(8,4,256)'; (4,) -> '(4,)'; () -> '()'."""
+    inner = ",".join(str(n) for n in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+@dataclass(frozen=True)
+class AxisRule:
+    """How one axis (counted from the right, -1 is the last) of the result is formed."""
+
+    axis: int
+    sizes: tuple[int, ...]  # each operand's size on this axis after left-padding with 1s
+    result: int
+    rule: str  # "equal": all sizes agree; "stretch": the 1s are stretched to ``result``
+
+
+@dataclass(frozen=True)
+class BroadcastPlan:
+    """Every step of broadcasting some shapes together."""
+
+    shapes: tuple[Shape, ...]  # as given
+    aligned: tuple[Shape, ...]  # right-aligned, padded on the left with 1s
+    axes: tuple[AxisRule, ...]  # left to right
+    result: Shape
+
+
+def explain(*shapes: Sequence[int]) -> BroadcastPlan:
+    """Broadcast ``shapes`` as torch does, keeping each step; incompatible axes raise."""
+    if len(shapes) < 1:
+        raise BroadcastError("broadcasting needs at least one shape")
+    given = tuple(tuple(int(n) for n in shape) for shape in shapes)
+    for shape in given:
+        if any(n < 0 for n in shape):
+            raise BroadcastError(f"shape {format_shape(shape)} has a negative size")
+    ndim = max(len(shape) for shape in given)
+    aligned = tuple((1,) * (ndim - len(shape)) + shape for shape in given)
+    axes = []
+    for position in range(ndim):
+        sizes = tuple(shape[position] for shape in aligned)
+        distinct = set(sizes) - {1}
+        if len(distinct) > 1:
+            first, second = sorted(distinct, key=sizes.index)[:2]
+            raise BroadcastError(
+                f"cannot broadcast {' with '.join(format_shape(s) for s in given)}: "
+                f"axis {position - ndim} has sizes {first} and {second}"
+            )
+        result = distinct.pop() if distinct else 1
+        rule = "equal" if all(size == result for size in sizes) else "stretch"
+        axes.append(AxisRule(position - ndim, sizes, result, rule))
+    return BroadcastPlan(given, aligned, tuple(axes), tuple(axis.result for axis in axes))

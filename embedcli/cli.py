@@ -1,0 +1,236 @@
+"""The Typer app: one thin function per command (parse -> core -> render).
+
+torch is imported only inside the commands that need tensors, so ``embedcli --help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from typer.core import TyperGroup
+
+from embedcli import __version__
+from embedcli.errors import EmbedCLIError, UsageError
+
+
+class _Group(TyperGroup):
+    """The one error handler: a domain error is one ``Error:`` line on stderr, never a traceback."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EmbedCLIError as exc:
+            typer.echo(f"Error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+app = typer.Typer(
+    cls=_Group,
+    name="embedcli",
+    help=(
+        "See the input layer of a GPT-style transformer: text -> BPE tokens -> token ids -> "
+        "token embeddings (B, T, d) + positional embeddings (T, d) -> the tensor the first "
+        "block reads.\n\n"
+        'Examples:  embedcli embed "Hello, world!"    '
+        'embedcli embed "hi" --json | jq .config    embedcli devices'
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Positional(str, Enum):
+    learned = "learned"
+    none = "none"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"embedcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    pass
+
+
+def _parse_ids(values: list[str]) -> list[list[int]]:
+    """'2,3,5,1' (or '2 3 5 1') per --ids -> one sequence each."""
+    sequences = []
+    for value in values:
+        parts = value.replace(",", " ").split()
+        try:
+            sequences.append([int(p) for p in parts])
+        except ValueError:
+            raise UsageError(f"--ids {value!r} is not a list of integers like 2,3,5,1") from None
+        if not parts:
+            raise UsageError("--ids was given an empty list; pass ids like 2,3,5,1")
+    return sequences
+
+
+def _emit_json(data: dict[str, Any]) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False))
+
+
+@app.command()
+def embed(
+    texts: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Texts, one sequence each (B = number of texts); '-' or none reads stdin.",
+            show_default=False,
+        ),
+    ] = None,
+    ids: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ids",
+            help="Token ids instead of text, e.g. 2,3,5,1; repeat for a batch.",
+            show_default=False,
+        ),
+    ] = None,
+    encoding: Annotated[
+        str | None,
+        typer.Option(
+            "-e", "--encoding", help="tiktoken encoding. [default: gpt2]", show_default=False
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("-m", "--model", help="Model name mapped to its encoding (gpt-4o, gpt2)."),
+    ] = None,
+    vocab_size: Annotated[
+        int | None,
+        typer.Option(
+            help="Rows of the token table. [default: the encoding's size]", show_default=False
+        ),
+    ] = None,
+    d_model: Annotated[int, typer.Option("-d", "--d-model", help="Embedding width.")] = 768,
+    context_length: Annotated[int, typer.Option(help="Rows of the positional table.")] = 1024,
+    positional: Annotated[
+        Positional, typer.Option(help="Positional embeddings.")
+    ] = Positional.learned,
+    seed: Annotated[int, typer.Option(help="torch.manual_seed before the tables are made.")] = 123,
+    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N or mps.")] = "auto",
+    dtype: Annotated[str, typer.Option(help="float32, float16 or bfloat16.")] = "float32",
+    truncate: Annotated[
+        bool, typer.Option("--truncate", help="Cut to the context length instead of failing.")
+    ] = False,
+    allow_special: Annotated[
+        bool, typer.Option("--allow-special", help="Encode <|endoftext|> etc. as special ids.")
+    ] = False,
+    pad_id: Annotated[
+        int | None,
+        typer.Option(help="Id that pads shorter texts. [default: end-of-text]", show_default=False),
+    ] = None,
+    show: Annotated[int, typer.Option(help="Dimensions of each vector to preview.", min=1)] = 4,
+    verify: Annotated[
+        bool,
+        typer.Option("--verify", help="Recompute on the CPU and report the largest difference."),
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option("-o", "--output", help="Write input_embeddings to .npy, .pt or .safetensors."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """Turn text into the (B, T, d) input embeddings, showing every step.
+
+    \b
+      embedcli embed "Hello, world!"
+      embedcli embed "a cat" "the dog sat" --device cuda --verify
+      embedcli embed --ids 15496,11,995,0 -d 8 --json | jq '.steps'
+      embedcli embed - < notes.txt --truncate -o notes.npy
+    """
+    from embedcli.config import EmbedConfig
+    from embedcli.devices import canonical_dtype
+    from embedcli.encodings import get_encoding, resolve_encoding_name
+    from embedcli.outputs import check_output_path, write_tensor
+    from embedcli.pipeline import run_embed
+    from embedcli.render import embed_json, embed_tables
+    from embedcli.textinput import read_texts
+
+    if ids and texts:
+        raise UsageError("pass either TEXT or --ids, not both")
+    name = resolve_encoding_name(encoding, model)
+    config = EmbedConfig(
+        vocab_size=vocab_size or get_encoding(name).n_vocab,
+        d_model=d_model,
+        context_length=context_length,
+        positional=positional.value,
+        seed=seed,
+        dtype=canonical_dtype(dtype),
+    )
+    if output is not None:
+        check_output_path(output, config.dtype)
+    stdin = typer.get_binary_stream("stdin")
+    result = run_embed(
+        config,
+        name,
+        device=device,
+        allow_special=allow_special,
+        truncate=truncate,
+        pad_id=pad_id,
+        verify=verify,
+        **(
+            {"ids": _parse_ids(ids)} if ids else {"texts": read_texts(texts, stdin, stdin.isatty())}
+        ),
+    )
+    if as_json:
+        _emit_json(embed_json(result.report))
+    else:
+        Console().print(embed_tables(result.report, show=show))
+    if result.report.verify is not None and not result.report.verify.ok:
+        from embedcli.errors import VerificationError
+
+        v = result.report.verify
+        raise VerificationError(
+            f"{v.device} disagrees with the CPU by {v.max_abs_diff:.3g} "
+            f"(tolerance {v.tolerance:.3g}); "
+            "its results cannot be trusted: try --device cpu"
+        )
+    if output is not None:
+        write_tensor(output, result.input_embeddings)
+
+
+@app.command()
+def devices(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+) -> None:
+    """List cpu, cuda:N and mps: availability, names, memory, and what --device auto picks.
+
+    \b
+      embedcli devices
+      embedcli devices --json | jq -r .auto
+    """
+    import torch
+
+    from embedcli.devices import auto_device, list_devices
+    from embedcli.render import devices_json, devices_table
+
+    args = (list_devices(), torch.__version__, torch.version.cuda, auto_device())
+    if as_json:
+        _emit_json(devices_json(*args))
+    else:
+        Console().print(devices_table(*args))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="embedcli")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

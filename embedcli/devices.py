@@ -1,0 +1,260 @@
+"""Devices and dtypes: resolve what the user asked for, or say exactly why it is not available."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from embedcli.errors import DeviceError, MemoryLimitError
+
+if TYPE_CHECKING:
+    import torch
+
+DEVICE_CHOICES = "auto, cpu, cuda, cuda:N, mps, meta"
+_DEVICE_RE = re.compile(r"^(auto|cpu|mps|meta|cuda)(?::(\d+))?$")
+
+_DTYPE_ALIASES = {
+    "float32": "float32",
+    "fp32": "float32",
+    "float": "float32",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+}
+DTYPE_NAMES = ("float32", "float16", "bfloat16")
+
+
+def canonical_dtype(name: str) -> str:
+    """Normalise a dtype name or alias (fp16, bf16, half) to float32/float16/bfloat16."""
+    key = name.strip().lower().removeprefix("torch.")
+    if key not in _DTYPE_ALIASES:
+        raise DeviceError(f"unknown dtype {name!r}; choose one of: {', '.join(DTYPE_NAMES)}")
+    return _DTYPE_ALIASES[key]
+
+
+def torch_dtype(name: str) -> torch.dtype:
+    """The torch dtype for a name or alias."""
+    import torch
+
+    return getattr(torch, canonical_dtype(name))
+
+
+def dtype_size(name: str) -> int:
+    """Bytes per element of a dtype, without importing torch."""
+    return 4 if canonical_dtype(name) == "float32" else 2
+
+
+def _torch_build() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def _mps_available() -> bool:
+    import torch
+
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend and backend.is_available())
+
+
+def _mps_built() -> bool:
+    import torch
+
+    backend = getattr(torch.backends, "mps", None)
+    return bool(backend and backend.is_built())
+
+
+def _cuda_unavailable_reason() -> str:
+    import torch
+
+    if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
+        return f"this torch build ({_torch_build()}) has no CUDA"
+    return f"this torch build ({_torch_build()}) has CUDA, but it sees no GPU on this machine"
+
+
+def _mps_unavailable_reason() -> str:
+    if not _mps_built():
+        return f"this torch build ({_torch_build()}) has no MPS support"
+    if platform.system() != "Darwin":
+        return "MPS needs an Apple-silicon Mac"
+    return "MPS is built into this torch, but not available (it needs macOS 12.3+ on Apple silicon)"
+
+
+def auto_device() -> str:
+    """What ``auto`` resolves to: CUDA, then MPS, then CPU."""
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda:0"
+    if _mps_available():
+        return "mps"
+    return "cpu"
+
+
+def resolve_device(spec: str = "auto", *, allow_meta: bool = True) -> torch.device:
+    """Turn auto/cpu/cuda/cuda:N/mps/meta into an available ``torch.device``, or explain why not."""
+    import torch
+
+    match = _DEVICE_RE.match(spec.strip().lower())
+    if match is None:
+        raise DeviceError(f"unknown device {spec!r}; choose one of: {DEVICE_CHOICES}")
+    kind, index = match.group(1), match.group(2)
+    if index is not None and kind != "cuda":
+        raise DeviceError(f"unknown device {spec!r}: only cuda takes an index (cuda:N)")
+    if kind == "auto":
+        return torch.device(auto_device())
+    if kind == "meta":
+        if not allow_meta:
+            raise DeviceError(
+                "the meta device holds shapes but no values, so there is nothing to embed; "
+                "use a real device (cpu, cuda, mps)"
+            )
+        return torch.device("meta")
+    if kind == "cpu":
+        return torch.device("cpu")
+    if kind == "mps":
+        if not _mps_available():
+            raise DeviceError(
+                f"MPS was requested, but {_mps_unavailable_reason()}; try --device cpu"
+            )
+        return torch.device("mps")
+    if not torch.cuda.is_available():
+        raise DeviceError(f"CUDA was requested, but {_cuda_unavailable_reason()}; try --device cpu")
+    count = torch.cuda.device_count()
+    number = int(index) if index is not None else 0
+    if number >= count:
+        have = "cuda:0" if count == 1 else f"cuda:0 to cuda:{count - 1}"
+        raise DeviceError(
+            f"{spec} was requested, but this machine has {count} CUDA device(s): {have}"
+        )
+    return torch.device("cuda", number)
+
+
+def check_dtype_on_device(dtype: str, device: torch.device) -> None:
+    """Refuse dtype/device pairs that torch cannot run, before any table is built."""
+    import torch
+
+    if device.type == "cuda" and dtype == "bfloat16" and not torch.cuda.is_bf16_supported():
+        raise DeviceError(
+            f"{device} does not support bfloat16 (it needs compute capability 8.0+); "
+            "try --dtype float16"
+        )
+    if device.type == "mps" and dtype == "bfloat16":
+        release = platform.mac_ver()[0]
+        major = int(release.split(".")[0]) if release else 0
+        if major < 14:
+            raise DeviceError("bfloat16 on MPS needs macOS 14 or newer; try --dtype float16")
+
+
+def available_memory(device: torch.device) -> int | None:
+    """Bytes that can still be allocated on ``device``, or None where unknown."""
+    import torch
+
+    if device.type == "cuda":
+        free, _total = torch.cuda.mem_get_info(device)
+        return int(free)
+    if device.type == "mps":
+        recommended = getattr(torch.mps, "recommended_max_memory", None)
+        return int(recommended()) if recommended else None
+    if device.type == "meta":
+        return None
+    return host_available_memory()
+
+
+def host_available_memory() -> int | None:
+    """Bytes of RAM available to new allocations (MemAvailable on Linux), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def host_total_memory() -> int | None:
+    """Bytes of physical RAM, or None if unknown."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def format_bytes(n: int | float) -> str:
+    """1536 -> '1.5 KiB'."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(value) < 1024 or unit == "PiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def ensure_fits(what: str, needed: int, available: int | None, where: str, hint: str) -> None:
+    """Raise MemoryLimitError when ``needed`` bytes exceed what ``where`` has available."""
+    if available is not None and needed > available:
+        raise MemoryLimitError(
+            f"{what} need {format_bytes(needed)}, but only {format_bytes(available)} is available "
+            f"on {where}; {hint}"
+        )
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """One row of ``embedcli devices``."""
+
+    name: str
+    available: bool
+    description: str  # the hardware's name, or why the device is unavailable
+    memory_total: int | None  # bytes, where known
+    memory_free: int | None  # bytes, where known
+
+
+def list_devices() -> list[DeviceInfo]:
+    """cpu, every cuda:N (or why there is none), and mps, with names and memory where known."""
+    import torch
+
+    rows = [
+        DeviceInfo(
+            "cpu",
+            True,
+            f"{platform.machine() or 'CPU'}, {os.cpu_count()} logical cores, "
+            f"{torch.get_num_threads()} torch threads",
+            host_total_memory(),
+            host_available_memory(),
+        )
+    ]
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(i)
+            free, total = torch.cuda.mem_get_info(i)
+            rows.append(
+                DeviceInfo(
+                    f"cuda:{i}",
+                    True,
+                    f"{props.name} (compute capability {props.major}.{props.minor})",
+                    int(total),
+                    int(free),
+                )
+            )
+    else:
+        rows.append(DeviceInfo("cuda", False, _cuda_unavailable_reason(), None, None))
+    if _mps_available():
+        recommended = getattr(torch.mps, "recommended_max_memory", None)
+        rows.append(
+            DeviceInfo(
+                "mps", True, "Apple GPU (Metal)", recommended() if recommended else None, None
+            )
+        )
+    else:
+        rows.append(DeviceInfo("mps", False, _mps_unavailable_reason(), None, None))
+    return rows

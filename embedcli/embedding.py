@@ -1,0 +1,148 @@
+"""The core module: token embeddings plus positional embeddings, and a trace of every step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from embedcli.config import EmbedConfig
+from embedcli.devices import torch_dtype
+from embedcli.errors import SequenceTooLongError, TokenIdError
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One tensor of the forward pass, described from the real tensor."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+
+    @classmethod
+    def of(cls, name: str, tensor: torch.Tensor) -> TraceStep:
+        """Describe ``tensor`` as it is, not as it was meant to be."""
+        return cls(
+            name, tuple(tensor.shape), str(tensor.dtype).removeprefix("torch."), str(tensor.device)
+        )
+
+
+@dataclass(frozen=True)
+class EmbeddingTrace:
+    """Every intermediate tensor of one forward pass, in order."""
+
+    input_ids: torch.Tensor  # (B, T)
+    token_embeddings: torch.Tensor  # (B, T, d)
+    position_ids: torch.Tensor | None  # (T,)
+    position_embeddings: torch.Tensor | None  # (T, d)
+    input_embeddings: torch.Tensor  # (B, T, d)
+
+    @property
+    def steps(self) -> list[TraceStep]:
+        """Name, shape, dtype and device of each tensor that exists, in pipeline order."""
+        names = ("input_ids", "token_embeddings", "position_ids", "position_embeddings")
+        steps = [TraceStep.of(n, getattr(self, n)) for n in names if getattr(self, n) is not None]
+        return [*steps, TraceStep.of("input_embeddings", self.input_embeddings)]
+
+
+def check_token_ids(ids: torch.Tensor, config: EmbedConfig) -> torch.Tensor:
+    """Return ``ids`` as (B, T) int64, or raise a domain error naming the offending id.
+
+    Checked before any lookup, so a bad id is a clear message, never an IndexError or a CUDA
+    device-side assert.
+    """
+    if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+        raise TokenIdError(f"token ids must be integers, got a {ids.dtype} tensor")
+    if ids.dim() == 1:
+        ids = ids.unsqueeze(0)  # (T,) -> (1, T)
+    if ids.dim() != 2:
+        raise TokenIdError(f"token ids must have shape (B, T) or (T,), got {tuple(ids.shape)}")
+    length, limit = ids.shape[1], config.context_length
+    if length > limit:
+        raise SequenceTooLongError(
+            f"sequence length ({length}) exceeds the context length ({limit}); "
+            "pass --truncate or raise --context-length"
+        )
+    if ids.device.type != "meta" and ids.numel():
+        vocab = config.vocab_size
+        bad = (ids < 0) | (ids >= vocab)
+        if bool(bad.any()):
+            row, col = (int(i) for i in bad.nonzero()[0])
+            value = int(ids[row, col])
+            where = f"(sequence {row}, position {col})"
+            if value < 0:
+                raise TokenIdError(f"token id {value} {where} is negative; ids start at 0")
+            raise TokenIdError(
+                f"token id {value} {where} is out of range for a vocabulary of {vocab} "
+                f"(valid ids: 0 to {vocab - 1}); raise --vocab-size or fix the ids"
+            )
+    return ids.long()
+
+
+class InputEmbedding(nn.Module):
+    """GPT-style input layer: ``token_embedding(ids) + position_embedding(arange(T))``.
+
+    The tables are created on the CPU exactly as ``torch.manual_seed(seed)``, then
+    ``nn.Embedding(vocab_size, d_model)``, then ``nn.Embedding(context_length, d_model)``, so the
+    same seed gives the same numbers on every device (and those of any tutorial seeded this way).
+    Use :func:`build_embedding` to place a module on a device and dtype.
+    """
+
+    def __init__(self, config: EmbedConfig, *, meta: bool = False) -> None:
+        super().__init__()
+        self.config = config
+        if meta:
+            # Shapes only: nothing is allocated, so any size can be inspected.
+            with torch.device("meta"):
+                self._create_tables(config)
+        else:
+            # fork_rng keeps the caller's global RNG state untouched.
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(config.seed)
+                self._create_tables(config)
+        # Non-persistent buffer: follows .to(device), stays out of the state dict.
+        self.register_buffer(
+            "position_ids",
+            torch.arange(config.context_length, device="meta" if meta else None),
+            persistent=False,
+        )
+
+    def _create_tables(self, config: EmbedConfig) -> None:
+        self.token_embedding = nn.Embedding(config.vocab_size, config.d_model)
+        self.position_embedding = (
+            nn.Embedding(config.context_length, config.d_model)
+            if config.has_positional_table
+            else None
+        )
+
+    def check_ids(self, ids: torch.Tensor) -> torch.Tensor:
+        """Return ``ids`` as (B, T) int64, or raise a domain error naming what is wrong."""
+        return check_token_ids(ids, self.config)
+
+    def trace(self, ids: torch.Tensor) -> EmbeddingTrace:
+        """Run the forward pass and keep every intermediate tensor."""
+        input_ids = self.check_ids(ids).to(self.token_embedding.weight.device)  # (B, T)
+        token_embeddings = self.token_embedding(input_ids)  # (B, T, d)
+        if self.position_embedding is None:
+            return EmbeddingTrace(input_ids, token_embeddings, None, None, token_embeddings)
+        position_ids = self.position_ids[: input_ids.shape[1]]  # (T,)
+        position_embeddings = self.position_embedding(position_ids)  # (T, d)
+        input_embeddings = token_embeddings + position_embeddings  # (B, T, d) + (T, d) -> (B, T, d)
+        return EmbeddingTrace(
+            input_ids, token_embeddings, position_ids, position_embeddings, input_embeddings
+        )
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """(B, T) or (T,) token ids -> (B, T, d) input embeddings."""
+        return self.trace(ids).input_embeddings
+
+
+def build_embedding(config: EmbedConfig, device: torch.device | str = "cpu") -> InputEmbedding:
+    """Create the seeded tables on the CPU, then move them to ``device`` and ``config.dtype``."""
+    device = torch.device(device)
+    if device.type == "meta":
+        return InputEmbedding(config, meta=True).to(dtype=torch_dtype(config.dtype))
+    module = InputEmbedding(config)
+    return module.to(device=device, dtype=torch_dtype(config.dtype))

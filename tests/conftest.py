@@ -1,0 +1,76 @@
+"""Shared fixtures: a pinned terminal, an empty tiktoken cache, and no network, ever."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+REPO = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden", action="store_true", help="rewrite tests/golden/ from the current output"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # A fixed width makes rich's tables deterministic; an empty cache proves the bundled files
+    # are what the encodings are built from.
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path_factory.mktemp("tiktoken-cache")))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("tests must not touch the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def make_runner() -> CliRunner:
+    """A runner that keeps stdout and stderr apart (older Click needs mix_stderr=False)."""
+    try:
+        return CliRunner(mix_stderr=False)
+    except TypeError:
+        return CliRunner()
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest):
+    """Compare text with tests/golden/NAME, or rewrite it under --update-golden."""
+
+    def check(name: str, text: str) -> None:
+        path = GOLDEN / name
+        if request.config.getoption("--update-golden"):
+            path.write_text(text, encoding="utf-8")
+        assert path.exists(), f"missing golden file {path}; run pytest --update-golden"
+        assert text == path.read_text(encoding="utf-8"), f"output differs from {path}"
+
+    return check
+
+
+def script_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for subprocesses: the venv's bin first, an empty tiktoken cache, no colour."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["TIKTOKEN_CACHE_DIR"] = str(tmp_path / "tiktoken-cache")
+    env["COLUMNS"] = "100"
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def run_script(args: list[str], tmp_path: Path, **kwargs: object) -> subprocess.CompletedProcess:
+    """Run a command the way a user's shell would, capturing text output."""
+    return subprocess.run(
+        args, env=script_env(tmp_path), capture_output=True, text=True, timeout=300, **kwargs
+    )

@@ -1,0 +1,510 @@
+"""`embedcli embed` through the real CLI: every flag, the JSON contract, files, and every error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import make_runner
+from torch import nn
+
+from embedcli import encodings, outputs
+from embedcli.cli import app
+
+runner = make_runner()
+
+SMALL = ["-d", "8", "--context-length", "16", "--device", "cpu"]
+
+
+def embed(*args: str, input: bytes | str | None = None):
+    return runner.invoke(app, ["embed", *args], input=input)
+
+
+def embed_json(*args: str, input: bytes | str | None = None) -> dict:
+    result = embed(*args, "--json", input=input)
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    return json.loads(result.stdout)
+
+
+def recipe(vocab: int, d: int, context: int, seed: int) -> tuple[nn.Embedding, nn.Embedding]:
+    torch.manual_seed(seed)
+    return nn.Embedding(vocab, d), nn.Embedding(context, d)
+
+
+def expect_error(result, message: str, code: int = 1) -> None:
+    assert result.exit_code == code, result.output
+    assert result.stdout == ""
+    assert message in result.stderr, result.stderr
+    assert "Traceback" not in result.output
+
+
+# ---------------------------------------------------------------- the main job
+
+
+def test_table_output_shows_every_step() -> None:
+    result = embed("Hello, world!", *SMALL)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for text in (
+        "· gpt2 ·",
+        "15496",
+        "␣world",
+        "token_embeddings",
+        "position_embeddings",
+        "input_embeddings",
+        "(1,4,8)",
+        "(4,8) → (1,4,8)",
+        "1 (padded)",
+        "result: (1,4,8)",
+        "Vectors (first 4 of 8 dimensions)",
+        "= input",
+    ):
+        assert text in out, text
+
+
+def test_table_golden(golden) -> None:
+    result = embed("Hello, world!", "Hi", *SMALL, "--show", "3")
+    assert result.exit_code == 0, result.output
+    golden("embed_hello_batch.txt", result.stdout)
+
+
+def test_json_contract_and_values() -> None:
+    data = embed_json("Hello, world!", *SMALL)
+    assert data["config"] == {
+        "vocab_size": 50257,
+        "d_model": 8,
+        "context_length": 16,
+        "positional": "learned",
+        "seed": 123,
+        "dtype": "float32",
+        "device": "cpu",
+        "requested_device": "cpu",
+        "encoding": "gpt2",
+        "pad_id": 50256,
+    }
+    assert data["input_ids"] == [[15496, 11, 995, 0]]
+    assert data["attention_mask"] == [[1, 1, 1, 1]]
+    assert [[t["piece"] for t in seq] for seq in data["tokens"]] == [["Hello", ",", " world", "!"]]
+    assert data["tokens"][0][2]["bytes"] == b" world".hex()
+    assert [s["name"] for s in data["steps"]] == [
+        "input_ids",
+        "token_embeddings",
+        "position_ids",
+        "position_embeddings",
+        "input_embeddings",
+    ]
+    assert [s["shape"] for s in data["steps"]] == [[1, 4], [1, 4, 8], [4], [4, 8], [1, 4, 8]]
+    assert {s["device"] for s in data["steps"]} == {"cpu"}
+    assert data["broadcast"]["aligned"] == [[1, 4, 8], [1, 4, 8]]
+    assert data["broadcast"]["result"] == [1, 4, 8]
+    assert data["verify"] is None
+
+    token, position = recipe(50257, 8, 16, 123)
+    ids = torch.tensor(data["input_ids"])
+    tok = token(ids)
+    pos = position(torch.arange(4))
+    assert torch.equal(torch.tensor(data["token_embeddings"]), tok)
+    assert torch.equal(torch.tensor(data["position_embeddings"]), pos)
+    assert torch.equal(torch.tensor(data["input_embeddings"]), tok + pos)
+
+
+def test_default_config_is_gpt2_small() -> None:
+    data = embed_json("hi", "--device", "cpu")
+    cfg = data["config"]
+    assert (cfg["vocab_size"], cfg["d_model"], cfg["context_length"]) == (50257, 768, 1024)
+    assert (cfg["seed"], cfg["positional"], cfg["dtype"]) == (123, "learned", "float32")
+    assert np.array(data["input_embeddings"]).shape == (1, 1, 768)
+
+
+def test_auto_device_is_reported_resolved() -> None:
+    cfg = embed_json("hi", "-d", "4")["config"]
+    assert cfg["requested_device"] == "auto"
+    assert cfg["device"] in ("cpu", "cuda:0", "mps")
+
+
+def test_batch_is_right_padded_with_end_of_text() -> None:
+    data = embed_json("Hello, world!", "Hi", *SMALL)
+    assert data["input_ids"] == [[15496, 11, 995, 0], [17250, 50256, 50256, 50256]]
+    assert data["attention_mask"] == [[1, 1, 1, 1], [1, 0, 0, 0]]
+    assert [t["pad"] for t in data["tokens"][1]] == [False, True, True, True]
+    assert np.array(data["input_embeddings"]).shape == (2, 4, 8)
+    assert data["broadcast"]["axes"][0] == {
+        "axis": -3,
+        "sizes": [2, 1],
+        "result": 2,
+        "rule": "stretch",
+    }
+    # The same position vector is added to every sequence of the batch.
+    emb = np.array(data["input_embeddings"]) - np.array(data["token_embeddings"])
+    np.testing.assert_allclose(emb[0], emb[1], atol=1e-6)
+
+
+def test_pad_id() -> None:
+    data = embed_json("Hello, world!", "Hi", *SMALL, "--pad-id", "0")
+    assert data["input_ids"][1] == [17250, 0, 0, 0]
+    assert data["config"]["pad_id"] == 0
+    expect_error(
+        embed("Hello, world!", "Hi", *SMALL, "--pad-id", "60000"),
+        "--pad-id 60000 is outside the vocabulary of 50257",
+    )
+
+
+def test_ids_instead_of_text() -> None:
+    data = embed_json("--ids", "2,3,5,1", "--ids", "7 8", *SMALL)
+    assert data["input_ids"] == [[2, 3, 5, 1], [7, 8, 50256, 50256]]
+    assert data["tokens"][0][0]["piece"] == "#"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("1,x", "--ids '1,x' is not a list of integers"), (",", "--ids was given an empty list")],
+)
+def test_bad_ids_are_usage_errors(value: str, message: str) -> None:
+    expect_error(embed("--ids", value, *SMALL), message, code=2)
+
+
+def test_text_and_ids_together_is_a_usage_error() -> None:
+    expect_error(embed("hi", "--ids", "1", *SMALL), "pass either TEXT or --ids, not both", code=2)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ids", "-1,2"], "token id -1 (sequence 0, position 0) is negative"),
+        (
+            ["--ids", "1,50257"],
+            "token id 50257 (sequence 0, position 1) is out of range for a vocabulary of 50257",
+        ),
+        (
+            ["hi", "--vocab-size", "100"],
+            "token id 5303 (sequence 0, position 0) is out of range for a vocabulary of 100",
+        ),
+    ],
+)
+def test_id_range_errors(args: list[str], message: str) -> None:
+    expect_error(embed(*args, *SMALL), message)
+
+
+@pytest.mark.parametrize(
+    ("args", "name", "n_vocab", "ids"),
+    [
+        (["-e", "o200k_base"], "o200k_base", 200019, [13225, 11, 2375, 0]),
+        (["--encoding", "cl100k_base"], "cl100k_base", 100277, [9906, 11, 1917, 0]),
+        (["-m", "gpt-4o"], "o200k_base", 200019, [13225, 11, 2375, 0]),
+        (["--model", "gpt2"], "gpt2", 50257, [15496, 11, 995, 0]),
+    ],
+)
+def test_encoding_and_model(args: list[str], name: str, n_vocab: int, ids: list[int]) -> None:
+    data = embed_json("Hello, world!", *args, *SMALL)
+    assert data["config"]["encoding"] == name
+    assert data["config"]["vocab_size"] == n_vocab
+    assert data["input_ids"] == [ids]
+
+
+def test_vocab_size_d_model_context_length() -> None:
+    data = embed_json(
+        "--ids",
+        "1,2,3",
+        "--vocab-size",
+        "10",
+        "-d",
+        "5",
+        "--context-length",
+        "3",
+        "--device",
+        "cpu",
+    )
+    token, position = recipe(10, 5, 3, 123)
+    expected = token(torch.tensor([[1, 2, 3]])) + position(torch.arange(3))
+    assert torch.equal(torch.tensor(data["input_embeddings"]), expected)
+
+
+def test_positional_none() -> None:
+    data = embed_json("Hello, world!", *SMALL, "--positional", "none")
+    assert data["position_embeddings"] is None
+    assert data["broadcast"] is None
+    assert data["input_embeddings"] == data["token_embeddings"]
+    assert [s["name"] for s in data["steps"]] == [
+        "input_ids",
+        "token_embeddings",
+        "input_embeddings",
+    ]
+    table = embed("Hello, world!", *SMALL, "--positional", "none")
+    assert "positional none: nothing is added" in table.stdout
+
+
+def test_seed_reproducible_and_distinct() -> None:
+    first = embed_json("hi", *SMALL, "--seed", "5")["input_embeddings"]
+    again = embed_json("hi", *SMALL, "--seed", "5")["input_embeddings"]
+    other = embed_json("hi", *SMALL, "--seed", "6")["input_embeddings"]
+    assert first == again
+    assert first != other
+
+
+@pytest.mark.parametrize(
+    ("flag", "dtype"),
+    [("float16", torch.float16), ("bf16", torch.bfloat16), ("float32", torch.float32)],
+)
+def test_dtypes(flag: str, dtype: torch.dtype) -> None:
+    data = embed_json("Hello, world!", *SMALL, "--dtype", flag)
+    name = str(dtype).removeprefix("torch.")
+    assert data["config"]["dtype"] == name
+    assert {s["dtype"] for s in data["steps"] if "embeddings" in s["name"]} == {name}
+    token, position = recipe(50257, 8, 16, 123)
+    ids = torch.tensor(data["input_ids"])
+    expected = token.weight.to(dtype)[ids] + position.weight.to(dtype)[:4]
+    assert torch.equal(torch.tensor(data["input_embeddings"]), expected.float())
+
+
+def test_sequence_too_long_and_truncate() -> None:
+    expect_error(
+        embed("Hello, world!", *SMALL[:2], "--context-length", "3", "--device", "cpu"),
+        "sequence length (4) exceeds the context length (3); pass --truncate",
+    )
+    data = embed_json(
+        "Hello, world!", "Hi", "-d", "8", "--context-length", "3", "--device", "cpu", "--truncate"
+    )
+    assert data["input_ids"] == [[15496, 11, 995], [17250, 50256, 50256]]
+    assert data["truncated"] == [1, 0]
+    table = embed(
+        "Hello, world!", "-d", "8", "--context-length", "3", "--device", "cpu", "--truncate"
+    )
+    assert "--truncate dropped 1 tokens from the end of the sequence" in table.stdout
+
+
+def test_batch_names_the_sequence_that_is_too_long() -> None:
+    expect_error(
+        embed("a", "Hello, world!", "-d", "4", "--context-length", "3", "--device", "cpu"),
+        "sequence 1: length (4) exceeds the context length (3)",
+    )
+
+
+def test_special_tokens() -> None:
+    expect_error(
+        embed("a<|endoftext|>b", *SMALL),
+        "the text contains the special token <|endoftext|>; pass --allow-special",
+    )
+    data = embed_json("a<|endoftext|>b", *SMALL, "--allow-special")
+    assert data["input_ids"] == [[64, 50256, 65]]
+
+
+@pytest.mark.parametrize("show", ["1", "3", "8", "20"])
+def test_show_sets_preview_width(show: str) -> None:
+    out = embed("hi", *SMALL, "--show", show).stdout
+    shown = min(int(show), 8)
+    assert f"first {shown} of 8 dimensions" in out
+    assert f"[{shown - 1}]" in out and f"[{shown}]" not in out
+
+
+def test_verify_on_cpu() -> None:
+    data = embed_json("Hello, world!", *SMALL, "--verify", "--dtype", "bfloat16")
+    assert data["verify"]["device"] == "cpu"
+    assert data["verify"]["reference_device"] == "cpu"
+    assert data["verify"]["max_abs_diff"] == 0.0
+    assert data["verify"]["ok"] is True
+    assert "verify: cpu agrees with the CPU" in embed("hi", *SMALL, "--verify").stdout
+
+
+def test_verify_failure_is_reported_and_exits_1(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A device that returns wrong numbers (simulated) is caught, and no output file is written."""
+    from embedcli import embedding
+
+    real = embedding.InputEmbedding.trace
+
+    def corrupt(self, ids):
+        trace = real(self, ids)
+        object.__setattr__(trace, "input_embeddings", trace.input_embeddings + 0.5)
+        return trace
+
+    monkeypatch.setattr(embedding.InputEmbedding, "trace", corrupt)
+    target = tmp_path / "out.npy"
+    result = embed("hi", *SMALL, "--verify", "-o", str(target))
+    assert result.exit_code == 1
+    assert "DISAGREES" in result.stdout
+    assert "Error: cpu disagrees with the CPU by 0.5" in result.stderr
+    assert not target.exists()
+
+
+# ---------------------------------------------------------------- input sources
+
+
+def test_stdin_dash_and_no_argument() -> None:
+    for args in (["-"], []):
+        data = embed_json(*args, *SMALL, input="Hello, world!")
+        assert data["input_ids"] == [[15496, 11, 995, 0]]
+
+
+def test_stdin_keeps_the_text_exactly() -> None:
+    data = embed_json("-", *SMALL, input="Hello\n")
+    assert data["input_ids"] == [[15496, 198]]
+
+
+def test_stdin_with_other_texts() -> None:
+    data = embed_json("Hi", "-", *SMALL, input="Hello, world!")
+    assert data["input_ids"][1] == [15496, 11, 995, 0]
+
+
+def test_non_utf8_stdin() -> None:
+    expect_error(
+        embed("-", *SMALL, input=b"caf\xe9"),
+        "standard input is not valid UTF-8 (byte 0xE9 at offset 3)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        ([""], None, "text 1 is empty"),
+        (["-"], "", "standard input is empty"),
+        (["-", "-"], "x", "'-' (standard input) can be given only once"),
+    ],
+)
+def test_empty_or_repeated_input(args, stdin, message) -> None:
+    code = 2 if "only once" in message else 1
+    expect_error(embed(*args, *SMALL, input=stdin), message, code=code)
+
+
+# ---------------------------------------------------------------- --output
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".pt", ".safetensors"])
+def test_output_formats(tmp_path: Path, suffix: str) -> None:
+    target = tmp_path / f"emb{suffix}"
+    result = embed("Hello, world!", "Hi", *SMALL, "-o", str(target), "--json")
+    assert result.exit_code == 0, result.output
+    expected = torch.tensor(json.loads(result.stdout)["input_embeddings"])
+    if suffix == ".npy":
+        written = torch.from_numpy(np.load(target))
+    elif suffix == ".pt":
+        written = torch.load(target, weights_only=True)
+    else:
+        from safetensors.torch import load_file
+
+        written = load_file(target)["input_embeddings"]
+    assert written.shape == (2, 4, 8) and written.dtype == torch.float32
+    assert torch.equal(written, expected)
+    assert [p.name for p in tmp_path.iterdir()] == [target.name]  # no temporary file left
+
+
+def test_output_keeps_bfloat16_in_safetensors(tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    target = tmp_path / "emb.safetensors"
+    assert embed("hi", *SMALL, "--dtype", "bfloat16", "-o", str(target)).exit_code == 0
+    assert load_file(target)["input_embeddings"].dtype == torch.bfloat16
+
+
+@pytest.mark.parametrize(
+    ("name", "extra", "message"),
+    [
+        ("x.txt", [], "cannot tell the format of"),
+        ("x", [], "suffix '(none)'"),
+        ("missing/x.npy", [], "the folder"),
+        ("x.npy", ["--dtype", "bfloat16"], "NumPy has no bfloat16"),
+    ],
+)
+def test_output_errors(tmp_path: Path, name: str, extra: list[str], message: str) -> None:
+    result = embed("hi", *SMALL, *extra, "-o", str(tmp_path / name))
+    expect_error(result, message)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_output_is_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "d.npy").mkdir()
+    expect_error(embed("hi", *SMALL, "-o", str(tmp_path / "d.npy")), "is a directory")
+
+
+def test_output_unwritable_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(outputs.os, "access", lambda path, mode: False)
+    expect_error(embed("hi", *SMALL, "-o", str(tmp_path / "x.npy")), "is not writable")
+
+
+@pytest.mark.parametrize("failure", [OSError(28, "No space left on device"), KeyboardInterrupt()])
+def test_failed_write_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure
+) -> None:
+    target = tmp_path / "x.npy"
+    target.write_bytes(b"previous")
+
+    def half_write(handle, array):
+        handle.write(b"\x93NUMPY partial")
+        raise failure
+
+    monkeypatch.setattr(np, "save", half_write)
+    result = embed("hi", *SMALL, "-o", str(target))
+    assert result.exit_code == (1 if isinstance(failure, OSError) else 130)  # 130: interrupted
+    if isinstance(failure, OSError):
+        assert "Error: cannot write" in result.stderr and "No space left" in result.stderr
+    assert target.read_bytes() == b"previous"  # untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.npy"]
+
+
+# ---------------------------------------------------------------- other errors
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-e", "nope"], "unknown encoding 'nope'"),
+        (["-m", "nope"], "unknown model 'nope'"),
+        (["-e", "gpt2", "-m", "gpt-4o"], "--model gpt-4o uses encoding o200k_base"),
+        (["--device", "tpu"], "unknown device 'tpu'"),
+        (["--dtype", "int8"], "unknown dtype 'int8'"),
+        (["--device", "meta"], "the meta device holds shapes but no values"),
+        (["-d", "0"], "d_model must be a positive integer"),
+        (["--context-length", "-5"], "context_length must be a positive integer"),
+        (["-d", "100000000000"], "need "),
+        (
+            ["--vocab-size", "1000000000", "-d", "100000"],
+            "lower --d-model, --vocab-size or --context-length",
+        ),
+    ],
+)
+def test_errors_are_one_line(args: list[str], message: str) -> None:
+    result = embed("hi", *args)
+    expect_error(result, message)
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
+
+
+def test_unavailable_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.version, "cuda", None)
+    result = embed("hi", "-d", "4", "--device", "cuda")
+    expect_error(
+        result,
+        f"CUDA was requested, but this torch build ({torch.__version__}) has no CUDA; "
+        "try --device cpu",
+    )
+
+
+def test_memory_estimate_refuses_before_allocating(monkeypatch: pytest.MonkeyPatch) -> None:
+    from embedcli import pipeline
+
+    monkeypatch.setattr(pipeline, "host_available_memory", lambda: 1_000_000)
+    result = embed("hi", "-d", "768", "--device", "cpu")
+    expect_error(
+        result,
+        "the float32 tables (50,257 + 1,024 rows × d 768) need 150.2 MiB, "
+        "but only 976.6 KiB is available on this machine",
+    )
+
+
+def test_invalid_positional_is_a_usage_error() -> None:
+    result = embed("hi", "--positional", "rotary")
+    assert result.exit_code == 2
+    assert "rotary" in result.stderr
+
+
+def test_offline_unbundled_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tiktoken
+
+    encodings.get_encoding.cache_clear()
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
+    expect_error(embed("hi", "-e", "p50k_base", *SMALL), "encoding 'p50k_base' is not bundled")
+    encodings.get_encoding.cache_clear()

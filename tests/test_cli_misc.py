@@ -1,0 +1,156 @@
+"""--help, --version, `devices`, `python -m embedcli`, the console script, and lazy torch import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import make_runner, run_script
+
+from embedcli import __version__, devices
+from embedcli.cli import app
+
+runner = make_runner()
+
+
+def test_help_lists_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0, result.output
+    for name in ("embed", "devices"):
+        assert name in result.stdout
+
+
+def test_no_arguments_shows_help() -> None:
+    result = runner.invoke(app, [])
+    assert "Usage" in result.output
+    assert "embed" in result.output
+
+
+def test_embed_help_names_every_option() -> None:
+    result = runner.invoke(app, ["embed", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for option in (
+        "--ids",
+        "--encoding",
+        "--model",
+        "--vocab-size",
+        "--d-model",
+        "--context-length",
+        "--positional",
+        "--seed",
+        "--device",
+        "--dtype",
+        "--truncate",
+        "--allow-special",
+        "--pad-id",
+        "--show",
+        "--verify",
+        "--output",
+        "--json",
+    ):
+        assert option in result.stdout, option
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"embedcli {__version__}"
+
+
+def test_unknown_command_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["frobnicate"])
+    assert result.exit_code == 2
+
+
+def test_devices_table() -> None:
+    result = runner.invoke(app, ["devices"])
+    assert result.exit_code == 0, result.output
+    assert "cpu" in result.stdout and "cuda" in result.stdout and "mps" in result.stdout
+    assert f"torch {torch.__version__}" in result.stdout
+    assert f"--device auto → {devices.auto_device()}" in result.stdout
+
+
+def test_devices_json() -> None:
+    result = runner.invoke(app, ["devices", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["torch_version"] == torch.__version__
+    assert data["cuda_version"] == torch.version.cuda
+    assert data["auto"] == devices.auto_device()
+    rows = {row["name"]: row for row in data["devices"]}
+    assert rows["cpu"]["available"] is True
+    assert rows["cpu"]["memory_total"] > 0
+    assert set(rows["cpu"]) == {"name", "available", "description", "memory_total", "memory_free"}
+    cuda_names = [n for n in rows if n.startswith("cuda")]
+    assert cuda_names == (
+        [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+        if torch.cuda.is_available()
+        else ["cuda"]
+    )
+
+
+def test_console_script_embeds(tmp_path: Path) -> None:
+    done = run_script(
+        ["embedcli", "embed", "Hello, world!", "-d", "4", "--device", "cpu", "--json"], tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["input_ids"] == [[15496, 11, 995, 0]]
+    assert done.stderr == ""
+
+
+def test_console_script_error_is_one_line(tmp_path: Path) -> None:
+    done = run_script(["embedcli", "embed", "hi", "--device", "tpu"], tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert (
+        done.stderr
+        == "Error: unknown device 'tpu'; choose one of: auto, cpu, cuda, cuda:N, mps, meta\n"
+    )
+
+
+def test_console_script_reads_piped_stdin(tmp_path: Path) -> None:
+    done = run_script(
+        ["embedcli", "embed", "-d", "4", "--device", "cpu", "--json"],
+        tmp_path,
+        input="Hello, world!",
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["input_ids"] == [[15496, 11, 995, 0]]
+
+
+def test_python_dash_m(tmp_path: Path) -> None:
+    done = run_script([sys.executable, "-m", "embedcli", "--version"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"embedcli {__version__}"
+
+
+@pytest.mark.parametrize("args", [["--help"], ["embed", "--help"], ["--version"]])
+def test_help_does_not_import_torch(args: list[str]) -> None:
+    code = (
+        "import sys\n"
+        "from embedcli.cli import app\n"
+        "try:\n"
+        f"    app({args!r}, prog_name='embedcli')\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code in (0, None), exit.code\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_import_embedcli_is_lazy() -> None:
+    code = (
+        "import sys, embedcli\n"
+        "assert 'torch' not in sys.modules\n"
+        "embedcli.EmbedConfig()\n"
+        "assert 'torch' not in sys.modules\n"
+        "embedcli.InputEmbedding\n"
+        "assert 'torch' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -1,0 +1,66 @@
+"""Checks that need a real accelerator; skipped where torch sees none (run by bench/gpu-check)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from conftest import make_runner
+
+from embedcli import EmbedConfig, build_embedding
+from embedcli.cli import app
+
+runner = make_runner()
+
+ACCELERATORS = [
+    pytest.param(
+        "cuda",
+        marks=[
+            pytest.mark.cuda,
+            pytest.mark.skipif(
+                not torch.cuda.is_available(), reason="no CUDA device visible to torch"
+            ),
+        ],
+    ),
+    pytest.param(
+        "mps",
+        marks=[
+            pytest.mark.mps,
+            pytest.mark.skipif(
+                not (torch.backends.mps.is_available()), reason="no MPS device visible to torch"
+            ),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize("device", ACCELERATORS)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_same_seed_same_numbers_as_cpu(device: str, dtype: str) -> None:
+    config = EmbedConfig(d_model=64, dtype=dtype)
+    ids = torch.tensor([[15496, 11, 995, 0], [50256, 1, 2, 3]])
+    cpu = build_embedding(config, "cpu")
+    accel = build_embedding(config, device)
+    assert accel.position_ids.device.type == device
+    assert torch.equal(accel.token_embedding.weight.cpu(), cpu.token_embedding.weight)
+    assert torch.equal(accel(ids).cpu(), cpu(ids))
+
+
+@pytest.mark.parametrize("device", ACCELERATORS)
+def test_embed_verify_on_device(device: str) -> None:
+    result = runner.invoke(
+        app, ["embed", "Hello, world!", "hi", "--device", device, "--verify", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["config"]["device"].startswith(device)
+    assert {s["device"] for s in data["steps"]} == {data["config"]["device"]}
+    assert data["verify"]["ok"] is True
+
+
+@pytest.mark.parametrize("device", ACCELERATORS)
+def test_out_of_range_id_is_caught_before_the_device(device: str) -> None:
+    result = runner.invoke(app, ["embed", "--ids", "1,50257", "--device", device])
+    assert result.exit_code == 1
+    assert "out of range" in result.stderr

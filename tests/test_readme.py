@@ -1,0 +1,90 @@
+"""README.md stays true: its commands run as shown, and CI runs its test command."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, script_env
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+# Output that depends on the machine (its devices, its torch build) is run but not compared.
+MACHINE_DEPENDENT = ("embedcli devices", "--device cuda")
+
+
+def console_examples() -> list[tuple[str, str]]:
+    """Every `$ command` in a console block, with the output pasted under it."""
+    examples = []
+    for block in re.findall(r"```console\n(.*?)```", README, flags=re.S):
+        command, output = None, []
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                if command is not None:
+                    examples.append((command, "\n".join(output)))
+                command, output = line[2:], []
+            else:
+                output.append(line.rstrip())
+        if command is not None:
+            examples.append((command, "\n".join(output)))
+    return examples
+
+
+EXAMPLES = console_examples()
+
+
+def test_readme_has_examples() -> None:
+    assert len(EXAMPLES) >= 6
+
+
+@pytest.mark.parametrize(("command", "expected"), EXAMPLES, ids=[c[:60] for c, _ in EXAMPLES])
+def test_console_example_runs_as_shown(command: str, expected: str, tmp_path: Path) -> None:
+    shutil.copytree(REPO / "samples", tmp_path / "samples")
+    done = subprocess.run(
+        ["bash", "-c", command],
+        cwd=tmp_path,
+        env=script_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    shown = "\n".join(line.rstrip() for line in (done.stdout + done.stderr).splitlines())
+    assert "Traceback" not in shown, shown
+    if any(marker in command for marker in MACHINE_DEPENDENT):
+        return
+    assert done.returncode == (1 if expected.startswith("Error:") else 0), shown
+    assert shown == expected
+
+
+def test_python_examples_run(tmp_path: Path) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    assert blocks
+    for code in blocks:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=tmp_path,
+            env=script_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    first_block = re.search(r"```sh\n(.*?)```", README, flags=re.S).group(1)
+    commands = [line for line in first_block.splitlines() if line and not line.startswith("#")]
+    assert len(commands) == 2
+    assert commands[0].endswith('embedcli embed "Hello, world!"')
+    assert "pytest" in commands[1]
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    first_block = re.search(r"```sh\n(.*?)```", README, flags=re.S).group(1)
+    test_command = next(line for line in first_block.splitlines() if "pytest" in line)
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert test_command in ci.splitlines()
+    assert "torch==2.13.0" in ci
