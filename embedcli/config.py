@@ -35,8 +35,12 @@ class EmbedConfig:
             )
         if self.dtype not in DTYPES:
             raise ConfigError(f"unknown dtype {self.dtype!r}; choose one of: {', '.join(DTYPES)}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ConfigError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, int)
+            or not 0 <= self.seed < 2**64  # torch.manual_seed's range
+        ):
+            raise ConfigError(f"seed must be an integer from 0 to 2**64 - 1, got {self.seed!r}")
 
     @property
     def has_positional_table(self) -> bool:

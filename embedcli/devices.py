@@ -137,13 +137,8 @@ def resolve_device(spec: str = "auto", *, allow_meta: bool = True) -> torch.devi
 
 def check_dtype_on_device(dtype: str, device: torch.device) -> None:
     """Refuse dtype/device pairs that torch cannot run, before any table is built."""
-    import torch
-
-    if device.type == "cuda" and dtype == "bfloat16" and not torch.cuda.is_bf16_supported():
-        raise DeviceError(
-            f"{device} does not support bfloat16 (it needs compute capability 8.0+); "
-            "try --dtype float16"
-        )
+    # CUDA runs bfloat16 lookups and additions on every GPU it supports (natively from sm_80,
+    # through float32 arithmetic before): nothing to refuse there.
     if device.type == "mps" and dtype == "bfloat16":
         release = platform.mac_ver()[0]
         major = int(release.split(".")[0]) if release else 0

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from embedcli.devices import DeviceInfo
     from embedcli.pipeline import EmbedReport
 
+# Tables list at most this many positions of each sequence; --json always has them all.
+MAX_POSITIONS = 64
+
 # What each traced tensor is, for readers learning the pipeline.
 STEP_OPERATIONS = {
     "input_ids": "token ids, right-padded to the longest (T)",
@@ -133,7 +136,7 @@ def vectors_table(report: EmbedReport, show: int) -> Table:
         table.add_column("…")
     more = ["…"] if shown < d else []
     for b, seq in enumerate(report.tokens):
-        for t in seq:
+        for t in seq[:MAX_POSITIONS]:
             rows = [("token", report.token_embeddings[b][t.position])]
             if report.position_embeddings is not None:
                 rows.append(("+ position", report.position_embeddings[t.position]))
@@ -172,10 +175,19 @@ def embed_tables(report: EmbedReport, show: int = 4) -> RenderableType:
     tokens.add_column("id", justify="right")
     tokens.add_column("piece")
     for b, seq in enumerate(report.tokens):
-        for t in seq:
+        for t in seq[:MAX_POSITIONS]:
             piece = Text(f"{t.piece} (pad)", style="dim") if t.pad else Text(t.piece)
             tokens.add_row(*([str(b)] if multi else []), str(t.position), str(t.id), piece)
     parts.append(tokens)
+    length = len(report.input_ids[0])
+    if length > MAX_POSITIONS:
+        parts.append(
+            Text(
+                f"(the tables show the first {MAX_POSITIONS} of {length} positions of each "
+                "sequence; --json has all of them)",
+                style="italic",
+            )
+        )
     for b, dropped in enumerate(report.truncated):
         if dropped:
             which = f"sequence {b}" if multi else "the sequence"

@@ -508,3 +508,26 @@ def test_offline_unbundled_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
     expect_error(embed("hi", "-e", "p50k_base", *SMALL), "encoding 'p50k_base' is not bundled")
     encodings.get_encoding.cache_clear()
+
+
+def test_non_utf8_argument() -> None:
+    # Arguments that were not UTF-8 reach Python with lone surrogates (PEP 383).
+    expect_error(embed("caf\udce9", *SMALL), "text argument 1 is not valid UTF-8")
+
+
+def test_long_texts_are_capped_in_tables_but_complete_in_json() -> None:
+    from embedcli.render import MAX_POSITIONS
+
+    text = " ".join(["word"] * (MAX_POSITIONS + 6))
+    out = embed(text, *SMALL[:2], "--device", "cpu").stdout
+    assert f"the first {MAX_POSITIONS} of {MAX_POSITIONS + 6} positions" in out
+    assert f"│ {MAX_POSITIONS - 1:>3} │" in out and f"│ {MAX_POSITIONS:>3} │" not in out
+    data = embed_json(text, *SMALL[:2], "--device", "cpu")
+    assert len(data["input_ids"][0]) == MAX_POSITIONS + 6
+    assert np.array(data["input_embeddings"]).shape == (1, MAX_POSITIONS + 6, 8)
+
+
+def test_seed_range_is_checked() -> None:
+    expect_error(
+        embed("hi", *SMALL, "--seed", str(2**64)), "seed must be an integer from 0 to 2**64 - 1"
+    )

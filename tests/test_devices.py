@@ -21,7 +21,6 @@ def no_accelerators(monkeypatch: pytest.MonkeyPatch) -> None:
 def two_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: False)
     monkeypatch.setattr(
         torch.cuda,
         "get_device_properties",
@@ -123,10 +122,9 @@ def test_unknown_dtypes(name: str) -> None:
         devices.canonical_dtype(name)
 
 
-def test_bfloat16_refused_on_old_gpus(two_gpus) -> None:
-    with pytest.raises(DeviceError, match="does not support bfloat16"):
-        devices.check_dtype_on_device("bfloat16", torch.device("cuda", 0))
-    devices.check_dtype_on_device("float16", torch.device("cuda", 0))
+def test_cuda_accepts_every_dtype(two_gpus) -> None:
+    for dtype in ("float32", "float16", "bfloat16"):
+        devices.check_dtype_on_device(dtype, torch.device("cuda", 0))
 
 
 def test_bfloat16_on_mps_needs_macos_14(monkeypatch: pytest.MonkeyPatch) -> None:

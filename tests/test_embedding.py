@@ -37,7 +37,7 @@ def test_book_chapter_2_values() -> None:
 
 
 @pytest.mark.parametrize(
-    ("vocab", "d", "context", "seed"), [(50257, 256, 4, 123), (100, 8, 16, 0), (7, 3, 5, 2**31)]
+    ("vocab", "d", "context", "seed"), [(50257, 256, 4, 123), (100, 8, 16, 0), (7, 3, 5, 2**64 - 1)]
 )
 def test_tables_equal_the_plain_recipe_value_for_value(vocab, d, context, seed) -> None:
     token, position = plain_recipe(vocab, d, context, seed)
@@ -190,7 +190,8 @@ def test_malformed_ids(ids, message) -> None:
         ("context_length", 2.5, "context_length must be a positive integer"),
         ("positional", "rotary", "unknown positional family 'rotary'"),
         ("dtype", "int8", "unknown dtype 'int8'"),
-        ("seed", -1, "seed must be a non-negative integer"),
+        ("seed", -1, r"seed must be an integer from 0 to 2\*\*64 - 1, got -1"),
+        ("seed", 2**64, r"seed must be an integer from 0 to 2\*\*64 - 1"),
     ],
 )
 def test_config_validation(field, value, message) -> None:
