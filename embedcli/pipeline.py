@@ -21,13 +21,18 @@ from embedcli.devices import (
     torch_dtype,
 )
 from embedcli.encodings import encode, get_encoding, token_piece
-from embedcli.errors import SequenceTooLongError, TokenIdError
+from embedcli.errors import (
+    InputTextError,
+    SequenceTooLongError,
+    TokenIdError,
+    VerificationError,
+)
 
 if TYPE_CHECKING:
     import tiktoken
     import torch
 
-    from embedcli.embedding import TraceStep
+    from embedcli.embedding import InputEmbedding, TraceStep
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,14 @@ class VerifyResult:
     def ok(self) -> bool:
         """Whether the device agrees with the CPU to the dtype's rounding."""
         return self.max_abs_diff <= self.tolerance
+
+    def ensure_ok(self) -> None:
+        """Raise VerificationError when the device disagrees with the CPU."""
+        if not self.ok:
+            raise VerificationError(
+                f"{self.device} disagrees with the CPU by {self.max_abs_diff:.3g} "
+                f"(tolerance {self.tolerance:.3g}); its results cannot be trusted: try --device cpu"
+            )
 
 
 @dataclass
@@ -102,7 +115,7 @@ def fit_to_context(
                 "pass --truncate or raise --context-length"
             )
         if not seq:
-            raise TokenIdError(f"sequence {index} has no tokens: there is nothing to embed")
+            raise InputTextError(f"sequence {index} has no tokens: there is nothing to embed")
     return [seq[:context_length] for seq in sequences], dropped
 
 
@@ -147,22 +160,19 @@ def check_memory(
 
 
 def verify_on_cpu(
-    reference_tables: tuple[torch.Tensor, torch.Tensor | None],
-    ids: torch.Tensor,
-    actual: torch.Tensor,
-    dtype: torch.dtype,
+    reference: InputEmbedding, ids: torch.Tensor, actual: torch.Tensor, dtype: torch.dtype
 ) -> VerifyResult:
     """Recompute lookup and add on the CPU in ``dtype``; compare with the device's result."""
     import torch
 
-    token_table, position_table = reference_tables
-    expected = token_table.to(dtype)[ids]  # (B, T, d)
-    if position_table is not None:
-        expected = expected + position_table.to(dtype)[: ids.shape[1]]  # + (T, d)
+    expected = reference.token_embedding.weight.detach().to(dtype)[ids]  # (B, T, d)
+    if reference.position_embedding is not None:
+        positions = reference.position_embedding.weight.detach().to(dtype)
+        expected = expected + positions[: ids.shape[1]]  # + (T, d)
     got = actual.detach().cpu().float()
     diff = float((got - expected.float()).abs().max()) if got.numel() else 0.0
     scale = float(expected.float().abs().max()) if expected.numel() else 0.0
-    tolerance = torch.finfo(dtype).eps * max(scale, 1.0)
+    tolerance = torch.finfo(dtype).eps * max(scale, 1.0)  # one rounding of the sum
     return VerifyResult(str(actual.device), "cpu", diff, tolerance)
 
 
@@ -220,13 +230,9 @@ def run_embed(
     if verify:
         # An independent CPU copy of the same seeded tables, never touched by the device.
         reference = InputEmbedding(config)
-        tables = (
-            reference.token_embedding.weight.detach(),
-            None
-            if reference.position_embedding is None
-            else reference.position_embedding.weight.detach(),
+        checked = verify_on_cpu(
+            reference, ids_cpu, trace.input_embeddings, torch_dtype(config.dtype)
         )
-        checked = verify_on_cpu(tables, ids_cpu, trace.input_embeddings, torch_dtype(config.dtype))
     plan = (
         explain(tuple(trace.token_embeddings.shape), tuple(trace.position_embeddings.shape))
         if trace.position_embeddings is not None

@@ -458,6 +458,7 @@ def test_failed_write_leaves_no_file(
         (["--dtype", "int8"], "unknown dtype 'int8'"),
         (["--device", "meta"], "the meta device holds shapes but no values"),
         (["-d", "0"], "d_model must be a positive integer"),
+        (["--vocab-size", "0"], "vocab_size must be a positive integer, got 0 (--vocab-size)"),
         (["--context-length", "-5"], "context_length must be a positive integer"),
         (["-d", "100000000000"], "need "),
         (
@@ -531,3 +532,13 @@ def test_seed_range_is_checked() -> None:
     expect_error(
         embed("hi", *SMALL, "--seed", str(2**64)), "seed must be an integer from 0 to 2**64 - 1"
     )
+
+
+def test_tokens_of_a_split_character_carry_bytes_not_text() -> None:
+    data = embed_json("😀", *SMALL)
+    tokens = data["tokens"][0]
+    assert len(tokens) > 1
+    assert all(t["piece"] is None for t in tokens)
+    assert bytes.fromhex("".join(t["bytes"] for t in tokens)).decode("utf-8") == "😀"
+    table = embed("😀", *SMALL).stdout
+    assert "<0xF0 0x9F" in table and "\ufffd" not in table
