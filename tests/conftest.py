@@ -74,3 +74,9 @@ def run_script(args: list[str], tmp_path: Path, **kwargs: object) -> subprocess.
     return subprocess.run(
         args, env=script_env(tmp_path), capture_output=True, text=True, timeout=300, **kwargs
     )
+
+
+def assert_python_ok(code: str) -> None:
+    """Run ``code`` in a fresh interpreter (so sys.modules starts empty) and require success."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -3,11 +3,9 @@ error."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import torch
+from conftest import assert_python_ok
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,5 +59,4 @@ def test_no_torch_import() -> None:
         "import sys; from embedcli.broadcast import explain; explain((2,3),(3,)); "
         "assert 'torch' not in sys.modules"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    assert_python_ok(code)

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-from conftest import make_runner, run_script
+from conftest import assert_python_ok, make_runner, run_script
 
 from embedcli import __version__, devices
 from embedcli.cli import app
@@ -139,8 +138,7 @@ def test_help_does_not_import_torch(args: list[str]) -> None:
         "    assert exit.code in (0, None), exit.code\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert_python_ok(code)
 
 
 def test_import_embedcli_is_lazy() -> None:
@@ -152,5 +150,4 @@ def test_import_embedcli_is_lazy() -> None:
         "embedcli.InputEmbedding\n"
         "assert 'torch' in sys.modules\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert_python_ok(code)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import tiktoken
 import tiktoken.load
+from conftest import assert_python_ok
 from tiktoken_ext import openai_public
 
 from embedcli import encodings
@@ -299,5 +298,4 @@ def test_encodings_module_does_not_import_torch() -> None:
         "import sys; from embedcli.encodings import get_encoding; "
         "get_encoding('gpt2').encode('hi'); assert 'torch' not in sys.modules, 'torch imported'"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert_python_ok(code)
