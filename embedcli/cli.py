@@ -9,14 +9,16 @@ import json
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from typer.core import TyperGroup
 
 from embedcli import __version__
 from embedcli.errors import EmbedCLIError, UsageError
+
+if TYPE_CHECKING:
+    import tiktoken
 
 
 class _Group(TyperGroup):
@@ -81,7 +83,7 @@ def _parse_ids(values: list[str]) -> list[list[int]]:
 
 
 def _emit_json(data: dict[str, Any]) -> None:
-    typer.echo(json.dumps(data, ensure_ascii=False))
+    _write(json.dumps(data, ensure_ascii=False))
 
 
 @app.command()
@@ -157,9 +159,10 @@ def embed(
     from embedcli.config import EmbedConfig
     from embedcli.devices import canonical_dtype
     from embedcli.encodings import get_encoding, resolve_encoding_name
+    from embedcli.jsonout import embed_json
     from embedcli.outputs import check_output_path, write_tensor
     from embedcli.pipeline import run_embed
-    from embedcli.render import embed_json, embed_tables
+    from embedcli.render import embed_tables
     from embedcli.textinput import read_texts
 
     if ids and texts:
@@ -191,11 +194,202 @@ def embed(
     if as_json:
         _emit_json(embed_json(result.report))
     else:
+        from rich.console import Console
+
         Console().print(embed_tables(result.report, show=show))
     if result.report.verify is not None:
         result.report.verify.ensure_ok()  # after rendering, so the numbers are on screen
     if output is not None:
         write_tensor(output, result.input_embeddings)
+
+
+@app.command()
+def tokenize(
+    texts: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Text (arguments are joined with single spaces); '-' or none reads stdin.",
+            show_default=False,
+        ),
+    ] = None,
+    file: Annotated[
+        Path | None, typer.Option("-f", "--file", help="Read the text from a file.")
+    ] = None,
+    encoding: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-e",
+            "--encoding",
+            help="tiktoken encoding; repeat to compare. [default: gpt2]",
+            show_default=False,
+        ),
+    ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option("-m", "--model", help="Model name mapped to its encoding; repeatable."),
+    ] = None,
+    allow_special: Annotated[
+        bool, typer.Option("--allow-special", help="Encode <|endoftext|> etc. as special ids.")
+    ] = False,
+    count: Annotated[
+        bool, typer.Option("--count", help="Print only the number of tokens.")
+    ] = False,
+    ids: Annotated[
+        bool, typer.Option("--ids", help="Print only the ids, space-separated.")
+    ] = False,
+    decode: Annotated[
+        bool, typer.Option("--decode", help="TEXT is token ids: print the decoded text.")
+    ] = False,
+    truncate: Annotated[
+        int | None,
+        typer.Option(
+            help="Print the text cut to its first N tokens.", min=0, metavar="N", show_default=False
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+) -> None:
+    """Show the tokens of a text: coloured pieces, ids and bytes; or count, cut, decode.
+
+    \b
+      embedcli tokenize "Hello, world!"
+      embedcli tokenize -f notes.txt --count -e gpt2 -e o200k_base
+      embedcli tokenize "Hello" --ids | embedcli tokenize --decode
+      embedcli tokenize - --truncate 100 < notes.txt
+    """
+    from embedcli.encodings import get_encoding, resolve_encoding_names
+    from embedcli.textinput import read_joined_text
+
+    modes = [
+        flag
+        for flag, on in (
+            ("--count", count),
+            ("--ids", ids),
+            ("--decode", decode),
+            ("--truncate", truncate is not None),
+        )
+        if on
+    ]
+    if len(modes) > 1:
+        raise UsageError(f"{' and '.join(modes)} cannot be combined; pick one")
+    names = resolve_encoding_names(encoding, model)
+    if len(names) > 1 and modes and modes[0] != "--count":
+        raise UsageError(f"{modes[0]} works with one encoding, but {len(names)} were given")
+    stdin = typer.get_binary_stream("stdin")
+    text = read_joined_text(texts, file, stdin, stdin.isatty())
+    encodings = [get_encoding(name) for name in names]
+    if decode:
+        return _tokenize_decode(encodings[0], text, as_json)
+    if count:
+        return _tokenize_count(encodings, text, allow_special, as_json)
+    from embedcli.tokens import encode_text
+
+    token_ids = [encode_text(enc, text, allow_special=allow_special) for enc in encodings]
+    if ids:
+        return _tokenize_ids(encodings[0], token_ids[0], as_json)
+    if truncate is not None:
+        return _tokenize_truncate(encodings[0], token_ids[0], truncate, as_json)
+    return _tokenize_show(encodings, text, token_ids, as_json)
+
+
+def _write(text: str, *, newline: bool = True) -> None:
+    """UTF-8 bytes on stdout, whatever the locale (so text passes through unchanged)."""
+    out = typer.get_binary_stream("stdout")
+    out.write(text.encode("utf-8") + (b"\n" if newline else b""))
+    out.flush()
+
+
+def _write_text(text: str) -> None:
+    """Decoded or cut text, byte for byte; a final newline only when a person is reading."""
+    _write(text, newline=typer.get_binary_stream("stdout").isatty())
+
+
+def _tokenize_decode(enc: tiktoken.Encoding, text: str, as_json: bool) -> None:
+    from embedcli.tokens import decode_ids, parse_ids
+
+    token_ids = parse_ids(text)
+    data = decode_ids(enc, token_ids)
+    decoded = data.decode("utf-8", errors="replace")
+    if decoded.encode("utf-8") != data:
+        typer.echo(
+            "Warning: these ids start or end inside a character; its bytes are shown as U+FFFD",
+            err=True,
+        )
+    if as_json:
+        _emit_json({"encoding": enc.name, "ids": token_ids, "text": decoded})
+    else:
+        _write_text(decoded)
+
+
+def _tokenize_count(
+    encodings: list[tiktoken.Encoding], text: str, allow_special: bool, as_json: bool
+) -> None:
+    from embedcli.jsonout import tokenize_json
+    from embedcli.tokens import count_tokens, tokenize_report
+
+    reports = [
+        tokenize_report(enc, text, count=count_tokens(enc, text, allow_special=allow_special))
+        for enc in encodings
+    ]
+    if as_json:
+        objects = [tokenize_json(report) for report in reports]
+        _emit_json(objects[0] if len(objects) == 1 else {"encodings": objects})
+    elif len(reports) == 1:
+        _write(str(reports[0].count))
+    else:
+        _write("\n".join(f"{r.encoding}\t{r.count}" for r in reports))
+
+
+def _tokenize_ids(enc: tiktoken.Encoding, token_ids: list[int], as_json: bool) -> None:
+    if as_json:
+        _emit_json(
+            {
+                "encoding": enc.name,
+                "n_vocab": enc.n_vocab,
+                "count": len(token_ids),
+                "ids": token_ids,
+            }
+        )
+    else:
+        _write(" ".join(map(str, token_ids)))
+
+
+def _tokenize_truncate(
+    enc: tiktoken.Encoding, token_ids: list[int], limit: int, as_json: bool
+) -> None:
+    from embedcli.tokens import truncate_text
+
+    kept = token_ids[:limit]
+    text = truncate_text(enc, kept)
+    if as_json:
+        _emit_json({"encoding": enc.name, "n_vocab": enc.n_vocab, "count": len(kept), "text": text})
+    else:
+        _write_text(text)
+
+
+def _tokenize_show(
+    encodings: list[tiktoken.Encoding], texts: str, token_ids: list[list[int]], as_json: bool
+) -> None:
+    from rich.console import Console
+
+    from embedcli.jsonout import tokenize_json
+    from embedcli.render import TOKEN_TABLE_LIMIT, compare_view, tokenize_view
+    from embedcli.tokens import tokenize_report
+
+    limit = None if as_json else TOKEN_TABLE_LIMIT
+    reports = [
+        tokenize_report(enc, texts, found, limit=limit)
+        for enc, found in zip(encodings, token_ids, strict=True)
+    ]
+    if as_json:
+        objects = [tokenize_json(report) for report in reports]
+        _emit_json(objects[0] if len(objects) == 1 else {"encodings": objects})
+        return
+    console = Console()
+    plain = console.no_color or console.color_system is None
+    if len(reports) == 1:
+        console.print(tokenize_view(reports[0], plain=plain))
+    else:
+        console.print(compare_view(reports, plain=plain))
 
 
 @app.command()
@@ -211,12 +405,15 @@ def devices(
     import torch
 
     from embedcli.devices import auto_device, list_devices
-    from embedcli.render import devices_json, devices_table
+    from embedcli.jsonout import devices_json
+    from embedcli.render import devices_table
 
     args = (list_devices(), torch.__version__, torch.version.cuda, auto_device())
     if as_json:
         _emit_json(devices_json(*args))
     else:
+        from rich.console import Console
+
         Console().print(devices_table(*args))
 
 

@@ -20,11 +20,13 @@ import hashlib
 import importlib.util
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from embedcli import cache as ranks_cache
 from embedcli.errors import EncodingError, InputTextError
 
 if TYPE_CHECKING:
@@ -134,6 +136,18 @@ def parse_data_gym(vocab_bpe: bytes, encoder_json: bytes) -> dict[bytes, int]:
     return ranks
 
 
+def _cached(hashes: tuple[str | None, ...], what: str, build: Callable[[], dict[bytes, int]]):
+    """Ranks from the user cache, keyed by the files' expected hashes; else build and store."""
+    if any(h is None for h in hashes):
+        raise EncodingError(f"tiktoken gave no SHA-256 for {what}; refusing to use it unverified")
+    key = hashes[0] if len(hashes) == 1 else hashlib.sha256("+".join(hashes).encode()).hexdigest()
+    ranks = ranks_cache.load_ranks(key)
+    if ranks is None:
+        ranks = build()  # reads and verifies the published files
+        ranks_cache.store_ranks(key, ranks)
+    return ranks
+
+
 def _bundled_data_gym(
     vocab_bpe_file: str,
     encoder_json_file: str,
@@ -144,24 +158,34 @@ def _bundled_data_gym(
     """Drop-in for tiktoken's ``data_gym_to_mergeable_bpe_ranks``, reading bundled files."""
     if clobber_one_byte_tokens:
         raise EncodingError("embedcli does not support clobber_one_byte_tokens")
-    return parse_data_gym(
-        _read_bundled(vocab_bpe_file, vocab_bpe_hash),
-        _read_bundled(encoder_json_file, encoder_json_hash),
+    return _cached(
+        (vocab_bpe_hash, encoder_json_hash),
+        "GPT-2's vocab.bpe and encoder.json",
+        lambda: parse_data_gym(
+            _read_bundled(vocab_bpe_file, vocab_bpe_hash),
+            _read_bundled(encoder_json_file, encoder_json_hash),
+        ),
     )
 
 
 def _bundled_tiktoken_bpe(url: str, expected_hash: str | None = None) -> dict[bytes, int]:
     """Drop-in for tiktoken's ``load_tiktoken_bpe``, reading bundled files."""
     if url.endswith("/r50k_base.tiktoken"):
-        # r50k_base is GPT-2's vocabulary in .tiktoken form: rebuild the published file from the
-        # verified GPT-2 files and check it against r50k_base's own hash.
-        from tiktoken_ext import openai_public
+        return _cached((expected_hash,), "r50k_base", lambda: _rebuild_r50k(expected_hash))
+    return _cached(
+        (expected_hash,), url, lambda: parse_tiktoken_bpe(_read_bundled(url, expected_hash))
+    )
 
-        with _swapped_loaders(openai_public):
-            ranks = openai_public.gpt2()["mergeable_ranks"]
-        _verified_bytes(dump_tiktoken_bpe(ranks), expected_hash, "r50k_base (rebuilt from GPT-2)")
-        return ranks
-    return parse_tiktoken_bpe(_read_bundled(url, expected_hash))
+
+def _rebuild_r50k(expected_hash: str | None) -> dict[bytes, int]:
+    """r50k_base is GPT-2's vocabulary in .tiktoken form: rebuild the published file from the
+    verified GPT-2 files and check it against r50k_base's own hash."""
+    from tiktoken_ext import openai_public
+
+    with _swapped_loaders(openai_public):
+        ranks = openai_public.gpt2()["mergeable_ranks"]
+    _verified_bytes(dump_tiktoken_bpe(ranks), expected_hash, "r50k_base (rebuilt from GPT-2)")
+    return ranks
 
 
 class _swapped_loaders:
@@ -247,6 +271,12 @@ def resolve_encoding_name(encoding: str | None, model: str | None) -> str:
     return from_model
 
 
+def resolve_encoding_names(encodings: list[str] | None, models: list[str] | None) -> list[str]:
+    """Every --encoding, then every --model's encoding, without repeats (default: gpt2)."""
+    names = [*(encodings or ()), *(encoding_name_for_model(m) for m in models or ())]
+    return list(dict.fromkeys(names)) or [DEFAULT_ENCODING]
+
+
 def encode(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) -> list[int]:
     """Token ids of ``text``; special tokens in it are an error unless ``allow_special``."""
     if allow_special:
@@ -274,8 +304,22 @@ class TokenPiece:
         if self.data is None:
             return "<unknown>"
         if self.text is None:
-            return "<" + " ".join(f"0x{b:02X}" for b in self.data) + ">"
-        return self.text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
+            return token_bytes_display(self.data)
+        return visible(self.text)
+
+
+_VISIBLE = str.maketrans({" ": "␣", "\t": "⇥", "\r": "␍", "\n": "↵"})
+_VISIBLE_KEEP_LINES = str.maketrans({" ": "␣", "\t": "⇥", "\r": "␍", "\n": "↵\n"})
+
+
+def visible(text: str, *, keep_newlines: bool = False) -> str:
+    """Spaces, tabs, carriage returns and newlines as ␣ ⇥ ␍ ↵ (newlines still break lines)."""
+    return text.translate(_VISIBLE_KEEP_LINES if keep_newlines else _VISIBLE)
+
+
+def token_bytes_display(data: bytes) -> str:
+    """Bytes that are not UTF-8 on their own, as <0xF0 0x9F>."""
+    return "<" + " ".join(f"0x{b:02X}" for b in data) + ">"
 
 
 def token_piece(enc: tiktoken.Encoding, token_id: int) -> TokenPiece:

@@ -1,10 +1,9 @@
-"""Reports -> rich tables, and reports -> JSON-ready dicts. Rendering never computes."""
+"""Reports -> rich tables. Rendering never computes; the JSON twins live in jsonout.py."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -16,6 +15,7 @@ from embedcli.devices import format_bytes
 if TYPE_CHECKING:
     from embedcli.devices import DeviceInfo
     from embedcli.pipeline import EmbedReport
+    from embedcli.tokens import Segment, TokenizeReport
 
 # Tables list at most this many positions of each sequence; --json always has them all.
 MAX_POSITIONS = 64
@@ -28,68 +28,6 @@ STEP_OPERATIONS = {
     "position_embeddings": "position_embedding(position_ids)",
     "input_embeddings": "token_embeddings + position_embeddings",
 }
-
-
-# ---------------------------------------------------------------- JSON
-
-
-def broadcast_json(plan: BroadcastPlan) -> dict[str, Any]:
-    """``{"shapes", "aligned", "axes": [{"axis", "sizes", "result", "rule"}], "result"}``."""
-    return {
-        "shapes": [list(s) for s in plan.shapes],
-        "aligned": [list(s) for s in plan.aligned],
-        "axes": [
-            {"axis": a.axis, "sizes": list(a.sizes), "result": a.result, "rule": a.rule}
-            for a in plan.axes
-        ],
-        "result": list(plan.result),
-    }
-
-
-def embed_json(report: EmbedReport) -> dict[str, Any]:
-    """The embed report as plain JSON types."""
-    return {
-        "config": report.config,
-        "input_ids": report.input_ids,
-        "attention_mask": report.attention_mask,
-        "tokens": [
-            [
-                {
-                    "position": t.position,
-                    "id": t.id,
-                    "piece": t.text,
-                    "bytes": t.bytes_hex,
-                    "pad": t.pad,
-                }
-                for t in seq
-            ]
-            for seq in report.tokens
-        ],
-        "truncated": report.truncated,
-        "steps": [
-            {"name": s.name, "shape": list(s.shape), "dtype": s.dtype, "device": s.device}
-            for s in report.steps
-        ],
-        "broadcast": None if report.broadcast is None else broadcast_json(report.broadcast),
-        "token_embeddings": report.token_embeddings,
-        "position_embeddings": report.position_embeddings,
-        "input_embeddings": report.input_embeddings,
-        "verify": None
-        if report.verify is None
-        else {**asdict(report.verify), "ok": report.verify.ok},
-    }
-
-
-def devices_json(
-    rows: Sequence[DeviceInfo], torch_version: str, cuda_version: str | None, auto: str
-) -> dict[str, Any]:
-    """``embedcli devices --json``."""
-    return {
-        "torch_version": torch_version,
-        "cuda_version": cuda_version,
-        "auto": auto,
-        "devices": [asdict(row) for row in rows],
-    }
 
 
 # ---------------------------------------------------------------- tables
@@ -249,3 +187,103 @@ def devices_table(
     )
     table.caption_justify = "left"
     return table
+
+
+# ---------------------------------------------------------------- tokenize
+
+# Alternating backgrounds for token pieces, as on the tiktokenizer page.
+SEGMENT_STYLES = (
+    "black on #ffd6a5",
+    "black on #caffbf",
+    "black on #9bf6ff",
+    "black on #bdb2ff",
+    "black on #ffadad",
+)
+TOKEN_TABLE_LIMIT = 500  # tokens listed by the table view; --ids and --json have them all
+PLAIN_SEPARATOR = "│"  # between pieces when there is no colour to tell them apart
+
+
+def coloured_text(segments: Sequence[Segment], *, plain: bool) -> Text:
+    """The text, each token (or split character) on its own alternating background."""
+    text = Text()
+    for i, segment in enumerate(segments):
+        if plain:
+            if i and not text.plain.endswith("\n"):
+                text.append(PLAIN_SEPARATOR, style="dim")
+            text.append(segment.text)
+        else:
+            text.append(segment.text, style=SEGMENT_STYLES[i % len(SEGMENT_STYLES)])
+    return text
+
+
+def _tokenize_header(report: TokenizeReport) -> Text:
+    return Text.assemble(
+        (report.encoding, "bold"),
+        f" · {report.count:,} tokens · {report.characters:,} characters · "
+        f"vocabulary {report.n_vocab:,}",
+    )
+
+
+def _shown_note(report: TokenizeReport) -> Text | None:
+    shown = len(report.tokens or ())
+    if report.count <= shown:
+        return None
+    return Text(
+        f"(showing the first {shown:,} of {report.count:,} tokens; --ids or --json list them all)",
+        style="italic",
+    )
+
+
+def tokenize_view(report: TokenizeReport, *, plain: bool) -> RenderableType:
+    """Header, coloured text, then index / id / piece / bytes for each token."""
+    table = Table(title_justify="left", show_edge=True)
+    table.add_column("index", justify="right")
+    table.add_column("id", justify="right")
+    table.add_column("piece")
+    table.add_column("bytes")
+    for t in report.tokens or ():
+        table.add_row(
+            str(t.index),
+            str(t.id),
+            Text(t.display),
+            " ".join(t.bytes_hex[i : i + 2] for i in range(0, len(t.bytes_hex), 2)),
+        )
+    parts: list[RenderableType] = [
+        _tokenize_header(report),
+        coloured_text(report.segments or (), plain=plain),
+    ]
+    if report.tokens:
+        parts.append(table)
+    note = _shown_note(report)
+    if note is not None:
+        parts.append(note)
+    return Group(*parts)
+
+
+def compare_view(reports: Sequence[TokenizeReport], *, plain: bool) -> RenderableType:
+    """Several encodings: each one's coloured text, then their counts side by side."""
+    parts: list[RenderableType] = []
+    for report in reports:
+        parts += [_tokenize_header(report), coloured_text(report.segments or (), plain=plain)]
+        note = _shown_note(report)
+        if note is not None:
+            parts.append(note)
+        parts.append(Text(""))
+    table = Table(title="Token counts", title_justify="left")
+    for column in (
+        "encoding",
+        "vocabulary",
+        "tokens",
+        "characters per token",
+        f"vs {reports[0].encoding}",
+    ):
+        table.add_column(column, justify="left" if column == "encoding" else "right")
+    first = reports[0].count
+    for report in reports:
+        per_token = report.characters / report.count if report.count else 0.0
+        versus = f"{report.count / first:.2f}×" if first else "—"
+        table.add_row(
+            report.encoding, f"{report.n_vocab:,}", f"{report.count:,}", f"{per_token:.2f}", versus
+        )
+    parts.append(table)
+    return Group(*parts)

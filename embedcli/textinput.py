@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import BinaryIO
 
 from embedcli.errors import InputTextError, UsageError
@@ -49,3 +50,24 @@ def read_texts(args: list[str] | None, stdin: BinaryIO, stdin_is_tty: bool) -> l
             where = "standard input" if args[index - 1] == "-" else f"text {index}"
             raise InputTextError(f"{where} is empty: there is nothing to embed")
     return texts
+
+
+def read_joined_text(
+    args: list[str] | None, file: Path | None, stdin: BinaryIO, stdin_is_tty: bool
+) -> str:
+    """TEXT arguments joined with single spaces; or the file; or stdin (``-`` or nothing)."""
+    if file is not None:
+        if args:
+            raise UsageError("pass TEXT or --file, not both")
+        try:
+            data = file.read_bytes()
+        except OSError as exc:
+            raise InputTextError(f"cannot read {file}: {exc.strerror or exc}") from None
+        return decode_utf8(data, str(file))
+    if args == ["-"] or (not args and not stdin_is_tty):
+        return decode_utf8(stdin.read(), "standard input")
+    if not args:
+        raise UsageError(
+            "no text given: pass TEXT, --file PATH, '-' to read standard input, or pipe text in"
+        )
+    return " ".join(check_argument(arg, i) for i, arg in enumerate(args, start=1))

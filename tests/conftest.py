@@ -28,6 +28,8 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path_factory.mktemp("tiktoken-cache")))
+    # A fresh ranks cache per test: no test depends on, or writes to, the user's real cache.
+    monkeypatch.setenv("EMBEDCLI_CACHE_DIR", str(tmp_path_factory.mktemp("embedcli-cache")))
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise OSError("tests must not touch the network")
@@ -64,6 +66,7 @@ def script_env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["TIKTOKEN_CACHE_DIR"] = str(tmp_path / "tiktoken-cache")
+    env["EMBEDCLI_CACHE_DIR"] = str(tmp_path / "embedcli-cache")
     env["COLUMNS"] = "100"
     env["NO_COLOR"] = "1"
     return env
@@ -71,8 +74,9 @@ def script_env(tmp_path: Path) -> dict[str, str]:
 
 def run_script(args: list[str], tmp_path: Path, **kwargs: object) -> subprocess.CompletedProcess:
     """Run a command the way a user's shell would, capturing text output."""
+    kwargs.setdefault("text", True)
     return subprocess.run(
-        args, env=script_env(tmp_path), capture_output=True, text=True, timeout=300, **kwargs
+        args, env=script_env(tmp_path), capture_output=True, timeout=300, **kwargs
     )
 
 

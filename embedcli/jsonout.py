@@ -1,0 +1,91 @@
+"""Reports -> JSON-ready dicts: the ``--json`` twin of every table in render.py.
+
+Kept apart from render.py so that ``--json`` and ``--count`` never import rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from embedcli.broadcast import BroadcastPlan
+    from embedcli.devices import DeviceInfo
+    from embedcli.pipeline import EmbedReport
+    from embedcli.tokens import TokenizeReport
+
+
+def broadcast_json(plan: BroadcastPlan) -> dict[str, Any]:
+    """``{"shapes", "aligned", "axes": [{"axis", "sizes", "result", "rule"}], "result"}``."""
+    return {
+        "shapes": [list(s) for s in plan.shapes],
+        "aligned": [list(s) for s in plan.aligned],
+        "axes": [
+            {"axis": a.axis, "sizes": list(a.sizes), "result": a.result, "rule": a.rule}
+            for a in plan.axes
+        ],
+        "result": list(plan.result),
+    }
+
+
+def embed_json(report: EmbedReport) -> dict[str, Any]:
+    """The embed report as plain JSON types."""
+    return {
+        "config": report.config,
+        "input_ids": report.input_ids,
+        "attention_mask": report.attention_mask,
+        "tokens": [
+            [
+                {
+                    "position": t.position,
+                    "id": t.id,
+                    "piece": t.text,
+                    "bytes": t.bytes_hex,
+                    "pad": t.pad,
+                }
+                for t in seq
+            ]
+            for seq in report.tokens
+        ],
+        "truncated": report.truncated,
+        "steps": [
+            {"name": s.name, "shape": list(s.shape), "dtype": s.dtype, "device": s.device}
+            for s in report.steps
+        ],
+        "broadcast": None if report.broadcast is None else broadcast_json(report.broadcast),
+        "token_embeddings": report.token_embeddings,
+        "position_embeddings": report.position_embeddings,
+        "input_embeddings": report.input_embeddings,
+        "verify": None
+        if report.verify is None
+        else {**asdict(report.verify), "ok": report.verify.ok},
+    }
+
+
+def devices_json(
+    rows: Sequence[DeviceInfo], torch_version: str, cuda_version: str | None, auto: str
+) -> dict[str, Any]:
+    """``embedcli devices --json``."""
+    return {
+        "torch_version": torch_version,
+        "cuda_version": cuda_version,
+        "auto": auto,
+        "devices": [asdict(row) for row in rows],
+    }
+
+
+def tokenize_json(report: TokenizeReport) -> dict[str, Any]:
+    """``{"encoding", "n_vocab", "count", "tokens": [{"index", "id", "piece", "bytes"}]}``;
+    without tokens when only the count was asked for."""
+    data: dict[str, Any] = {
+        "encoding": report.encoding,
+        "n_vocab": report.n_vocab,
+        "count": report.count,
+    }
+    if report.tokens is not None:
+        data["tokens"] = [
+            {"index": t.index, "id": t.id, "piece": t.text, "bytes": t.bytes_hex}
+            for t in report.tokens
+        ]
+    return data

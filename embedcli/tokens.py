@@ -1,0 +1,220 @@
+"""The tokenize job: text -> tokens with their pieces and bytes, counts, decoding, truncation.
+
+Large texts are encoded in chunks on several threads (tiktoken releases the GIL while it
+encodes). Chunks are cut only where every bundled encoding's pre-tokenizer would cut anyway, so
+the ids are exactly those of one pass. No torch here: tokenizing never needs it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+from embedcli.encodings import encode, token_bytes_display, token_piece, visible
+from embedcli.errors import TokenIdError
+
+if TYPE_CHECKING:
+    import tiktoken
+
+# Below this many characters one pass is faster than starting threads.
+PARALLEL_MIN_CHARS = 1 << 20
+CHUNK_CHARS = 1 << 18
+
+
+def split_points(text: str, chunk_chars: int) -> list[int]:
+    """Offsets roughly ``chunk_chars`` apart where a text can be cut without changing its tokens.
+
+    A cut goes just before a space (U+0020) that follows a non-whitespace character. In the
+    pre-tokenizer regexes of gpt2, r50k, p50k, cl100k and o200k no match ever holds a
+    non-whitespace character followed by a space (a space only ever opens a match), so such an
+    offset is always a boundary between two matches; and as the piece before it ends in a
+    non-whitespace character, no lookahead or end-of-text rule at the cut can differ.
+    """
+    points = []
+    start = chunk_chars
+    while start < len(text):
+        cut = text.find(" ", start)
+        while cut > 0 and text[cut - 1].isspace():
+            cut = text.find(" ", cut + 1)
+        if cut <= 0:
+            break
+        points.append(cut)
+        start = cut + chunk_chars
+    return points
+
+
+def chunks(text: str, chunk_chars: int = CHUNK_CHARS) -> list[str]:
+    """``text`` cut at :func:`split_points`; joined back, the pieces are the text."""
+    edges = [0, *split_points(text, chunk_chars), len(text)]
+    return [text[a:b] for a, b in pairwise(edges) if b > a]
+
+
+def _encoded_chunks(
+    enc: tiktoken.Encoding,
+    text: str,
+    *,
+    allow_special: bool,
+    workers: int | None,
+    chunk_chars: int,
+    min_parallel_chars: int,
+) -> Iterator[list[int]]:
+    workers = workers or os.cpu_count() or 1
+    if len(text) < min_parallel_chars or workers == 1:
+        yield encode(enc, text, allow_special=allow_special)
+        return
+    # Special tokens hold no spaces, so each lies whole inside one chunk and is checked there.
+    with ThreadPoolExecutor(workers) as pool:
+        yield from pool.map(
+            lambda part: encode(enc, part, allow_special=allow_special), chunks(text, chunk_chars)
+        )
+
+
+def encode_text(
+    enc: tiktoken.Encoding,
+    text: str,
+    *,
+    allow_special: bool = False,
+    workers: int | None = None,
+    chunk_chars: int = CHUNK_CHARS,
+    min_parallel_chars: int = PARALLEL_MIN_CHARS,
+) -> list[int]:
+    """The token ids of ``text``, exactly as one pass gives them; large texts use all cores."""
+    parts = _encoded_chunks(
+        enc,
+        text,
+        allow_special=allow_special,
+        workers=workers,
+        chunk_chars=chunk_chars,
+        min_parallel_chars=min_parallel_chars,
+    )
+    return [token for part in parts for token in part]
+
+
+def count_tokens(
+    enc: tiktoken.Encoding,
+    text: str,
+    *,
+    allow_special: bool = False,
+    workers: int | None = None,
+    chunk_chars: int = CHUNK_CHARS,
+    min_parallel_chars: int = PARALLEL_MIN_CHARS,
+) -> int:
+    """The number of tokens in ``text``, without keeping the ids; large texts use all cores."""
+    parts = _encoded_chunks(
+        enc,
+        text,
+        allow_special=allow_special,
+        workers=workers,
+        chunk_chars=chunk_chars,
+        min_parallel_chars=min_parallel_chars,
+    )
+    return sum(len(part) for part in parts)
+
+
+# ---------------------------------------------------------------- reports
+
+
+@dataclass(frozen=True)
+class Token:
+    """One token: its place, id, text (None when its bytes are not UTF-8 alone) and bytes."""
+
+    index: int
+    id: int
+    text: str | None
+    bytes_hex: str
+    display: str  # whitespace made visible; non-UTF-8 bytes as <0x..>
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of tokens drawn as one coloured piece: a token, or the tokens of a split character."""
+
+    text: str  # with whitespace made visible
+    first: int  # index of its first token
+    last: int  # index of its last token
+
+
+@dataclass
+class TokenizeReport:
+    """What ``embedcli tokenize`` shows for one encoding."""
+
+    encoding: str
+    n_vocab: int
+    count: int
+    characters: int
+    tokens: list[Token] | None = None  # the first ``limit`` tokens, when asked for
+    segments: list[Segment] | None = None
+
+
+def segments_of(pieces: Sequence[bytes]) -> list[Segment]:
+    """Group token bytes into segments that each decode to whole characters."""
+    out: list[Segment] = []
+    buffer, first = b"", 0
+    for index, data in enumerate(pieces):
+        buffer += data
+        try:
+            text = buffer.decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # a character is split across tokens: keep going until it is whole
+        out.append(Segment(visible(text, keep_newlines=True), first, index))
+        buffer, first = b"", index + 1
+    if buffer:  # only a cut-off list of tokens can end inside a character
+        out.append(Segment(token_bytes_display(buffer), first, len(pieces) - 1))
+    return out
+
+
+def tokenize_report(
+    enc: tiktoken.Encoding,
+    text: str,
+    ids: Sequence[int] | None = None,
+    *,
+    count: int | None = None,
+    limit: int | None = None,
+) -> TokenizeReport:
+    """Report for one encoding: from its ids (pieces for the first ``limit`` tokens when
+    given), or from a ``count`` alone."""
+    if ids is None:
+        return TokenizeReport(enc.name, enc.n_vocab, count or 0, len(text))
+    report = TokenizeReport(enc.name, enc.n_vocab, len(ids), len(text))
+    shown = ids if limit is None else ids[:limit]
+    pieces = [token_piece(enc, token) for token in shown]
+    report.tokens = [
+        Token(i, p.id, p.text, (p.data or b"").hex(), p.display) for i, p in enumerate(pieces)
+    ]
+    report.segments = segments_of([p.data or b"" for p in pieces])
+    return report
+
+
+def parse_ids(text: str) -> list[int]:
+    """'15496 11, 995' -> [15496, 11, 995]; a word that is not an integer is named."""
+    ids = []
+    for word in text.replace(",", " ").split():
+        try:
+            ids.append(int(word))
+        except ValueError:
+            raise TokenIdError(f"not a token id: {word!r} (ids are integers like 15496)") from None
+    return ids
+
+
+def decode_ids(enc: tiktoken.Encoding, ids: Sequence[int]) -> bytes:
+    """The bytes behind ``ids``; an id the encoding does not have is named."""
+    out = bytearray()
+    for token in ids:
+        piece = token_piece(enc, token)
+        if piece.data is None:
+            raise TokenIdError(
+                f"token id {token} is not in {enc.name} (its ids run from 0 to {enc.n_vocab - 1})"
+            )
+        out += piece.data
+    return bytes(out)
+
+
+def truncate_text(enc: tiktoken.Encoding, kept: Sequence[int]) -> str:
+    """The text of the tokens ``kept`` from the start of a text, never ending in half a
+    character."""
+    # The bytes are a prefix of valid UTF-8, so only a character cut at the end can be invalid.
+    return decode_ids(enc, kept).decode("utf-8", errors="ignore")

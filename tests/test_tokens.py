@@ -1,0 +1,211 @@
+"""Chunked, multi-threaded encoding gives exactly the ids of one pass; pieces, decoding, cutting."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from embedcli.encodings import BUNDLED_ENCODINGS, get_encoding
+from embedcli.errors import InputTextError, TokenIdError
+from embedcli.tokens import (
+    chunks,
+    count_tokens,
+    decode_ids,
+    encode_text,
+    parse_ids,
+    segments_of,
+    split_points,
+    tokenize_report,
+    truncate_text,
+)
+
+# Pieces that stress the pre-tokenizers at a cut: whitespace runs of every kind, contractions,
+# digits, punctuation followed by newlines, CJK, emoji (split across tokens), combining marks.
+ADVERSARIAL = [
+    " ",
+    "  ",
+    "   ",
+    "\n",
+    "\r\n",
+    "\t",
+    " \n",
+    "\n\n",
+    "a",
+    "Z",
+    "word",
+    "Hello",
+    "'s",
+    "'t",
+    "'re",
+    "'LL",
+    "don't",
+    "1",
+    "23",
+    "4567",
+    ".",
+    ",",
+    "!",
+    "...",
+    "/",
+    ".\n",
+    "日",
+    "本語",
+    "テキスト",
+    "😀",
+    "👩‍👩‍👧",
+    "é",
+    "e\u0301",
+    "\u00a0",
+    "\u3000",
+    "Привет",
+    "مرحبا",
+    "(",
+    ")",
+    "#",
+]
+
+adversarial_text = st.lists(st.sampled_from(ADVERSARIAL), max_size=60).map("".join)
+
+
+def exact(enc, text: str, allow_special: bool = False) -> list[int]:
+    return enc.encode(text, allowed_special="all") if allow_special else enc.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("name", BUNDLED_ENCODINGS)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=adversarial_text, chunk_chars=st.integers(1, 12))
+def test_chunked_encoding_equals_one_pass(name: str, text: str, chunk_chars: int) -> None:
+    enc = get_encoding(name)
+    options = {"workers": 2, "chunk_chars": chunk_chars, "min_parallel_chars": 0}
+    assert encode_text(enc, text, **options) == exact(enc, text)
+    assert count_tokens(enc, text, **options) == len(exact(enc, text))
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+@settings(max_examples=60, deadline=None)
+@given(
+    text=st.lists(st.sampled_from([*ADVERSARIAL, "<|endoftext|>"]), max_size=40).map("".join),
+    chunk_chars=st.integers(1, 6),
+)
+def test_chunked_encoding_with_special_tokens(name: str, text: str, chunk_chars: int) -> None:
+    enc = get_encoding(name)
+    got = encode_text(
+        enc, text, allow_special=True, workers=2, chunk_chars=chunk_chars, min_parallel_chars=0
+    )
+    assert got == exact(enc, text, allow_special=True)
+
+
+@pytest.mark.parametrize("name", BUNDLED_ENCODINGS)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a  b",
+        "x \n y",
+        "don't  's",
+        "日本語 テキスト",
+        "😀 😀😀 😀",
+        "a\r\n\r\n b",
+        "   lead",
+        "trail   ",
+        "end.\n next",
+        "1 22 333 4444",
+        "tab\t tab",
+        "x\u3000 y",
+        "word" * 50,
+    ],
+)
+def test_known_hard_cuts(name: str, text: str) -> None:
+    enc = get_encoding(name)
+    for chunk_chars in (1, 2, 3, 5):
+        assert encode_text(
+            enc, text, workers=2, chunk_chars=chunk_chars, min_parallel_chars=0
+        ) == exact(enc, text)
+
+
+@given(text=adversarial_text, chunk_chars=st.integers(1, 10))
+def test_chunks_join_back_and_cut_only_before_a_space(text: str, chunk_chars: int) -> None:
+    assert "".join(chunks(text, chunk_chars)) == text
+    for point in split_points(text, chunk_chars):
+        assert text[point] == " " and not text[point - 1].isspace()
+
+
+def test_large_text_is_cut_into_many_chunks() -> None:
+    text = "The quick brown fox. " * 20_000
+    assert len(chunks(text, 1 << 12)) > 50
+    enc = get_encoding("gpt2")
+    assert count_tokens(enc, text, min_parallel_chars=1 << 12, chunk_chars=1 << 12) == len(
+        enc.encode_ordinary(text)
+    )
+
+
+def test_text_without_cut_points_stays_whole() -> None:
+    assert chunks("日本語" * 100, 5) == ["日本語" * 100]
+
+
+def test_special_token_check_applies_to_every_chunk() -> None:
+    enc = get_encoding("gpt2")
+    text = "a " * 100 + "<|endoftext|>" + " b" * 100
+    with pytest.raises(InputTextError, match="--allow-special"):
+        count_tokens(enc, text, workers=2, chunk_chars=3, min_parallel_chars=0)
+
+
+def test_segments_keep_split_characters_whole() -> None:
+    enc = get_encoding("gpt2")
+    ids = enc.encode("a 😀 日本")
+    pieces = [enc.decode_single_token_bytes(i) for i in ids]
+    segments = segments_of(pieces)
+    assert [s.text for s in segments] == ["a", "␣😀", "␣日", "本"]
+    assert segments[0].first == segments[0].last == 0
+    assert segments[1].last > segments[1].first  # the emoji spans several tokens
+    assert segments[-1].last == len(ids) - 1
+
+
+def test_segments_of_a_cut_off_character() -> None:
+    segments = segments_of([b"a", b"\xf0\x9f"])
+    assert [s.text for s in segments] == ["a", "<0xF0 0x9F>"]
+
+
+def test_report_pieces_and_limit() -> None:
+    enc = get_encoding("gpt2")
+    text = "Hello, world!"
+    report = tokenize_report(enc, text, enc.encode(text), limit=2)
+    assert report.count == 4 and report.characters == 13 and report.n_vocab == 50257
+    assert [(t.index, t.id, t.text, t.bytes_hex) for t in report.tokens] == [
+        (0, 15496, "Hello", "48656c6c6f"),
+        (1, 11, ",", "2c"),
+    ]
+    assert tokenize_report(enc, text, count=7).tokens is None
+
+
+@pytest.mark.parametrize(
+    ("text", "ids"),
+    [("15496 11 995 0", [15496, 11, 995, 0]), ("15496,11, 995\n0", [15496, 11, 995, 0]), ("", [])],
+)
+def test_parse_ids(text: str, ids: list[int]) -> None:
+    assert parse_ids(text) == ids
+
+
+def test_parse_ids_names_the_bad_word() -> None:
+    with pytest.raises(TokenIdError, match="not a token id: 'x12'"):
+        parse_ids("1 x12 3")
+
+
+@pytest.mark.parametrize(
+    ("name", "bad"),
+    [("gpt2", 50257), ("gpt2", -1), ("cl100k_base", 100261), ("o200k_base", 10**12)],
+)
+def test_decode_names_the_id_it_lacks(name: str, bad: int) -> None:
+    with pytest.raises(TokenIdError, match=f"token id {bad} is not in {name}"):
+        decode_ids(get_encoding(name), [0, bad])
+
+
+def test_truncate_never_ends_inside_a_character() -> None:
+    enc = get_encoding("gpt2")
+    text = "Hi 😀 there"
+    ids = enc.encode(text)
+    cuts = [truncate_text(enc, ids[:n]) for n in range(len(ids) + 1)]
+    assert cuts[-1] == text
+    for cut in cuts:
+        assert text.startswith(cut)
+        assert "\ufffd" not in cut
