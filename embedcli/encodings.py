@@ -15,10 +15,7 @@ This module must not import torch: tokenizing never needs it.
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
-import importlib.util
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +46,8 @@ _CONSTRUCTOR_LOCK = threading.Lock()
 
 def _package_data_dir(package: str) -> Path:
     """The data/ folder of an installed package, found without importing the package."""
+    import importlib.util  # only on a cache miss: start-up stays lean
+
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise EncodingError(
@@ -76,6 +75,8 @@ def _read_bundled(url: str, expected_hash: str | None) -> bytes:
     file_name = url.rsplit("/", 1)[-1]
     if file_name not in _BUNDLED_FILES:
         raise EncodingError(f"embedcli ships no copy of {file_name}")
+    import gzip
+
     package, data_file = _BUNDLED_FILES[file_name]
     path = _package_data_dir(package) / data_file
     try:
@@ -128,6 +129,8 @@ def parse_data_gym(vocab_bpe: bytes, encoder_json: bytes) -> dict[bytes, int]:
         ranks[decode(first) + decode(second)] = len(ranks)
 
     # tiktoken assumes that rank order is merge order: check the encoder agrees with the merges.
+    import json
+
     encoder = {decode(k): v for k, v in json.loads(encoder_json).items()}
     encoder.pop(b"<|endoftext|>", None)
     encoder.pop(b"<|startoftext|>", None)

