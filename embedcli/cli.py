@@ -39,8 +39,8 @@ app = typer.Typer(
         "See the input layer of a GPT-style transformer: text -> BPE tokens -> token ids -> "
         "token embeddings (B, T, d) + positional embeddings (T, d) -> the tensor the first "
         "block reads.\n\n"
-        'Examples:  embedcli embed "Hello, world!"    '
-        'embedcli embed "hi" --json | jq .config    embedcli devices'
+        'Examples:  embedcli embed "Hello, world!"    embedcli tokenize "Hello" --ids    '
+        'embedcli tokenize -f notes.txt --count    embedcli embed "hi" --json | jq .config'
     ),
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
@@ -106,7 +106,7 @@ def embed(
     encoding: Annotated[
         str | None,
         typer.Option(
-            "-e", "--encoding", help="tiktoken encoding. [default: gpt2]", show_default=False
+            "-e", "--encoding", help="tiktoken encoding. Default: gpt2.", show_default=False
         ),
     ] = None,
     model: Annotated[
@@ -116,7 +116,7 @@ def embed(
     vocab_size: Annotated[
         int | None,
         typer.Option(
-            help="Rows of the token table. [default: the encoding's size]", show_default=False
+            help="Rows of the token table. Default: the encoding's size.", show_default=False
         ),
     ] = None,
     d_model: Annotated[int, typer.Option("-d", "--d-model", help="Embedding width.")] = 768,
@@ -135,7 +135,9 @@ def embed(
     ] = False,
     pad_id: Annotated[
         int | None,
-        typer.Option(help="Id that pads shorter texts. [default: end-of-text]", show_default=False),
+        typer.Option(
+            help="Id that pads shorter texts. Default: the end-of-text id.", show_default=False
+        ),
     ] = None,
     show: Annotated[int, typer.Option(help="Dimensions of each vector to preview.", min=1)] = 4,
     verify: Annotated[
@@ -220,7 +222,7 @@ def tokenize(
         typer.Option(
             "-e",
             "--encoding",
-            help="tiktoken encoding; repeat to compare. [default: gpt2]",
+            help="tiktoken encoding; repeat to compare. Default: gpt2.",
             show_default=False,
         ),
     ] = None,

@@ -19,7 +19,7 @@ runner = make_runner()
 def test_help_lists_commands() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0, result.output
-    for name in ("embed", "devices"):
+    for name in ("embed", "tokenize", "devices"):
         assert name in result.stdout
 
 
