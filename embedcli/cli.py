@@ -48,6 +48,13 @@ app = typer.Typer(
 )
 
 
+# Options that several commands share, declared once.
+AsJson = Annotated[bool, typer.Option("--json", help="JSON on stdout, and nothing else.")]
+AllowSpecial = Annotated[
+    bool, typer.Option("--allow-special", help="Encode <|endoftext|> etc. as special ids.")
+]
+
+
 class Positional(str, Enum):
     learned = "learned"
     none = "none"
@@ -130,9 +137,7 @@ def embed(
     truncate: Annotated[
         bool, typer.Option("--truncate", help="Cut to the context length instead of failing.")
     ] = False,
-    allow_special: Annotated[
-        bool, typer.Option("--allow-special", help="Encode <|endoftext|> etc. as special ids.")
-    ] = False,
+    allow_special: AllowSpecial = False,
     pad_id: Annotated[
         int | None,
         typer.Option(
@@ -148,7 +153,7 @@ def embed(
         Path | None,
         typer.Option("-o", "--output", help="Write input_embeddings to .npy, .pt or .safetensors."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Turn text into the (B, T, d) input embeddings, showing every step.
 
@@ -230,9 +235,7 @@ def tokenize(
         list[str] | None,
         typer.Option("-m", "--model", help="Model name mapped to its encoding; repeatable."),
     ] = None,
-    allow_special: Annotated[
-        bool, typer.Option("--allow-special", help="Encode <|endoftext|> etc. as special ids.")
-    ] = False,
+    allow_special: AllowSpecial = False,
     count: Annotated[
         bool, typer.Option("--count", help="Print only the number of tokens.")
     ] = False,
@@ -248,7 +251,7 @@ def tokenize(
             help="Print the text cut to its first N tokens.", min=0, metavar="N", show_default=False
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Show the tokens of a text: coloured pieces, ids and bytes; or count, cut, decode.
 
@@ -396,7 +399,7 @@ def _tokenize_show(
 
 @app.command()
 def devices(
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object on stdout.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """List cpu, cuda:N and mps: availability, names, memory, and what --device auto picks.
 

@@ -52,17 +52,20 @@ def chunks(text: str, chunk_chars: int = CHUNK_CHARS) -> list[str]:
     return [text[a:b] for a, b in pairwise(edges) if b > a]
 
 
+@dataclass(frozen=True)
+class Parallel:
+    """How a large text is spread over threads."""
+
+    workers: int | None = None  # threads; None: one per CPU
+    chunk_chars: int = CHUNK_CHARS  # characters per chunk, roughly
+    min_chars: int = PARALLEL_MIN_CHARS  # shorter texts are encoded in one pass
+
+
 def _encoded_chunks(
-    enc: tiktoken.Encoding,
-    text: str,
-    *,
-    allow_special: bool,
-    workers: int | None,
-    chunk_chars: int,
-    min_parallel_chars: int,
+    enc: tiktoken.Encoding, text: str, allow_special: bool, parallel: Parallel
 ) -> Iterator[list[int]]:
-    workers = workers or os.cpu_count() or 1
-    if len(text) < min_parallel_chars or workers == 1:
+    workers = parallel.workers or os.cpu_count() or 1
+    if len(text) < parallel.min_chars or workers == 1:
         yield encode(enc, text, allow_special=allow_special)
         return
     from concurrent.futures import ThreadPoolExecutor
@@ -70,7 +73,8 @@ def _encoded_chunks(
     # Special tokens hold no spaces, so each lies whole inside one chunk and is checked there.
     with ThreadPoolExecutor(workers) as pool:
         yield from pool.map(
-            lambda part: encode(enc, part, allow_special=allow_special), chunks(text, chunk_chars)
+            lambda part: encode(enc, part, allow_special=allow_special),
+            chunks(text, parallel.chunk_chars),
         )
 
 
@@ -79,20 +83,10 @@ def encode_text(
     text: str,
     *,
     allow_special: bool = False,
-    workers: int | None = None,
-    chunk_chars: int = CHUNK_CHARS,
-    min_parallel_chars: int = PARALLEL_MIN_CHARS,
+    parallel: Parallel = Parallel(),
 ) -> list[int]:
     """The token ids of ``text``, exactly as one pass gives them; large texts use all cores."""
-    parts = _encoded_chunks(
-        enc,
-        text,
-        allow_special=allow_special,
-        workers=workers,
-        chunk_chars=chunk_chars,
-        min_parallel_chars=min_parallel_chars,
-    )
-    return [token for part in parts for token in part]
+    return [t for part in _encoded_chunks(enc, text, allow_special, parallel) for t in part]
 
 
 def count_tokens(
@@ -100,20 +94,10 @@ def count_tokens(
     text: str,
     *,
     allow_special: bool = False,
-    workers: int | None = None,
-    chunk_chars: int = CHUNK_CHARS,
-    min_parallel_chars: int = PARALLEL_MIN_CHARS,
+    parallel: Parallel = Parallel(),
 ) -> int:
     """The number of tokens in ``text``, without keeping the ids; large texts use all cores."""
-    parts = _encoded_chunks(
-        enc,
-        text,
-        allow_special=allow_special,
-        workers=workers,
-        chunk_chars=chunk_chars,
-        min_parallel_chars=min_parallel_chars,
-    )
-    return sum(len(part) for part in parts)
+    return sum(len(part) for part in _encoded_chunks(enc, text, allow_special, parallel))
 
 
 # ---------------------------------------------------------------- reports

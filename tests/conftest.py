@@ -84,3 +84,18 @@ def assert_python_ok(code: str) -> None:
     """Run ``code`` in a fresh interpreter (so sys.modules starts empty) and require success."""
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def assert_cli_leaves_unimported(args: list[str], modules: tuple[str, ...] = ("torch",)) -> None:
+    """Run the CLI with ``args`` in a fresh interpreter; it must succeed without importing
+    any of ``modules``."""
+    assert_python_ok(
+        "import sys\n"
+        "from embedcli.cli import app\n"
+        "try:\n"
+        f"    app({args!r}, prog_name='embedcli')\n"
+        "except SystemExit as exit:\n"
+        "    assert exit.code in (0, None), exit.code\n"
+        f"imported = [m for m in {modules!r} if m in sys.modules]\n"
+        "assert not imported, f'imported: {imported}'\n"
+    )

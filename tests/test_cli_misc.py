@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import assert_python_ok, make_runner, run_script
+from conftest import assert_cli_leaves_unimported, assert_python_ok, make_runner, run_script
 
 from embedcli import __version__, devices
 from embedcli.cli import app
@@ -129,16 +129,7 @@ def test_python_dash_m(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args", [["--help"], ["embed", "--help"], ["--version"]])
 def test_help_does_not_import_torch(args: list[str]) -> None:
-    code = (
-        "import sys\n"
-        "from embedcli.cli import app\n"
-        "try:\n"
-        f"    app({args!r}, prog_name='embedcli')\n"
-        "except SystemExit as exit:\n"
-        "    assert exit.code in (0, None), exit.code\n"
-        "assert 'torch' not in sys.modules, 'torch was imported'\n"
-    )
-    assert_python_ok(code)
+    assert_cli_leaves_unimported(args)
 
 
 def test_import_embedcli_is_lazy() -> None:

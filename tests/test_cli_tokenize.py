@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import assert_python_ok, make_runner, run_script
+from conftest import assert_cli_leaves_unimported, make_runner, run_script
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -318,24 +318,8 @@ def test_non_utf8_file(tmp_path: Path) -> None:
     ],
 )
 def test_tokenize_never_imports_torch(args: list[str]) -> None:
-    assert_python_ok(
-        "import sys\n"
-        "from embedcli.cli import app\n"
-        "try:\n"
-        f"    app({args!r}, prog_name='embedcli')\n"
-        "except SystemExit as exit:\n"
-        "    assert exit.code in (0, None), exit.code\n"
-        "assert 'torch' not in sys.modules, 'torch was imported'\n"
-    )
+    assert_cli_leaves_unimported(args)
 
 
 def test_count_imports_neither_torch_nor_rich() -> None:
-    assert_python_ok(
-        "import sys\n"
-        "from embedcli.cli import app\n"
-        "try:\n"
-        "    app(['tokenize', 'Hello', '--count'], prog_name='embedcli')\n"
-        "except SystemExit as exit:\n"
-        "    assert exit.code in (0, None), exit.code\n"
-        "assert 'torch' not in sys.modules and 'rich.table' not in sys.modules\n"
-    )
+    assert_cli_leaves_unimported(["tokenize", "Hello", "--count"], ("torch", "rich.table"))

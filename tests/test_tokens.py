@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from embedcli.encodings import BUNDLED_ENCODINGS, get_encoding
 from embedcli.errors import InputTextError, TokenIdError
 from embedcli.tokens import (
+    Parallel,
     chunks,
     count_tokens,
     decode_ids,
@@ -77,9 +78,9 @@ def exact(enc, text: str, allow_special: bool = False) -> list[int]:
 @given(text=adversarial_text, chunk_chars=st.integers(1, 12))
 def test_chunked_encoding_equals_one_pass(name: str, text: str, chunk_chars: int) -> None:
     enc = get_encoding(name)
-    options = {"workers": 2, "chunk_chars": chunk_chars, "min_parallel_chars": 0}
-    assert encode_text(enc, text, **options) == exact(enc, text)
-    assert count_tokens(enc, text, **options) == len(exact(enc, text))
+    parallel = Parallel(workers=2, chunk_chars=chunk_chars, min_chars=0)
+    assert encode_text(enc, text, parallel=parallel) == exact(enc, text)
+    assert count_tokens(enc, text, parallel=parallel) == len(exact(enc, text))
 
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
@@ -91,7 +92,10 @@ def test_chunked_encoding_equals_one_pass(name: str, text: str, chunk_chars: int
 def test_chunked_encoding_with_special_tokens(name: str, text: str, chunk_chars: int) -> None:
     enc = get_encoding(name)
     got = encode_text(
-        enc, text, allow_special=True, workers=2, chunk_chars=chunk_chars, min_parallel_chars=0
+        enc,
+        text,
+        allow_special=True,
+        parallel=Parallel(workers=2, chunk_chars=chunk_chars, min_chars=0),
     )
     assert got == exact(enc, text, allow_special=True)
 
@@ -119,7 +123,7 @@ def test_known_hard_cuts(name: str, text: str) -> None:
     enc = get_encoding(name)
     for chunk_chars in (1, 2, 3, 5):
         assert encode_text(
-            enc, text, workers=2, chunk_chars=chunk_chars, min_parallel_chars=0
+            enc, text, parallel=Parallel(workers=2, chunk_chars=chunk_chars, min_chars=0)
         ) == exact(enc, text)
 
 
@@ -134,9 +138,9 @@ def test_large_text_is_cut_into_many_chunks() -> None:
     text = "The quick brown fox. " * 20_000
     assert len(chunks(text, 1 << 12)) > 50
     enc = get_encoding("gpt2")
-    assert count_tokens(enc, text, min_parallel_chars=1 << 12, chunk_chars=1 << 12) == len(
-        enc.encode_ordinary(text)
-    )
+    assert count_tokens(
+        enc, text, parallel=Parallel(chunk_chars=1 << 12, min_chars=1 << 12)
+    ) == len(enc.encode_ordinary(text))
 
 
 def test_text_without_cut_points_stays_whole() -> None:
@@ -147,7 +151,7 @@ def test_special_token_check_applies_to_every_chunk() -> None:
     enc = get_encoding("gpt2")
     text = "a " * 100 + "<|endoftext|>" + " b" * 100
     with pytest.raises(InputTextError, match="--allow-special"):
-        count_tokens(enc, text, workers=2, chunk_chars=3, min_parallel_chars=0)
+        count_tokens(enc, text, parallel=Parallel(workers=2, chunk_chars=3, min_chars=0))
 
 
 def test_segments_keep_split_characters_whole() -> None:
