@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 CACHE_ENV = "EMBEDCLI_CACHE_DIR"
-_FORMAT = b"embedcli-ranks-v1\n"  # bump when the payload layout changes
+# Bump v1 when the payload layout changes; marshal's own version guards across Pythons.
+_FORMAT = b"embedcli-ranks-v1 marshal-%d\n" % marshal.version
 
 
 def cache_dir() -> Path | None:
