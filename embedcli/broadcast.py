@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from embedcli.errors import BroadcastError
+from embedcli.errors import BroadcastError, UsageError
 
 Shape = tuple[int, ...]
 
@@ -14,6 +15,28 @@ def format_shape(shape: Sequence[int]) -> str:
     """(8, 4, 256) -> '(8,4,256)'; (4,) -> '(4,)'; () -> '()'."""
     inner = ",".join(str(n) for n in shape)
     return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+_SEPARATORS = re.compile(r"\s*[,xX×]\s*")
+_SIZE = re.compile(r"[0-9]+")
+
+
+def parse_shape(text: str) -> Shape:
+    """'8,4,256', '(8,4,256)', '[8, 4, 256]', '8x4x256', '(4,)' -> a tuple; '()' or '[]' -> ()."""
+    inner = text.strip()
+    if inner[:1] + inner[-1:] in ("()", "[]"):
+        inner = inner[1:-1].strip()
+    if not inner:
+        return ()
+    parts = _SEPARATORS.split(inner)
+    if len(parts) > 1 and parts[-1] == "":  # '(4,)'
+        parts.pop()
+    if not all(_SIZE.fullmatch(part) for part in parts):
+        raise UsageError(
+            f"cannot read the shape {text!r}: write sizes like 8,4,256 or (8,4,256) or 8x4x256, "
+            "and () for a scalar"
+        )
+    return tuple(int(part) for part in parts)
 
 
 @dataclass(frozen=True)

@@ -397,6 +397,130 @@ def _tokenize_show(
         console.print(compare_view(reports, plain=plain))
 
 
+@app.command("inspect-shapes")
+def inspect_shapes(
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            help="Named configuration (see --list-presets). Default: gpt2.", show_default=False
+        ),
+    ] = None,
+    list_presets: Annotated[
+        bool, typer.Option("--list-presets", help="List the presets and exit.")
+    ] = False,
+    batch_size: Annotated[
+        int | None,
+        typer.Option("-b", "--batch-size", help="B. Default: 8.", min=1, show_default=False),
+    ] = None,
+    seq_len: Annotated[
+        int | None,
+        typer.Option("-t", "--seq-len", help="T. Default: 4.", min=1, show_default=False),
+    ] = None,
+    d_model: Annotated[int | None, typer.Option("-d", "--d-model", help="Embedding width.")] = None,
+    vocab_size: Annotated[int | None, typer.Option(help="Rows of the token table.")] = None,
+    context_length: Annotated[
+        int | None, typer.Option(help="Rows of the positional table.")
+    ] = None,
+    positional: Annotated[Positional | None, typer.Option(help="Positional embeddings.")] = None,
+    dtype: Annotated[str | None, typer.Option(help="float32, float16 or bfloat16.")] = None,
+    device: Annotated[
+        str, typer.Option(help="meta (shapes only, allocates nothing), cpu, cuda, cuda:N, mps.")
+    ] = "meta",
+    as_json: AsJson = False,
+) -> None:
+    """Every tensor of the forward pass, its parameters and memory, for any model size.
+
+    \b
+      embedcli inspect-shapes --preset book-ch2
+      embedcli inspect-shapes --preset gpt3 --dtype bfloat16
+      embedcli inspect-shapes -b 2 -t 16 -d 64 --device cpu --json | jq '.tensors'
+    """
+    from dataclasses import replace
+
+    from embedcli.config import DEFAULT_PRESET, PRESETS
+    from embedcli.devices import canonical_dtype
+    from embedcli.errors import ConfigError
+
+    if list_presets:
+        return _show_presets(list(PRESETS.values()), as_json)
+    name = preset or DEFAULT_PRESET
+    if name not in PRESETS:
+        raise ConfigError(f"unknown preset {name!r}; choose one of: {', '.join(PRESETS)}")
+    base = PRESETS[name]
+    overrides = {
+        "d_model": d_model,
+        "vocab_size": vocab_size,
+        "context_length": context_length,
+        "positional": positional.value if positional else None,
+        "dtype": canonical_dtype(dtype) if dtype else None,
+    }
+    config = replace(base.config, **{k: v for k, v in overrides.items() if v is not None})
+    from embedcli.shapes import run_inspect
+
+    report = run_inspect(
+        config,
+        base,
+        batch_size=batch_size or base.batch_size,
+        seq_len=seq_len or base.seq_len,
+        device=device,
+    )
+    if as_json:
+        from embedcli.jsonout import shapes_json
+
+        return _emit_json(shapes_json(report))
+    from rich.console import Console
+
+    from embedcli.render import shapes_tables
+
+    Console().print(shapes_tables(report))
+
+
+def _show_presets(presets: list[Any], as_json: bool) -> None:
+    if as_json:
+        from embedcli.jsonout import presets_json
+
+        return _emit_json({"presets": presets_json(presets)})
+    from rich.console import Console
+
+    from embedcli.render import presets_table
+
+    Console().print(presets_table(presets))
+
+
+@app.command()
+def broadcast(
+    shapes: Annotated[
+        list[str],
+        typer.Argument(
+            help="Two or more shapes: 8,4,256  (8,4,256)  8x4x256  () for a scalar.",
+            show_default=False,
+        ),
+    ],
+    as_json: AsJson = False,
+) -> None:
+    """Explain NumPy/PyTorch broadcasting of two or more shapes, step by step.
+
+    \b
+      embedcli broadcast 8,4,256 4,256
+      embedcli broadcast "(8,4,256)" "(3,256)"
+      embedcli broadcast 8x1x6x1 7x1x5 --json | jq .result
+    """
+    from embedcli.broadcast import explain, parse_shape
+
+    if len(shapes) < 2:
+        raise UsageError("give at least two shapes, e.g. embedcli broadcast 8,4,256 4,256")
+    plan = explain(*(parse_shape(shape) for shape in shapes))
+    if as_json:
+        from embedcli.jsonout import broadcast_json
+
+        return _emit_json(broadcast_json(plan))
+    from rich.console import Console
+
+    from embedcli.render import broadcast_view
+
+    Console().print(broadcast_view(plan))
+
+
 @app.command()
 def devices(
     as_json: AsJson = False,

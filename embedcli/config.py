@@ -56,3 +56,51 @@ class EmbedConfig:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy."""
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named model configuration for ``inspect-shapes``."""
+
+    name: str
+    description: str
+    config: EmbedConfig
+    batch_size: int = 8
+    seq_len: int = 4
+    n_layers: int | None = None  # transformer blocks of the full GPT-2-style model, when known
+
+    @property
+    def model_parameters(self) -> int | None:
+        """Parameters of the whole GPT-2-style model (output head tied to the token table).
+
+        Per block: two LayerNorms (4d), attention qkv (3d² + 3d) and projection (d² + d), MLP
+        (4d² + 4d and 4d² + d): 12d² + 13d. Plus the two tables and the final LayerNorm (2d).
+        GPT-2 small gives 124,439,808; GPT-3 gives 174.6 billion ("175B").
+        """
+        if self.n_layers is None:
+            return None
+        d = self.config.d_model
+        per_block = 12 * d * d + 13 * d
+        return self.config.num_parameters + self.n_layers * per_block + 2 * d
+
+
+def _gpt(d_model: int, context_length: int = 1024) -> EmbedConfig:
+    return EmbedConfig(vocab_size=50257, d_model=d_model, context_length=context_length)
+
+
+PRESETS = {
+    p.name: p
+    for p in (
+        Preset("gpt2", "GPT-2 small, 124M", _gpt(768), n_layers=12),
+        Preset("gpt2-medium", "GPT-2 medium, 355M", _gpt(1024), n_layers=24),
+        Preset("gpt2-large", "GPT-2 large, 774M", _gpt(1280), n_layers=36),
+        Preset("gpt2-xl", "GPT-2 XL, 1.5B", _gpt(1600), n_layers=48),
+        Preset("gpt3", "GPT-3, 175B", _gpt(12288, 2048), n_layers=96),
+        Preset(
+            "book-ch2",
+            "LLM-from-scratch ch. 2: input (8,4,256)",
+            EmbedConfig(vocab_size=50257, d_model=256, context_length=4),
+        ),
+    )
+}
+DEFAULT_PRESET = "gpt2"

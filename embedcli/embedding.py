@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from embedcli.broadcast import BroadcastPlan, explain
 from embedcli.config import EmbedConfig
 from embedcli.devices import torch_dtype
 from embedcli.errors import SequenceTooLongError, TokenIdError
@@ -20,12 +22,19 @@ class TraceStep:
     shape: tuple[int, ...]
     dtype: str
     device: str
+    numel: int
+    bytes: int  # numel times the element size: what the tensor occupies on its device
 
     @classmethod
     def of(cls, name: str, tensor: torch.Tensor) -> TraceStep:
         """Describe ``tensor`` as it is, not as it was meant to be."""
         return cls(
-            name, tuple(tensor.shape), str(tensor.dtype).removeprefix("torch."), str(tensor.device)
+            name,
+            tuple(tensor.shape),
+            str(tensor.dtype).removeprefix("torch."),
+            str(tensor.device),
+            tensor.numel(),
+            tensor.numel() * tensor.element_size(),
         )
 
 
@@ -45,6 +54,13 @@ class EmbeddingTrace:
         names = ("input_ids", "token_embeddings", "position_ids", "position_embeddings")
         steps = [TraceStep.of(n, getattr(self, n)) for n in names if getattr(self, n) is not None]
         return [*steps, TraceStep.of("input_embeddings", self.input_embeddings)]
+
+    @property
+    def addition(self) -> BroadcastPlan | None:
+        """How position embeddings broadcast onto token embeddings; None when nothing is added."""
+        if self.position_embeddings is None:
+            return None
+        return explain(tuple(self.token_embeddings.shape), tuple(self.position_embeddings.shape))
 
 
 def check_token_ids(ids: torch.Tensor, config: EmbedConfig) -> torch.Tensor:
@@ -94,27 +110,31 @@ class InputEmbedding(nn.Module):
         super().__init__()
         self.config = config
         if meta:
-            # Shapes only: nothing is allocated, so any size can be inspected.
-            with torch.device("meta"):
-                self._create_tables(config)
+            # Shapes only: nothing is allocated, so any size can be inspected. Empty meta tables
+            # skip the random initialisation, whose meta kernels take torch a second to load.
+            self._create_tables(
+                config,
+                lambda rows: nn.Embedding.from_pretrained(
+                    torch.empty(rows, config.d_model, device="meta"), freeze=False
+                ),
+            )
         else:
             # fork_rng keeps the caller's global RNG state untouched.
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(config.seed)
-                self._create_tables(config)
+                self._create_tables(config, lambda rows: nn.Embedding(rows, config.d_model))
         # Non-persistent buffer: follows .to(device), stays out of the state dict.
         self.register_buffer(
             "position_ids",
-            torch.arange(config.context_length, device="meta" if meta else None),
+            torch.arange(config.context_length).to("meta" if meta else "cpu"),
             persistent=False,
         )
 
-    def _create_tables(self, config: EmbedConfig) -> None:
-        self.token_embedding = nn.Embedding(config.vocab_size, config.d_model)
+    def _create_tables(self, config: EmbedConfig, table: Callable[[int], nn.Embedding]) -> None:
+        # Token table first, then positions: the order the seeded recipe draws its numbers in.
+        self.token_embedding = table(config.vocab_size)
         self.position_embedding = (
-            nn.Embedding(config.context_length, config.d_model)
-            if config.has_positional_table
-            else None
+            table(config.context_length) if config.has_positional_table else None
         )
 
     def check_ids(self, ids: torch.Tensor) -> torch.Tensor:

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from embedcli.broadcast import BroadcastPlan
+    from embedcli.config import Preset
     from embedcli.devices import DeviceInfo
     from embedcli.pipeline import EmbedReport
+    from embedcli.shapes import ShapesReport
     from embedcli.tokens import TokenizeReport
 
 
@@ -89,3 +91,44 @@ def tokenize_json(report: TokenizeReport) -> dict[str, Any]:
             for t in report.tokens
         ]
     return data
+
+
+def shapes_json(report: ShapesReport) -> dict[str, Any]:
+    """``{"config", "tensors", "parameters", "broadcast", ...}`` for ``inspect-shapes --json``."""
+    return {
+        "config": {**report.config, "preset": report.preset},
+        "tensors": [
+            {
+                "name": t.name,
+                "shape": list(t.shape),
+                "dtype": t.dtype,
+                "device": t.device,
+                "numel": t.numel,
+                "bytes": t.bytes,
+            }
+            for t in report.tensors
+        ],
+        "parameters": asdict(report.parameters),
+        "broadcast": None if report.broadcast is None else broadcast_json(report.broadcast),
+        "combine": asdict(report.combine),
+    }
+
+
+def presets_json(presets: Sequence[Preset]) -> list[dict[str, Any]]:
+    """``inspect-shapes --list-presets --json``."""
+    return [
+        {
+            "name": p.name,
+            "description": p.description,
+            **{
+                k: v
+                for k, v in p.config.to_dict().items()
+                if k in ("vocab_size", "d_model", "context_length")
+            },
+            "batch_size": p.batch_size,
+            "seq_len": p.seq_len,
+            "n_layers": p.n_layers,
+            "model_parameters": p.model_parameters,
+        }
+        for p in presets
+    ]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from embedcli.broadcast import BroadcastPlan, explain
+from embedcli.broadcast import BroadcastPlan
 from embedcli.config import EmbedConfig
 from embedcli.devices import (
     available_memory,
@@ -233,11 +233,6 @@ def run_embed(
         checked = verify_on_cpu(
             reference, ids_cpu, trace.input_embeddings, torch_dtype(config.dtype)
         )
-    plan = (
-        explain(tuple(trace.token_embeddings.shape), tuple(trace.position_embeddings.shape))
-        if trace.position_embeddings is not None
-        else None
-    )
     report = EmbedReport(
         config={
             **config.to_dict(),
@@ -251,7 +246,7 @@ def run_embed(
         tokens=_token_rows(enc, padded, mask),
         truncated=dropped,
         steps=trace.steps,
-        broadcast=plan,
+        broadcast=trace.addition,
         token_embeddings=trace.token_embeddings.float().cpu().tolist(),
         position_embeddings=(
             None

@@ -12,9 +12,13 @@ from rich.text import Text
 from embedcli.broadcast import BroadcastPlan, format_shape
 from embedcli.devices import format_bytes
 
+TENSOR_NAMES = ("token_embeddings", "position_embeddings")
+
 if TYPE_CHECKING:
+    from embedcli.config import Preset
     from embedcli.devices import DeviceInfo
     from embedcli.pipeline import EmbedReport
+    from embedcli.shapes import ShapesReport
     from embedcli.tokens import Segment, TokenizeReport
 
 # Tables list at most this many positions of each sequence; --json always has them all.
@@ -145,7 +149,7 @@ def embed_tables(report: EmbedReport, show: int = 4) -> RenderableType:
         parts.append(
             broadcast_table(
                 report.broadcast,
-                ("token_embeddings", "position_embeddings"),
+                TENSOR_NAMES,
                 "Broadcast: position embeddings are added to every sequence of the batch",
             )
         )
@@ -287,3 +291,132 @@ def compare_view(reports: Sequence[TokenizeReport], *, plain: bool) -> Renderabl
         )
     parts.append(table)
     return Group(*parts)
+
+
+# ---------------------------------------------------------------- inspect-shapes, broadcast
+
+
+def shapes_tables(report: ShapesReport) -> RenderableType:
+    """Every tensor, the broadcast, the parameters, and addition versus concatenation."""
+    cfg = report.config
+    header = Text.assemble(
+        ("inspect-shapes", "bold"),
+        f" · preset {report.preset} ({report.preset_description}) · vocab {cfg['vocab_size']:,} · "
+        f"d {cfg['d_model']:,} · context {cfg['context_length']:,} · "
+        f"{cfg['positional']} positions · batch {cfg['batch_size']} · seq-len {cfg['seq_len']} · "
+        f"{cfg['device']} · {cfg['dtype']}",
+    )
+    tensors = Table(title="Tensors of the forward pass", title_justify="left")
+    for column in ("tensor", "shape", "dtype", "device", "numel", "bytes"):
+        tensors.add_column(column, justify="right" if column in ("numel", "bytes") else "left")
+    for t in report.tensors:
+        tensors.add_row(
+            t.name, format_shape(t.shape), t.dtype, t.device, f"{t.numel:,}", format_bytes(t.bytes)
+        )
+    parts: list[RenderableType] = [header, tensors]
+    if report.broadcast is not None:
+        parts.append(
+            broadcast_table(
+                report.broadcast,
+                TENSOR_NAMES,
+                "Broadcast: position embeddings are added to every sequence of the batch",
+            )
+        )
+    else:
+        parts.append(Text("positional none: nothing is added, input_embeddings = token_embeddings"))
+    parts += [parameters_table(report), combine_table(report)]
+    return Group(*parts)
+
+
+def parameters_table(report: ShapesReport) -> Table:
+    """Rows for each table and the total, with memory in every dtype."""
+    p, cfg = report.parameters, report.config
+    table = Table(title="Parameters", title_justify="left")
+    table.add_column("table")
+    table.add_column("shape")
+    table.add_column("parameters", justify="right")
+    table.add_column("float32", justify="right")
+    table.add_column("float16 / bfloat16", justify="right")
+    rows = [("token_embeddings", (cfg["vocab_size"], cfg["d_model"]), p.token_embeddings)]
+    if p.position_embeddings:
+        rows.append(
+            ("position_embeddings", (cfg["context_length"], cfg["d_model"]), p.position_embeddings)
+        )
+    for name, shape, count in rows:
+        table.add_row(
+            name,
+            format_shape(shape),
+            f"{count:,}",
+            format_bytes(4 * count),
+            format_bytes(2 * count),
+        )
+    table.add_row(
+        "total",
+        "",
+        f"{p.total:,}",
+        format_bytes(p.bytes_by_dtype["float32"]),
+        format_bytes(p.bytes_by_dtype["float16"]),
+        end_section=True,
+    )
+    if p.model_parameters is not None and p.share_of_model is not None:
+        table.caption = (
+            f"the embeddings are {p.share_of_model:.2%} of the whole {report.preset} model's "
+            f"{p.model_parameters:,} parameters (output head tied to the token table)"
+        )
+        table.caption_justify = "left"
+    return table
+
+
+def combine_table(report: ShapesReport) -> Table:
+    """Adding keeps the width at d; concatenating doubles it, and the next layer pays."""
+    c = report.combine
+    table = Table(title="Add or concatenate token and position vectors?", title_justify="left")
+    for column in ("combine", "result width", "first linear layer", "its parameters"):
+        table.add_column(column, justify="left" if column == "combine" else "right")
+    table.add_row(
+        "add (GPT-2)",
+        str(c.add_width),
+        f"{c.add_width} → {c.d_model}",
+        f"{c.add_linear_parameters:,}",
+    )
+    table.add_row(
+        "concatenate",
+        str(c.concat_width),
+        f"{c.concat_width} → {c.d_model}",
+        f"{c.concat_linear_parameters:,}",
+    )
+    extra = c.concat_linear_parameters - c.add_linear_parameters
+    table.caption = f"concatenating costs {extra:,} more parameters in that layer alone"
+    table.caption_justify = "left"
+    return table
+
+
+def presets_table(presets: Sequence[Preset]) -> Table:
+    """``inspect-shapes --list-presets``."""
+    table = Table(title="Presets (explicit flags override their values)", title_justify="left")
+    for column in ("preset", "model", "vocab", "d_model", "context", "batch × seq", "parameters"):
+        table.add_column(column, justify="left" if column in ("preset", "model") else "right")
+    for p in presets:
+        cfg = p.config
+        params = "" if p.model_parameters is None else f"{p.model_parameters:,}"
+        table.add_row(
+            p.name,
+            p.description,
+            f"{cfg.vocab_size:,}",
+            f"{cfg.d_model:,}",
+            f"{cfg.context_length:,}",
+            f"{p.batch_size} × {p.seq_len}",
+            params,
+        )
+    return table
+
+
+def broadcast_view(plan: BroadcastPlan) -> RenderableType:
+    """``embedcli broadcast``: the aligned shapes, each axis's rule, then the result."""
+    names = [f"shape {i}" for i in range(1, len(plan.shapes) + 1)]
+    steps = Text(
+        "Right-align the shapes and pad the shorter ones with 1s on the left; then, per axis, "
+        "equal sizes are kept and a 1 is stretched to the other size."
+    )
+    table = broadcast_table(plan, names, "Broadcast, axis by axis")
+    return Group(steps, table)

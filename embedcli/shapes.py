@@ -1,0 +1,120 @@
+"""The inspect-shapes job: run the real core module and report every tensor, parameter and cost.
+
+On the meta device nothing is allocated, so any model size is inspected in a moment; on a real
+device the same forward pass runs with real numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from embedcli.broadcast import BroadcastPlan
+from embedcli.config import DTYPES, EmbedConfig, Preset
+from embedcli.devices import check_dtype_on_device, dtype_size, resolve_device
+
+if TYPE_CHECKING:
+    from embedcli.embedding import TraceStep
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """The two tables' parameter counts, and what they weigh."""
+
+    token_embeddings: int
+    position_embeddings: int
+    total: int
+    bytes: int  # in the configured dtype
+    bytes_by_dtype: dict[str, int]
+    model_parameters: int | None  # the whole model's, where the preset knows it
+    share_of_model: float | None  # total / model_parameters
+
+
+@dataclass(frozen=True)
+class CombineCost:
+    """Adding position vectors keeps the width d; concatenating doubles it, and the first
+    linear layer that reads the result (projecting back to d) pays for it."""
+
+    d_model: int
+    add_width: int
+    concat_width: int
+    add_linear_parameters: int  # d -> d, weights and bias
+    concat_linear_parameters: int  # 2d -> d, weights and bias
+
+
+@dataclass
+class ShapesReport:
+    """Everything ``embedcli inspect-shapes`` shows, as plain data."""
+
+    config: dict[str, Any]
+    preset: str
+    preset_description: str
+    tensors: list[TraceStep]  # every tensor of the forward pass, measured from the tensor
+    parameters: Parameters
+    broadcast: BroadcastPlan | None
+    combine: CombineCost
+
+
+def count_parameters(config: EmbedConfig, preset: Preset) -> Parameters:
+    """Parameters of the token and positional tables, their memory per dtype, their share."""
+    token = config.vocab_size * config.d_model
+    position = config.context_length * config.d_model if config.has_positional_table else 0
+    total = token + position
+    # The share only means something for the preset's own sizes.
+    model = preset.model_parameters if config == preset.config else None
+    return Parameters(
+        token_embeddings=token,
+        position_embeddings=position,
+        total=total,
+        bytes=total * dtype_size(config.dtype),
+        bytes_by_dtype={name: total * dtype_size(name) for name in DTYPES},
+        model_parameters=model,
+        share_of_model=None if model is None else total / model,
+    )
+
+
+def combine_cost(d_model: int) -> CombineCost:
+    """Addition versus concatenation of token and position vectors of width ``d_model``."""
+    return CombineCost(
+        d_model=d_model,
+        add_width=d_model,
+        concat_width=2 * d_model,
+        add_linear_parameters=d_model * d_model + d_model,
+        concat_linear_parameters=2 * d_model * d_model + d_model,
+    )
+
+
+def run_inspect(
+    config: EmbedConfig, preset: Preset, *, batch_size: int, seq_len: int, device: str = "meta"
+) -> ShapesReport:
+    """Build the module on ``device`` (meta: shapes only) and trace a (batch, seq_len) batch."""
+    import torch
+
+    from embedcli.embedding import build_embedding
+    from embedcli.pipeline import check_memory
+
+    target = resolve_device(device)
+    check_dtype_on_device(config.dtype, target)
+    if target.type == "meta":
+        ids = torch.zeros(batch_size, seq_len, dtype=torch.long, device="meta")
+    else:
+        check_memory(config, target, batch_size, seq_len)
+        generator = torch.Generator().manual_seed(config.seed)
+        ids = torch.randint(0, config.vocab_size, (batch_size, seq_len), generator=generator)
+    module = build_embedding(config, target)
+    with torch.inference_mode():
+        trace = module.trace(ids)
+    return ShapesReport(
+        config={
+            **config.to_dict(),
+            "batch_size": batch_size,
+            "seq_len": seq_len,
+            "device": str(target),
+        },
+        preset=preset.name,
+        preset_description=preset.description,
+        tensors=trace.steps,
+        parameters=count_parameters(config, preset),
+        broadcast=trace.addition,
+        combine=combine_cost(config.d_model),
+    )
