@@ -49,6 +49,22 @@ app = typer.Typer(
 
 
 # Options that several commands share, declared once.
+WeightsPath = Annotated[
+    Path | None,
+    typer.Option(
+        "--weights",
+        help="Checkpoint (.safetensors, .pt/.pth/.bin, .npz) to take the "
+        "tables from, instead of seeded random ones.",
+        show_default=False,
+    ),
+]
+TokenKey = Annotated[
+    str | None, typer.Option(help="Checkpoint key of the token table (when not detected).")
+]
+PositionKey = Annotated[
+    str | None,
+    typer.Option(help="Checkpoint key of the positional table; 'none' for no table."),
+]
 AsJson = Annotated[bool, typer.Option("--json", help="JSON on stdout, and nothing else.")]
 AllowSpecial = Annotated[
     bool, typer.Option("--allow-special", help="Encode <|endoftext|> etc. as special ids.")
@@ -126,11 +142,15 @@ def embed(
             help="Rows of the token table. Default: the encoding's size.", show_default=False
         ),
     ] = None,
-    d_model: Annotated[int, typer.Option("-d", "--d-model", help="Embedding width.")] = 768,
-    context_length: Annotated[int, typer.Option(help="Rows of the positional table.")] = 1024,
+    d_model: Annotated[
+        int | None, typer.Option("-d", "--d-model", help="Embedding width. Default: 768.")
+    ] = None,
+    context_length: Annotated[
+        int | None, typer.Option(help="Rows of the positional table. Default: 1024.")
+    ] = None,
     positional: Annotated[
-        Positional, typer.Option(help="Positional embeddings.")
-    ] = Positional.learned,
+        Positional | None, typer.Option(help="Positional embeddings. Default: learned.")
+    ] = None,
     seed: Annotated[int, typer.Option(help="torch.manual_seed before the tables are made.")] = 123,
     device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N or mps.")] = "auto",
     dtype: Annotated[str, typer.Option(help="float32, float16 or bfloat16.")] = "float32",
@@ -149,6 +169,9 @@ def embed(
         bool,
         typer.Option("--verify", help="Recompute on the CPU and report the largest difference."),
     ] = False,
+    weights: WeightsPath = None,
+    token_key: TokenKey = None,
+    position_key: PositionKey = None,
     output: Annotated[
         Path | None,
         typer.Option("-o", "--output", help="Write input_embeddings to .npy, .pt or .safetensors."),
@@ -175,14 +198,29 @@ def embed(
     if ids and texts:
         raise UsageError("pass either TEXT or --ids, not both")
     name = resolve_encoding_name(encoding, model)
-    config = EmbedConfig(
-        vocab_size=get_encoding(name).n_vocab if vocab_size is None else vocab_size,
-        d_model=d_model,
-        context_length=context_length,
-        positional=positional.value,
-        seed=seed,
-        dtype=canonical_dtype(dtype),
-    )
+    tables = None
+    if weights is not None:
+        from embedcli.weights import load_tables, tables_config
+
+        tables = load_tables(weights, token_key, position_key)
+        config = tables_config(
+            tuple(tables.token.shape),
+            None if tables.position is None else tuple(tables.position.shape),
+            dtype=canonical_dtype(dtype),
+            positional=positional.value if positional else None,
+            vocab_size=vocab_size,
+            d_model=d_model,
+            context_length=context_length,
+        )
+    else:
+        config = EmbedConfig(
+            vocab_size=get_encoding(name).n_vocab if vocab_size is None else vocab_size,
+            d_model=768 if d_model is None else d_model,
+            context_length=1024 if context_length is None else context_length,
+            positional=positional.value if positional else "learned",
+            seed=seed,
+            dtype=canonical_dtype(dtype),
+        )
     if output is not None:
         check_output_path(output, config.dtype)
     stdin = typer.get_binary_stream("stdin")
@@ -194,6 +232,7 @@ def embed(
         truncate=truncate,
         pad_id=pad_id,
         verify=verify,
+        tables=tables,
         **(
             {"ids": _parse_ids(ids)} if ids else {"texts": read_texts(texts, stdin, stdin.isatty())}
         ),
@@ -426,6 +465,9 @@ def inspect_shapes(
     device: Annotated[
         str, typer.Option(help="meta (shapes only, allocates nothing), cpu, cuda, cuda:N, mps.")
     ] = "meta",
+    weights: WeightsPath = None,
+    token_key: TokenKey = None,
+    position_key: PositionKey = None,
     as_json: AsJson = False,
 ) -> None:
     """Every tensor of the forward pass, its parameters and memory, for any model size.
@@ -443,26 +485,43 @@ def inspect_shapes(
 
     if list_presets:
         return _show_presets(list(PRESETS.values()), as_json)
-    name = preset or DEFAULT_PRESET
-    if name not in PRESETS:
-        raise ConfigError(f"unknown preset {name!r}; choose one of: {', '.join(PRESETS)}")
-    base = PRESETS[name]
-    overrides = {
-        "d_model": d_model,
-        "vocab_size": vocab_size,
-        "context_length": context_length,
-        "positional": positional.value if positional else None,
-        "dtype": canonical_dtype(dtype) if dtype else None,
-    }
-    config = replace(base.config, **{k: v for k, v in overrides.items() if v is not None})
-    from embedcli.shapes import run_inspect
+    from embedcli.shapes import checkpoint_preset, run_inspect
 
+    if weights is not None:
+        if preset is not None:
+            raise UsageError("pass --preset or --weights, not both")
+        base, tables = checkpoint_preset(
+            weights,
+            token_key,
+            position_key,
+            load=device.strip().lower() != "meta",
+            dtype=canonical_dtype(dtype or "float32"),
+            positional=positional.value if positional else None,
+            vocab_size=vocab_size,
+            d_model=d_model,
+            context_length=context_length,
+        )
+        config = base.config
+    else:
+        name = preset or DEFAULT_PRESET
+        if name not in PRESETS:
+            raise ConfigError(f"unknown preset {name!r}; choose one of: {', '.join(PRESETS)}")
+        base, tables = PRESETS[name], None
+        overrides = {
+            "d_model": d_model,
+            "vocab_size": vocab_size,
+            "context_length": context_length,
+            "positional": positional.value if positional else None,
+            "dtype": canonical_dtype(dtype) if dtype else None,
+        }
+        config = replace(base.config, **{k: v for k, v in overrides.items() if v is not None})
     report = run_inspect(
         config,
         base,
         batch_size=batch_size or base.batch_size,
         seq_len=seq_len or base.seq_len,
         device=device,
+        tables=tables,
     )
     if as_json:
         from embedcli.jsonout import shapes_json
@@ -519,6 +578,166 @@ def broadcast(
     from embedcli.render import broadcast_view
 
     Console().print(broadcast_view(plan))
+
+
+@app.command()
+def weights(
+    path: Annotated[Path, typer.Argument(help="Checkpoint: .safetensors, .pt/.pth/.bin or .npz.")],
+    token_key: TokenKey = None,
+    position_key: PositionKey = None,
+    as_json: AsJson = False,
+) -> None:
+    """Every tensor of a checkpoint, its layout, its tables, and whether the head is tied.
+
+    \b
+      embedcli weights model.safetensors
+      embedcli weights ckpt.pt --json | jq .head_tied
+    """
+    from embedcli.analysis import inspect_weights
+
+    report = inspect_weights(path, token_key, position_key)
+    if as_json:
+        from embedcli.jsonout import weights_json
+
+        return _emit_json(weights_json(report))
+    from rich.console import Console
+
+    from embedcli.render import weights_view
+
+    Console().print(weights_view(report))
+
+
+def _analysis_tables(
+    weights: Path | None,
+    token_key: str | None,
+    position_key: str | None,
+    vocab_size: int,
+    d_model: int | None,
+    seed: int,
+) -> tuple[Any, Any, str]:
+    """(token table, positional table or None, where they came from): trained or seeded."""
+    if weights is not None:
+        from embedcli.weights import load_tables
+
+        tables = load_tables(weights, token_key, position_key)
+        return tables.token, tables.position, f"{weights.name}, {tables.layout}"
+    from embedcli.config import EmbedConfig
+    from embedcli.embedding import InputEmbedding
+
+    config = EmbedConfig(vocab_size=vocab_size, d_model=d_model or 768, seed=seed)
+    module = InputEmbedding(config)
+    return (
+        module.token_embedding.weight.detach(),
+        module.position_embedding.weight.detach(),
+        f"seeded nn.Embedding tables, seed {seed}",
+    )
+
+
+@app.command()
+def neighbors(
+    texts: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Text whose tokens to look up; '-' or none reads stdin.", show_default=False
+        ),
+    ] = None,
+    weights: WeightsPath = None,
+    token_key: TokenKey = None,
+    k: Annotated[int, typer.Option("-k", help="Neighbours per token.", min=1)] = 10,
+    encoding: Annotated[
+        str | None,
+        typer.Option(
+            "-e", "--encoding", help="tiktoken encoding. Default: gpt2.", show_default=False
+        ),
+    ] = None,
+    model: Annotated[str | None, typer.Option("-m", "--model", help="Model name.")] = None,
+    d_model: Annotated[
+        int | None, typer.Option("-d", "--d-model", help="Width of seeded tables. Default: 768.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the seeded tables.")] = 123,
+    allow_special: AllowSpecial = False,
+    as_json: AsJson = False,
+) -> None:
+    """The nearest tokens to each token of a text in the token table, by cosine similarity.
+
+    \b
+      embedcli neighbors " king" --weights gpt2.safetensors -k 5
+      embedcli neighbors "Paris" --weights ckpt.pt --json | jq '.tokens[0].neighbors'
+    """
+    from embedcli.analysis import neighbors_report
+    from embedcli.encodings import encode, get_encoding, resolve_encoding_name
+    from embedcli.textinput import read_joined_text
+
+    enc = get_encoding(resolve_encoding_name(encoding, model))
+    stdin = typer.get_binary_stream("stdin")
+    text = read_joined_text(texts, None, stdin, stdin.isatty())
+    ids = encode(enc, text, allow_special=allow_special)
+    token, _, source = _analysis_tables(weights, token_key, None, enc.n_vocab, d_model, seed)
+    outside = [t for t in ids if t >= token.shape[0]]
+    if outside:
+        from embedcli.errors import TokenIdError
+
+        raise TokenIdError(
+            f"token id {outside[0]} is out of range for a token table of {token.shape[0]} rows; "
+            "use the encoding the model was trained with"
+        )
+    rows = neighbors_report(enc, ids, token, k)
+    if as_json:
+        from embedcli.jsonout import neighbors_json
+
+        return _emit_json(neighbors_json(source, rows))
+    from rich.console import Console
+
+    from embedcli.render import neighbors_view
+
+    Console().print(neighbors_view(source, rows))
+
+
+@app.command()
+def stats(
+    weights: WeightsPath = None,
+    token_key: TokenKey = None,
+    position_key: PositionKey = None,
+    encoding: Annotated[
+        str | None,
+        typer.Option(
+            "-e",
+            "--encoding",
+            help="Sets the seeded vocabulary. Default: gpt2.",
+            show_default=False,
+        ),
+    ] = None,
+    d_model: Annotated[
+        int | None, typer.Option("-d", "--d-model", help="Width of seeded tables. Default: 768.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the seeded tables.")] = 123,
+    as_json: AsJson = False,
+) -> None:
+    """Mean, std, min, max and row-norm percentiles of the token and positional tables.
+
+    \b
+      embedcli stats                       # the seeded tables: nn.Embedding's N(0, 1)
+      embedcli stats --weights model.safetensors --json
+    """
+    from embedcli.analysis import table_stats
+    from embedcli.encodings import get_encoding, resolve_encoding_name
+
+    vocab = get_encoding(resolve_encoding_name(encoding, None)).n_vocab
+    token, position, source = _analysis_tables(
+        weights, token_key, position_key, vocab, d_model, seed
+    )
+    found = [table_stats("token_embeddings", token)]
+    if position is not None:
+        found.append(table_stats("position_embeddings", position))
+    if as_json:
+        from embedcli.jsonout import stats_json
+
+        return _emit_json(stats_json(source, found))
+    from rich.console import Console
+
+    from embedcli.render import stats_view
+
+    Console().print(stats_view(source, found, seeded=weights is None))
 
 
 @app.command()

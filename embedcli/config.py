@@ -68,6 +68,7 @@ class Preset:
     batch_size: int = 8
     seq_len: int = 4
     n_layers: int | None = None  # transformer blocks of the full GPT-2-style model, when known
+    parameters: int | None = None  # the whole model's parameters, when counted (a checkpoint)
 
     @property
     def model_parameters(self) -> int | None:
@@ -77,6 +78,8 @@ class Preset:
         (4d² + 4d and 4d² + d): 12d² + 13d. Plus the two tables and the final LayerNorm (2d).
         GPT-2 small gives 124,439,808; GPT-3 gives 174.6 billion ("175B").
         """
+        if self.parameters is not None:
+            return self.parameters
         if self.n_layers is None:
             return None
         d = self.config.d_model

@@ -63,7 +63,9 @@ class EmbeddingTrace:
         return explain(tuple(self.token_embeddings.shape), tuple(self.position_embeddings.shape))
 
 
-def check_token_ids(ids: torch.Tensor, config: EmbedConfig) -> torch.Tensor:
+def check_token_ids(
+    ids: torch.Tensor, config: EmbedConfig, hint: str = "raise --vocab-size or fix the ids"
+) -> torch.Tensor:
     """Return ``ids`` as (B, T) int64, or raise a domain error naming the offending id.
 
     Checked before any lookup, so a bad id is a clear message, never an IndexError or a CUDA
@@ -92,7 +94,7 @@ def check_token_ids(ids: torch.Tensor, config: EmbedConfig) -> torch.Tensor:
                 raise TokenIdError(f"token id {value} {where} is negative; ids start at 0")
             raise TokenIdError(
                 f"token id {value} {where} is out of range for a vocabulary of {vocab} "
-                f"(valid ids: 0 to {vocab - 1}); raise --vocab-size or fix the ids"
+                f"(valid ids: 0 to {vocab - 1}); {hint}"
             )
     return ids.long()
 
@@ -106,10 +108,25 @@ class InputEmbedding(nn.Module):
     Use :func:`build_embedding` to place a module on a device and dtype.
     """
 
-    def __init__(self, config: EmbedConfig, *, meta: bool = False) -> None:
+    def __init__(
+        self,
+        config: EmbedConfig,
+        *,
+        meta: bool = False,
+        tables: tuple[torch.Tensor, torch.Tensor | None] | None = None,
+    ) -> None:
         super().__init__()
         self.config = config
-        if meta:
+        if tables is not None:
+            # Trained tables (from a checkpoint) are used as they are: no copy, no initialisation.
+            token, position = tables
+            self.token_embedding = nn.Embedding.from_pretrained(token, freeze=False)
+            self.position_embedding = (
+                nn.Embedding.from_pretrained(position, freeze=False)
+                if position is not None and config.has_positional_table
+                else None
+            )
+        elif meta:
             # Shapes only: nothing is allocated, so any size can be inspected. Empty meta tables
             # skip the random initialisation, whose meta kernels take torch a second to load.
             self._create_tables(
@@ -159,10 +176,15 @@ class InputEmbedding(nn.Module):
         return self.trace(ids).input_embeddings
 
 
-def build_embedding(config: EmbedConfig, device: torch.device | str = "cpu") -> InputEmbedding:
-    """Create the seeded tables on the CPU, then move them to ``device`` and ``config.dtype``."""
+def build_embedding(
+    config: EmbedConfig,
+    device: torch.device | str = "cpu",
+    tables: tuple[torch.Tensor, torch.Tensor | None] | None = None,
+) -> InputEmbedding:
+    """Create the seeded tables (or take trained ``tables``) on the CPU, then move them to
+    ``device`` and ``config.dtype``."""
     device = torch.device(device)
-    if device.type == "meta":
+    if device.type == "meta" and tables is None:
         return InputEmbedding(config, meta=True).to(dtype=torch_dtype(config.dtype))
-    module = InputEmbedding(config)
+    module = InputEmbedding(config, tables=tables)
     return module.to(device=device, dtype=torch_dtype(config.dtype))

@@ -56,3 +56,7 @@ class VerificationError(EmbedCLIError):
 
 class BroadcastError(EmbedCLIError):
     """Shapes that cannot be broadcast together."""
+
+
+class WeightsError(EmbedCLIError):
+    """A checkpoint cannot be read, is unsafe to load, or holds no recognisable tables."""

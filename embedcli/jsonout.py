@@ -10,6 +10,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from embedcli.analysis import TableStats, TokenNeighbors, WeightsReport
     from embedcli.broadcast import BroadcastPlan
     from embedcli.config import Preset
     from embedcli.devices import DeviceInfo
@@ -132,3 +133,45 @@ def presets_json(presets: Sequence[Preset]) -> list[dict[str, Any]]:
         }
         for p in presets
     ]
+
+
+def weights_json(report: WeightsReport) -> dict[str, Any]:
+    """``embedcli weights --json``."""
+    return {
+        "path": report.path,
+        "format": report.format,
+        "layout": report.layout,
+        "token_key": report.token_key,
+        "position_key": report.position_key,
+        "head_key": report.head_key,
+        "head_tied": report.head_tied,
+        "parameters": report.parameters,
+        "detection_error": report.detection_error,
+        "other_entries": report.extra,
+        "tensors": [
+            {"name": t.name, "shape": list(t.shape), "dtype": t.dtype} for t in report.tensors
+        ],
+    }
+
+
+def stats_json(source: str, stats: Sequence[TableStats]) -> dict[str, Any]:
+    """``embedcli stats --json``."""
+    return {"source": source, "tables": [{**asdict(s), "shape": list(s.shape)} for s in stats]}
+
+
+def neighbors_json(source: str, rows: Sequence[TokenNeighbors]) -> dict[str, Any]:
+    """``embedcli neighbors --json``."""
+    return {
+        "source": source,
+        "tokens": [
+            {
+                "index": row.index,
+                "id": row.id,
+                "piece": row.text,
+                "neighbors": [
+                    {"id": n.id, "piece": n.text, "score": n.score} for n in row.neighbors
+                ],
+            }
+            for row in rows
+        ],
+    }

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import torch
 
     from embedcli.embedding import InputEmbedding, TraceStep
+    from embedcli.weights import LoadedTables
 
 
 @dataclass(frozen=True)
@@ -190,6 +191,19 @@ def _token_rows(
     return rows
 
 
+def _weights_fields(tables: LoadedTables | None) -> dict[str, Any]:
+    """What the report says about where the tables came from."""
+    if tables is None:
+        return {"weights": None}
+    return {
+        "seed": None,  # trained tables: the seed played no part
+        "weights": tables.path,
+        "layout": tables.layout,
+        "token_key": tables.token_key,
+        "position_key": tables.position_key,
+    }
+
+
 def run_embed(
     config: EmbedConfig,
     encoding: str,
@@ -201,8 +215,10 @@ def run_embed(
     truncate: bool = False,
     pad_id: int | None = None,
     verify: bool = False,
+    tables: LoadedTables | None = None,
 ) -> EmbedResult:
-    """Embed a batch of texts (or of id sequences) and report every step."""
+    """Embed a batch of texts (or of id sequences) and report every step; with ``tables``,
+    through a checkpoint's trained tables instead of the seeded ones."""
     import torch
 
     from embedcli.embedding import InputEmbedding, build_embedding, check_token_ids
@@ -216,20 +232,27 @@ def run_embed(
         sequences = [list(seq) for seq in ids or ()]
     sequences, dropped = fit_to_context(sequences, config.context_length, truncate=truncate)
     pad = enc.eot_token if pad_id is None else pad_id
+    hint = (
+        "raise --vocab-size or fix the ids"
+        if tables is None
+        else f"the checkpoint's token table has {config.vocab_size} rows: use the encoding the "
+        "model was trained with"
+    )
     padded, mask = pad_batch(sequences, pad, config.vocab_size)
-    ids_cpu = check_token_ids(torch.tensor(padded, dtype=torch.long), config)  # (B, T)
+    ids_cpu = check_token_ids(torch.tensor(padded, dtype=torch.long), config, hint)  # (B, T)
+    pair = None if tables is None else (tables.token, tables.position)
 
     target = resolve_device(device, allow_meta=False)
     check_dtype_on_device(config.dtype, target)
     check_memory(config, target, *ids_cpu.shape, verify=verify)
 
-    module = build_embedding(config, target)
+    module = build_embedding(config, target, pair)
     with torch.inference_mode():
         trace = module.trace(ids_cpu)
     checked = None
     if verify:
-        # An independent CPU copy of the same seeded tables, never touched by the device.
-        reference = InputEmbedding(config)
+        # The same tables on the CPU, never touched by the device: seeded anew, or as loaded.
+        reference = InputEmbedding(config, tables=pair)
         checked = verify_on_cpu(
             reference, ids_cpu, trace.input_embeddings, torch_dtype(config.dtype)
         )
@@ -240,6 +263,7 @@ def run_embed(
             "requested_device": device,
             "encoding": enc.name,
             "pad_id": pad,
+            **_weights_fields(tables),
         },
         input_ids=padded,
         attention_mask=mask,

@@ -15,6 +15,7 @@ from embedcli.devices import format_bytes
 TENSOR_NAMES = ("token_embeddings", "position_embeddings")
 
 if TYPE_CHECKING:
+    from embedcli.analysis import TableStats, TokenNeighbors, WeightsReport
     from embedcli.config import Preset
     from embedcli.devices import DeviceInfo
     from embedcli.pipeline import EmbedReport
@@ -359,10 +360,14 @@ def parameters_table(report: ShapesReport) -> Table:
         end_section=True,
     )
     if p.model_parameters is not None and p.share_of_model is not None:
-        table.caption = (
-            f"the embeddings are {p.share_of_model:.2%} of the whole {report.preset} model's "
-            f"{p.model_parameters:,} parameters (output head tied to the token table)"
+        whole = (
+            f"the {p.model_parameters:,} parameters in {report.preset_description} (tied tensors "
+            "counted once)"
+            if report.preset == "checkpoint"
+            else f"the whole {report.preset} model's {p.model_parameters:,} parameters (output "
+            "head tied to the token table)"
         )
+        table.caption = f"the embeddings are {p.share_of_model:.2%} of {whole}"
         table.caption_justify = "left"
     return table
 
@@ -420,3 +425,79 @@ def broadcast_view(plan: BroadcastPlan) -> RenderableType:
     )
     table = broadcast_table(plan, names, "Broadcast, axis by axis")
     return Group(steps, table)
+
+
+# ---------------------------------------------------------------- checkpoints
+
+
+def weights_view(report: WeightsReport) -> RenderableType:
+    """Every tensor, which ones are the tables, and whether the head is tied."""
+    table = Table(title=f"{report.path} ({report.format})", title_justify="left")
+    for column in ("tensor", "shape", "dtype", "role"):
+        table.add_column(column)
+    roles = {
+        report.token_key: "token table",
+        report.position_key: "positional table",
+        report.head_key: f"output head ({report.head_tied})",
+    }
+    for t in report.tensors:
+        table.add_row(t.name, format_shape(t.shape), t.dtype, roles.get(t.name, ""))
+    if report.layout is None:
+        summary = Text(f"no embedding tables detected: {report.detection_error}")
+    else:
+        position = report.position_key or "no learned positional table"
+        summary = Text(
+            f"layout: {report.layout} · token table: {report.token_key} · positions: {position}"
+            f" · output head: {report.head_tied} · {report.parameters:,} parameters"
+            " (tied tensors counted once)"
+        )
+    parts: list[RenderableType] = [table, summary]
+    if report.extra:
+        parts.append(Text("other entries: " + ", ".join(report.extra), style="dim"))
+    return Group(*parts)
+
+
+def neighbors_view(source: str, rows: Sequence[TokenNeighbors]) -> RenderableType:
+    """Each token of the text, and its nearest tokens with their cosine similarity."""
+    table = Table(title="Nearest tokens by cosine similarity", title_justify="left")
+    table.add_column("index", justify="right")
+    table.add_column("id", justify="right")
+    table.add_column("piece")
+    table.add_column("nearest tokens (cosine similarity)")
+    for row in rows:
+        near = ", ".join(f"{n.display} {n.score:.3f}" for n in row.neighbors)
+        table.add_row(str(row.index), str(row.id), row.display, near)
+    return Group(Text(f"tables: {source}"), table)
+
+
+def stats_view(source: str, stats: Sequence[TableStats], seeded: bool) -> RenderableType:
+    """Mean, std, range, share within one std, and row-norm percentiles, per table."""
+    table = Table(title="Table statistics", title_justify="left")
+    for column in ("table", "shape", "mean", "std", "min", "max", "within ±1 std"):
+        table.add_column(column, justify="left" if column in ("table", "shape") else "right")
+    for s in stats:
+        table.add_row(
+            s.name,
+            format_shape(s.shape),
+            f"{s.mean:+.4f}",
+            f"{s.std:.4f}",
+            f"{s.min:+.3f}",
+            f"{s.max:+.3f}",
+            f"{s.within_one_std:.1%}",
+        )
+    norms = Table(title="Row norms (percentiles)", title_justify="left")
+    norms.add_column("table")
+    for key in stats[0].row_norm_percentiles:
+        norms.add_column(key, justify="right")
+    for s in stats:
+        norms.add_row(s.name, *(f"{v:.3f}" for v in s.row_norm_percentiles.values()))
+    parts: list[RenderableType] = [Text(f"tables: {source}"), table, norms]
+    if seeded:
+        parts.append(
+            Text(
+                "nn.Embedding initialises its weights from N(0, 1), not from a uniform range: "
+                "mean ≈ 0, std ≈ 1, 68.3% of values within one std (a uniform distribution would "
+                "give 57.7%), and rows of length ≈ √d."
+            )
+        )
+    return Group(*parts)

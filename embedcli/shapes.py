@@ -14,6 +14,10 @@ from embedcli.config import DTYPES, EmbedConfig, Preset
 from embedcli.devices import check_dtype_on_device, dtype_size, resolve_device
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    import torch
+
     from embedcli.embedding import TraceStep
 
 
@@ -84,8 +88,50 @@ def combine_cost(d_model: int) -> CombineCost:
     )
 
 
+def checkpoint_preset(
+    path: Path,
+    token_key: str | None,
+    position_key: str | None,
+    *,
+    load: bool,
+    dtype: str,
+    positional: str | None,
+    vocab_size: int | None,
+    d_model: int | None,
+    context_length: int | None,
+) -> tuple[Preset, tuple[torch.Tensor, torch.Tensor | None] | None]:
+    """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
+    counting the whole checkpoint's parameters; with ``load``, the tables too."""
+    from embedcli.analysis import inspect_weights
+    from embedcli.weights import Checkpoint, find_tables, load_tables, tables_config
+
+    checkpoint = Checkpoint(path)
+    keys = find_tables(checkpoint, token_key, position_key)
+    config = tables_config(
+        checkpoint.info(keys.token).shape,
+        None if keys.position is None else checkpoint.info(keys.position).shape,
+        dtype=dtype,
+        positional=positional,
+        vocab_size=vocab_size,
+        d_model=d_model,
+        context_length=context_length,
+    )
+    counted = inspect_weights(path, token_key, position_key).parameters
+    preset = Preset("checkpoint", f"{path.name}, {keys.layout}", config, parameters=counted)
+    if not load:
+        return preset, None
+    tables = load_tables(path, token_key, position_key)
+    return preset, (tables.token, tables.position)
+
+
 def run_inspect(
-    config: EmbedConfig, preset: Preset, *, batch_size: int, seq_len: int, device: str = "meta"
+    config: EmbedConfig,
+    preset: Preset,
+    *,
+    batch_size: int,
+    seq_len: int,
+    device: str = "meta",
+    tables: tuple[torch.Tensor, torch.Tensor | None] | None = None,
 ) -> ShapesReport:
     """Build the module on ``device`` (meta: shapes only) and trace a (batch, seq_len) batch."""
     import torch
@@ -101,7 +147,7 @@ def run_inspect(
         check_memory(config, target, batch_size, seq_len)
         generator = torch.Generator().manual_seed(config.seed)
         ids = torch.randint(0, config.vocab_size, (batch_size, seq_len), generator=generator)
-    module = build_embedding(config, target)
+    module = build_embedding(config, target, tables)
     with torch.inference_mode():
         trace = module.trace(ids)
     return ShapesReport(

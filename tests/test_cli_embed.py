@@ -85,6 +85,7 @@ def test_json_contract_and_values() -> None:
         "requested_device": "cpu",
         "encoding": "gpt2",
         "pad_id": 50256,
+        "weights": None,
     }
     assert data["input_ids"] == [[15496, 11, 995, 0]]
     assert data["attention_mask"] == [[1, 1, 1, 1]]
