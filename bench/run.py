@@ -3,14 +3,18 @@
 - embed_bench: `embedcli embed "<a sentence>"` against a plain torch + tiktoken script.
 - tokenize_bench: `embedcli tokenize --count` against ttok, start-up and a 20 MB file
   (needs `pip install ttok` in the same environment).
+- weights_bench: peak memory of `embed --weights` with a generated 1.7 GB checkpoint.
 """
 
 from __future__ import annotations
 
 import embed_bench  # bench/ is on sys.path: Python puts a script's folder first
 import tokenize_bench
+import weights_bench
 
 if __name__ == "__main__":
     embed_bench.main([])
     print()
     tokenize_bench.main([])
+    print()
+    weights_bench.main([])

@@ -16,37 +16,58 @@ README = (REPO / "README.md").read_text(encoding="utf-8")
 MACHINE_DEPENDENT = ("embedcli devices", "--device cuda")
 
 
-def console_examples() -> list[tuple[str, str]]:
-    """Every `$ command` in a console block, with the output pasted under it."""
+def console_examples() -> list[tuple[int, str, str]]:
+    """Every `$ command` in a console block: (block number, command, the output pasted under it).
+
+    The commands of one block run in order in one folder, so a block can make a file and then
+    use it."""
     examples = []
-    for block in re.findall(r"```console\n(.*?)```", README, flags=re.S):
+    for number, block in enumerate(re.findall(r"```console\n(.*?)```", README, flags=re.S)):
         command, output = None, []
         for line in block.splitlines():
             if line.startswith("$ "):
                 if command is not None:
-                    examples.append((command, "\n".join(output)))
+                    examples.append((number, command, "\n".join(output)))
                 command, output = line[2:], []
             else:
                 output.append(line.rstrip())
         if command is not None:
-            examples.append((command, "\n".join(output)))
+            examples.append((number, command, "\n".join(output)))
     return examples
 
 
 EXAMPLES = console_examples()
 
 
+@pytest.fixture(scope="module")
+def block_folder(tmp_path_factory: pytest.TempPathFactory):
+    """One working folder per console block, holding a copy of samples/."""
+    folders: dict[int, Path] = {}
+
+    def folder(number: int) -> Path:
+        if number not in folders:
+            folders[number] = tmp_path_factory.mktemp(f"readme-block-{number}")
+            shutil.copytree(REPO / "samples", folders[number] / "samples")
+        return folders[number]
+
+    return folder
+
+
 def test_readme_has_examples() -> None:
     assert len(EXAMPLES) >= 6
 
 
-@pytest.mark.parametrize(("command", "expected"), EXAMPLES, ids=[c[:60] for c, _ in EXAMPLES])
-def test_console_example_runs_as_shown(command: str, expected: str, tmp_path: Path) -> None:
-    shutil.copytree(REPO / "samples", tmp_path / "samples")
+@pytest.mark.parametrize(
+    ("number", "command", "expected"), EXAMPLES, ids=[c[:60] for _, c, _ in EXAMPLES]
+)
+def test_console_example_runs_as_shown(
+    number: int, command: str, expected: str, block_folder
+) -> None:
+    workdir = block_folder(number)
     done = subprocess.run(
         ["bash", "-c", command],
-        cwd=tmp_path,
-        env=script_env(tmp_path),
+        cwd=workdir,
+        env=script_env(workdir),
         capture_output=True,
         text=True,
         timeout=300,

@@ -33,14 +33,16 @@ def main() -> None:
     readme = REPO / "README.md"
     text = readme.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
-        shutil.copytree(REPO / "samples", workdir / "samples")
+        blocks = iter(range(10_000))
 
         def redo(block: re.Match[str]) -> str:
+            workdir = Path(tmp) / f"block-{next(blocks)}"  # one folder per block, as the test
+            shutil.copytree(REPO / "samples", workdir / "samples")
             lines, out = block.group(1).splitlines(), []
             for line in lines:
                 if line.startswith("$ "):
-                    out += [line, run(line[2:], workdir)]
+                    shown = run(line[2:], workdir)
+                    out += [line, shown] if shown else [line]
             return "```console\n" + "\n".join(out) + "\n```"
 
         text = re.sub(r"```console\n(.*?)```", redo, text, flags=re.S)
