@@ -176,6 +176,34 @@ def embed(
         Path | None,
         typer.Option("-o", "--output", help="Write input_embeddings to .npy, .pt or .safetensors."),
     ] = None,
+    file: Annotated[
+        Path | None, typer.Option("-f", "--file", help="Read the text from a file.")
+    ] = None,
+    window: Annotated[
+        int | None,
+        typer.Option(
+            help="Stream every window of L tokens of the text to --output.",
+            min=1,
+            metavar="L",
+            show_default=False,
+        ),
+    ] = None,
+    stride: Annotated[
+        int | None,
+        typer.Option(
+            help="Tokens between window starts. Default: the window.", min=1, show_default=False
+        ),
+    ] = None,
+    batch_size: Annotated[
+        int, typer.Option("-b", "--batch-size", help="Windows embedded at a time.", min=1)
+    ] = 32,
+    lines: Annotated[
+        bool, typer.Option("--lines", help="One record per input line, as JSON Lines.")
+    ] = False,
+    pool: Annotated[
+        str, typer.Option(help="With --lines: none (T×d), mean or last (one vector a line).")
+    ] = "none",
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
     as_json: AsJson = False,
 ) -> None:
     """Turn text into the (B, T, d) input embeddings, showing every step.
@@ -184,46 +212,59 @@ def embed(
       embedcli embed "Hello, world!"
       embedcli embed "a cat" "the dog sat" --device cuda --verify
       embedcli embed --ids 15496,11,995,0 -d 8 --json | jq '.steps'
-      embedcli embed - < notes.txt --truncate -o notes.npy
+      embedcli embed -f book.txt --window 256 -d 64 --output book.npy
+      embedcli embed --lines --pool mean -f sentences.txt > vectors.jsonl
     """
-    from embedcli.config import EmbedConfig
     from embedcli.devices import canonical_dtype
-    from embedcli.encodings import get_encoding, resolve_encoding_name
     from embedcli.jsonout import embed_json
     from embedcli.outputs import check_output_path, write_tensor
     from embedcli.pipeline import run_embed
     from embedcli.render import embed_tables
     from embedcli.textinput import read_texts
 
-    if ids and texts:
-        raise UsageError("pass either TEXT or --ids, not both")
-    name = resolve_encoding_name(encoding, model)
-    tables = None
-    if weights is not None:
-        from embedcli.weights import load_tables, tables_config
-
-        tables = load_tables(weights, token_key, position_key)
-        config = tables_config(
-            tuple(tables.token.shape),
-            None if tables.position is None else tuple(tables.position.shape),
-            dtype=canonical_dtype(dtype),
-            positional=positional.value if positional else None,
-            vocab_size=vocab_size,
-            d_model=d_model,
-            context_length=context_length,
-        )
-    else:
-        config = EmbedConfig(
-            vocab_size=get_encoding(name).n_vocab if vocab_size is None else vocab_size,
-            d_model=768 if d_model is None else d_model,
-            context_length=1024 if context_length is None else context_length,
-            positional=positional.value if positional else "learned",
-            seed=seed,
-            dtype=canonical_dtype(dtype),
+    _check_embed_modes(texts, ids, file, output, window, stride, lines, pool)
+    name, config, tables = _embed_config(
+        encoding,
+        model,
+        weights,
+        token_key,
+        position_key,
+        vocab_size,
+        d_model,
+        context_length,
+        positional,
+        seed,
+        canonical_dtype(dtype),
+    )
+    if lines or window is not None:
+        return _embed_stream_or_lines(
+            name,
+            config,
+            tables,
+            file,
+            output,
+            window,
+            stride,
+            batch_size,
+            lines,
+            pool,
+            device,
+            allow_special,
+            truncate,
+            quiet,
+            as_json,
         )
     if output is not None:
         check_output_path(output, config.dtype)
     stdin = typer.get_binary_stream("stdin")
+    if file is not None:
+        from embedcli.textinput import read_joined_text
+
+        sources = {"texts": [read_joined_text(None, file, stdin, False)]}
+    elif ids:
+        sources = {"ids": _parse_ids(ids)}
+    else:
+        sources = {"texts": read_texts(texts, stdin, stdin.isatty())}
     result = run_embed(
         config,
         name,
@@ -233,9 +274,7 @@ def embed(
         pad_id=pad_id,
         verify=verify,
         tables=tables,
-        **(
-            {"ids": _parse_ids(ids)} if ids else {"texts": read_texts(texts, stdin, stdin.isatty())}
-        ),
+        **sources,
     )
     if as_json:
         _emit_json(embed_json(result.report))
@@ -738,6 +777,285 @@ def stats(
     from embedcli.render import stats_view
 
     Console().print(stats_view(source, found, seeded=weights is None))
+
+
+def _check_embed_modes(
+    texts: list[str] | None,
+    ids: list[str] | None,
+    file: Path | None,
+    output: Path | None,
+    window: int | None,
+    stride: int | None,
+    lines: bool,
+    pool: str,
+) -> None:
+    """Refuse option combinations that mean nothing, before any work."""
+    from embedcli.stream import POOLS
+
+    given = [
+        flag
+        for flag, on in (
+            ("TEXT", bool(texts) and texts != ["-"]),
+            ("--ids", bool(ids)),
+            ("--file", file is not None),
+        )
+        if on
+    ]
+    if len(given) > 1:
+        raise UsageError(f"pass only one of {' and '.join(given)}")
+    if pool not in POOLS:
+        raise UsageError(f"unknown --pool {pool!r}; choose one of: {', '.join(POOLS)}")
+    if lines and window is not None:
+        raise UsageError("--lines and --window cannot be combined; pick one")
+    if (lines or window is not None) and (ids or (texts and texts != ["-"])):
+        raise UsageError("--lines and --window read -f FILE or standard input, not TEXT or --ids")
+    if lines and output is not None:
+        raise UsageError("--lines writes JSON Lines to standard output; drop --output")
+    if window is not None and output is None:
+        raise UsageError("--window streams to a file: pass --output out.npy (or .safetensors)")
+    if stride is not None and window is None:
+        raise UsageError("--stride needs --window")
+    if pool != "none" and not lines:
+        raise UsageError("--pool needs --lines")
+
+
+def _embed_config(
+    encoding: str | None,
+    model: str | None,
+    weights: Path | None,
+    token_key: str | None,
+    position_key: str | None,
+    vocab_size: int | None,
+    d_model: int | None,
+    context_length: int | None,
+    positional: Positional | None,
+    seed: int,
+    dtype: str,
+) -> tuple[str, Any, Any]:
+    """(encoding name, EmbedConfig, loaded tables or None): from flags, or from a checkpoint."""
+    from embedcli.config import EmbedConfig
+    from embedcli.encodings import get_encoding, resolve_encoding_name
+
+    name = resolve_encoding_name(encoding, model)
+    family = positional.value if positional else None
+    if weights is None:
+        config = EmbedConfig(
+            vocab_size=get_encoding(name).n_vocab if vocab_size is None else vocab_size,
+            d_model=768 if d_model is None else d_model,
+            context_length=1024 if context_length is None else context_length,
+            positional=family or "learned",
+            seed=seed,
+            dtype=dtype,
+        )
+        return name, config, None
+    from embedcli.weights import load_tables, tables_config
+
+    tables = load_tables(weights, token_key, position_key)
+    config = tables_config(
+        tuple(tables.token.shape),
+        None if tables.position is None else tuple(tables.position.shape),
+        dtype=dtype,
+        positional=family,
+        vocab_size=vocab_size,
+        d_model=d_model,
+        context_length=context_length,
+    )
+    return name, config, tables
+
+
+class _RichProgress:
+    """A progress bar on stderr: bytes read, tokens, windows, tokens/s and time left."""
+
+    def __init__(self, total_bytes: int | None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("embedding"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TextColumn(
+                "{task.fields[tokens]:,} tokens · {task.fields[rate]:,.0f} tokens/s · "
+                "{task.fields[windows]:,} windows"
+            ),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            transient=True,
+            console=Console(stderr=True),
+        )
+        self.task = self.bar.add_task("embed", total=total_bytes, tokens=0, windows=0, rate=0.0)
+
+    def advance(self, nbytes: int) -> None:
+        self.bar.advance(self.task, nbytes)
+
+    def update(self, tokens: int, windows: int) -> None:
+        elapsed = self.bar.tasks[0].elapsed or 0.0
+        self.bar.update(
+            self.task, tokens=tokens, windows=windows, rate=tokens / elapsed if elapsed else 0.0
+        )
+
+
+def _embed_stream_or_lines(
+    name: str,
+    config: Any,
+    tables: Any,
+    file: Path | None,
+    output: Path | None,
+    window: int | None,
+    stride: int | None,
+    batch_size: int,
+    lines: bool,
+    pool: str,
+    device: str,
+    allow_special: bool,
+    truncate: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    from contextlib import ExitStack
+
+    from embedcli.encodings import get_encoding
+    from embedcli.stream import NoProgress, embed_lines, stream_embed
+
+    enc = get_encoding(name)
+    with ExitStack() as stack:
+        if file is not None:
+            try:
+                stream = stack.enter_context(open(file, "rb"))
+            except OSError as exc:
+                from embedcli.errors import InputTextError
+
+                raise InputTextError(f"cannot read {file}: {exc.strerror or exc}") from None
+            source, size = str(file), file.stat().st_size
+        else:
+            stream, source, size = typer.get_binary_stream("stdin"), "standard input", None
+        if lines:
+            for record in embed_lines(
+                config,
+                enc,
+                stream,
+                source=source,
+                pool=pool,
+                device=device,
+                tables=tables,
+                allow_special=allow_special,
+                truncate=truncate,
+            ):
+                _emit_json(record)
+            return
+        from embedcli.outputs import check_output_path
+
+        check_output_path(output, config.dtype)
+        from rich.console import Console
+
+        show = not quiet and Console(stderr=True).is_terminal
+        progress = _RichProgress(size) if show else NoProgress()
+        if show:
+            stack.enter_context(progress.bar)
+        summary = stream_embed(
+            config,
+            enc,
+            stream,
+            output,
+            source=source,
+            window=window,
+            stride=stride or window,
+            batch_size=batch_size,
+            device=device,
+            tables=tables,
+            allow_special=allow_special,
+            progress=progress,
+        )
+    if as_json:
+        from dataclasses import asdict
+
+        _emit_json(
+            {
+                **asdict(summary),
+                "shape": [summary.num_windows, summary.window, summary.d_model],
+                "tokens_per_second": summary.tokens_per_second,
+            }
+        )
+    else:
+        typer.echo(
+            f"wrote {summary.output}: ({summary.num_windows}, {summary.window}, "
+            f"{summary.d_model}) {summary.dtype}, {summary.num_windows:,} windows of "
+            f"{summary.num_tokens:,} tokens in {summary.seconds:.1f} s "
+            f"({summary.tokens_per_second:,.0f} tokens/s on {summary.device})"
+        )
+
+
+@app.command("windows")
+def windows_command(
+    texts: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Text (arguments are joined with single spaces); '-' or none reads stdin.",
+            show_default=False,
+        ),
+    ] = None,
+    file: Annotated[
+        Path | None, typer.Option("-f", "--file", help="Read the text from a file.")
+    ] = None,
+    max_length: Annotated[int, typer.Option(help="Tokens per input window.")] = 4,
+    stride: Annotated[
+        int | None,
+        typer.Option(
+            help="Tokens between window starts. Default: --max-length.", show_default=False
+        ),
+    ] = None,
+    batch_size: Annotated[int, typer.Option("-b", "--batch-size", help="Windows a batch.")] = 8,
+    keep_last: Annotated[
+        bool, typer.Option("--keep-last", help="Keep a last batch shorter than --batch-size.")
+    ] = False,
+    encoding: Annotated[
+        str | None,
+        typer.Option(
+            "-e", "--encoding", help="tiktoken encoding. Default: gpt2.", show_default=False
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option(help="Batches shown (tables and --json).", min=1)] = 1,
+    as_json: AsJson = False,
+    as_jsonl: Annotated[
+        bool, typer.Option("--jsonl", help="Every window as one JSON line, streamed.")
+    ] = False,
+) -> None:
+    """The sliding-window data loader: inputs and their targets, shifted by one token.
+
+    \b
+      embedcli windows -f the-verdict.txt --max-length 4 --stride 1
+      embedcli windows -f corpus.txt --max-length 256 --jsonl > windows.jsonl
+    """
+    from embedcli.encodings import encode, get_encoding, resolve_encoding_name
+    from embedcli.textinput import read_joined_text
+    from embedcli.windows import batches, plan_windows, window_pairs
+
+    if as_json and as_jsonl:
+        raise UsageError("--json and --jsonl cannot be combined; pick one")
+    enc = get_encoding(resolve_encoding_name(encoding, None))
+    stdin = typer.get_binary_stream("stdin")
+    ids = encode(enc, read_joined_text(texts, file, stdin, stdin.isatty()), allow_special=True)
+    plan = plan_windows(len(ids), max_length, stride, batch_size, keep_last)
+    if as_jsonl:
+        for index, (start, inputs, targets) in enumerate(window_pairs(ids, plan)):
+            _emit_json({"index": index, "start": start, "input_ids": inputs, "target_ids": targets})
+        return
+    shown = batches(ids, plan, limit)
+    if as_json:
+        from embedcli.jsonout import windows_json
+
+        return _emit_json(windows_json(enc.name, plan, shown))
+    from rich.console import Console
+
+    from embedcli.render import windows_view
+
+    Console().print(windows_view(enc, plan, shown))
 
 
 @app.command()

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from embedcli.pipeline import EmbedReport
     from embedcli.shapes import ShapesReport
     from embedcli.tokens import TokenizeReport
+    from embedcli.windows import WindowPlan
 
 
 def broadcast_json(plan: BroadcastPlan) -> dict[str, Any]:
@@ -174,4 +175,20 @@ def neighbors_json(source: str, rows: Sequence[TokenNeighbors]) -> dict[str, Any
             }
             for row in rows
         ],
+    }
+
+
+def windows_json(encoding: str, plan: WindowPlan, shown: list[dict[str, list]]) -> dict[str, Any]:
+    """``embedcli windows --json``."""
+    return {
+        "encoding": encoding,
+        "num_tokens": plan.num_tokens,
+        "max_length": plan.max_length,
+        "stride": plan.stride,
+        "batch_size": plan.batch_size,
+        "keep_last": plan.keep_last,
+        "num_windows": plan.num_windows,
+        "num_batches": plan.num_batches,
+        "dropped_tokens": plan.dropped_tokens,
+        "batches": shown,
     }

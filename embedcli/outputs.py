@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -77,3 +78,97 @@ def write_tensor(path: Path, tensor: torch.Tensor, name: str = "input_embeddings
     finally:
         # Reached with the file still there only on failure or Ctrl-C: leave nothing behind.
         tmp.unlink(missing_ok=True)
+
+
+STREAM_SUFFIXES = (".npy", ".safetensors")
+_HEADER_BYTES = 256  # reserved, so the final shape can be written in place at the end
+_NPY_DESCR = {"float32": "<f4", "float16": "<f2"}
+_SAFETENSORS_DTYPE = {"float32": "F32", "float16": "F16", "bfloat16": "BF16"}
+_ITEM_SIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+class ArrayStreamWriter:
+    """Write a (N, *row_shape) array row block by row block, N unknown until the end.
+
+    The file is written with plain ``write`` calls (no memory map, whose written pages would count
+    against the process), into a temporary file beside ``path``; the header, reserved up front,
+    gets the final shape when the writer closes, and only then is the file renamed into place.
+    On any error or Ctrl-C the temporary file is removed: no partial output is ever left.
+    """
+
+    def __init__(
+        self, path: Path, row_shape: tuple[int, ...], dtype: str, name: str = "input_embeddings"
+    ) -> None:
+        suffix = path.suffix.lower()
+        if suffix not in STREAM_SUFFIXES:
+            raise OutputError(
+                f"streaming writes .npy or .safetensors, not {suffix or 'a file without suffix'}"
+                f" ({path})"
+            )
+        self.path, self.row_shape, self.dtype, self.name = path, row_shape, dtype, name
+        self.rows = 0
+        self._tmp: Path | None = None
+        self._handle = None
+
+    def __enter__(self) -> ArrayStreamWriter:
+        try:
+            fd, tmp = tempfile.mkstemp(
+                prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
+            )
+            self._tmp = Path(tmp)
+            self._handle = os.fdopen(fd, "wb")
+            self._handle.write(self._header())
+        except OSError as exc:
+            self._discard()
+            raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+        return self
+
+    def write(self, block: bytes, rows: int) -> None:
+        """Append ``rows`` rows given as raw little-endian bytes."""
+        try:
+            self._handle.write(block)
+        except OSError as exc:
+            raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+        self.rows += rows
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        if kind is not None:
+            self._discard()
+            return
+        try:
+            self._handle.seek(0)
+            self._handle.write(self._header())
+            self._handle.close()
+            os.chmod(self._tmp, 0o666 & ~_umask())
+            os.replace(self._tmp, self.path)
+        except OSError as exc:
+            self._discard()
+            raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
+
+    def _discard(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+
+    def _header(self) -> bytes:
+        shape = (self.rows, *self.row_shape)
+        if self.path.suffix.lower() == ".npy":
+            text = (
+                f"{{'descr': '{_NPY_DESCR[self.dtype]}', 'fortran_order': False, "
+                f"'shape': {shape}, }}"
+            )
+            body = text.ljust(_HEADER_BYTES - 10 - 1) + "\n"  # magic (6) + version (2) + len (2)
+            return b"\x93NUMPY\x01\x00" + len(body).to_bytes(2, "little") + body.encode("latin1")
+        nbytes = self.rows * _ITEM_SIZE[self.dtype]
+        for size in self.row_shape:
+            nbytes *= size
+        meta = {
+            self.name: {
+                "dtype": _SAFETENSORS_DTYPE[self.dtype],
+                "shape": list(shape),
+                "data_offsets": [0, nbytes],
+            }
+        }
+        body = json.dumps(meta, separators=(",", ":")).ljust(_HEADER_BYTES - 8)
+        return len(body).to_bytes(8, "little") + body.encode("ascii")

@@ -15,12 +15,15 @@ from embedcli.devices import format_bytes
 TENSOR_NAMES = ("token_embeddings", "position_embeddings")
 
 if TYPE_CHECKING:
+    import tiktoken
+
     from embedcli.analysis import TableStats, TokenNeighbors, WeightsReport
     from embedcli.config import Preset
     from embedcli.devices import DeviceInfo
     from embedcli.pipeline import EmbedReport
     from embedcli.shapes import ShapesReport
     from embedcli.tokens import Segment, TokenizeReport
+    from embedcli.windows import WindowPlan
 
 # Tables list at most this many positions of each sequence; --json always has them all.
 MAX_POSITIONS = 64
@@ -500,4 +503,53 @@ def stats_view(source: str, stats: Sequence[TableStats], seeded: bool) -> Render
                 "give 57.7%), and rows of length ≈ √d."
             )
         )
+    return Group(*parts)
+
+
+# ---------------------------------------------------------------- windows
+
+WINDOW_COLUMNS = 8  # positions drawn per window; longer windows end in "…"
+
+
+def windows_view(
+    enc: tiktoken.Encoding, plan: WindowPlan, shown: Sequence[dict[str, list]]
+) -> RenderableType:
+    """Each shown batch: every window's input (x) over its target (y), one column a position,
+    so the shift by one token reads diagonally; then the totals."""
+    from embedcli.encodings import token_piece
+
+    parts: list[RenderableType] = []
+    width = min(plan.max_length, WINDOW_COLUMNS)
+    for number, batch in enumerate(shown):
+        table = Table(
+            title=f"Batch {number}: inputs (x) and targets (y = x shifted by one)",
+            title_justify="left",
+        )
+        table.add_column("row", justify="right")
+        table.add_column("")
+        for position in range(width):
+            table.add_column(f"t{position}")
+        if plan.max_length > width:
+            table.add_column("…")
+        for row, (inputs, targets) in enumerate(
+            zip(batch["inputs"], batch["targets"], strict=True)
+        ):
+            for label, ids in (("x", inputs), ("y", targets)):
+                cells = [f"{token_piece(enc, i).display}\n{i}" for i in ids[:width]]
+                table.add_row(
+                    str(row) if label == "x" else "",
+                    label,
+                    *cells,
+                    *(["…"] if plan.max_length > width else []),
+                    end_section=label == "y",
+                )
+        parts.append(table)
+    parts.append(
+        Text(
+            f"{enc.name} · {plan.num_tokens:,} tokens · max-length {plan.max_length} · stride "
+            f"{plan.stride} · {plan.num_windows:,} windows in {plan.num_batches:,} batches of "
+            f"{plan.batch_size} · {plan.dropped_tokens:,} tokens dropped at the end"
+            + (" (last short batch kept)" if plan.keep_last else "")
+        )
+    )
     return Group(*parts)

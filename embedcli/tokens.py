@@ -46,6 +46,14 @@ def split_points(text: str, chunk_chars: int) -> list[int]:
     return points
 
 
+def last_cut(text: str) -> int:
+    """The last offset where :func:`split_points`' rule allows a cut, or -1 when there is none."""
+    cut = text.rfind(" ")
+    while cut > 0 and text[cut - 1].isspace():
+        cut = text.rfind(" ", 0, cut)
+    return cut if cut > 0 else -1
+
+
 def chunks(text: str, chunk_chars: int = CHUNK_CHARS) -> list[str]:
     """``text`` cut at :func:`split_points`; joined back, the pieces are the text."""
     edges = [0, *split_points(text, chunk_chars), len(text)]

@@ -1,0 +1,209 @@
+"""Embedding at scale: every window of a text of any size into a file, or one record per line.
+
+Memory stays at the tables plus a few batches: the text is read and tokenized block by block,
+windows are embedded a batch at a time, and rows are appended to the output file as they come.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+
+from embedcli.config import EmbedConfig
+from embedcli.devices import check_dtype_on_device, resolve_device
+from embedcli.encodings import encode
+from embedcli.errors import InputTextError, SequenceTooLongError
+from embedcli.outputs import ArrayStreamWriter
+from embedcli.windows import StreamWindows, token_blocks
+
+if TYPE_CHECKING:
+    import tiktoken
+    import torch
+
+    from embedcli.weights import LoadedTables
+
+POOLS = ("none", "mean", "last")
+
+
+class Progress(Protocol):
+    """Where streaming reports how far it got (a progress bar, or nothing)."""
+
+    def advance(self, nbytes: int) -> None: ...  # bytes of input read
+
+    def update(self, tokens: int, windows: int) -> None: ...
+
+
+class NoProgress:
+    """Reports nowhere."""
+
+    def advance(self, nbytes: int) -> None:
+        """Ignore."""
+
+    def update(self, tokens: int, windows: int) -> None:
+        """Ignore."""
+
+
+@dataclass(frozen=True)
+class StreamSummary:
+    """What a streaming run wrote."""
+
+    output: str
+    num_tokens: int
+    num_windows: int
+    window: int
+    stride: int
+    d_model: int
+    dtype: str
+    device: str
+    seconds: float
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Input tokens read per second of the whole run."""
+        return self.num_tokens / self.seconds if self.seconds else 0.0
+
+
+def _module(config: EmbedConfig, device: str, tables: LoadedTables | None, rows: int, length: int):
+    from embedcli.embedding import build_embedding
+    from embedcli.pipeline import check_memory
+
+    target = resolve_device(device, allow_meta=False)
+    check_dtype_on_device(config.dtype, target)
+    check_memory(config, target, rows, length)
+    pair = None if tables is None else (tables.token, tables.position)
+    return build_embedding(config, target, pair), target
+
+
+def _id_hint(config: EmbedConfig, tables: LoadedTables | None) -> str:
+    if tables is None:
+        return "raise --vocab-size or fix the ids"
+    return (
+        f"the checkpoint's token table has {config.vocab_size} rows: use the encoding the model "
+        "was trained with"
+    )
+
+
+def _raw_bytes(batch: torch.Tensor) -> bytes:
+    import torch
+
+    batch = batch.detach().cpu().contiguous()
+    if batch.dtype == torch.bfloat16:  # NumPy has no bfloat16: write its 16 bits as they are
+        batch = batch.view(torch.uint16)
+    return batch.numpy().tobytes()
+
+
+def stream_embed(
+    config: EmbedConfig,
+    enc: tiktoken.Encoding,
+    stream: BinaryIO,
+    output: Path,
+    *,
+    source: str,
+    window: int,
+    stride: int,
+    batch_size: int,
+    device: str = "auto",
+    tables: LoadedTables | None = None,
+    allow_special: bool = False,
+    progress: Progress | None = None,
+) -> StreamSummary:
+    """Embed every full window of ``window`` tokens (every ``stride`` tokens) into ``output``."""
+    import torch
+
+    from embedcli.embedding import check_token_ids
+
+    if window > config.context_length:
+        raise SequenceTooLongError(
+            f"--window {window} exceeds the context length ({config.context_length}); "
+            "lower --window or raise --context-length"
+        )
+    progress = progress or NoProgress()
+    started = time.perf_counter()
+    module, target = _module(config, device, tables, batch_size, window)
+    windows = StreamWindows(window, stride)
+    hint = _id_hint(config, tables)
+
+    def flush(batch: list[list[int]]) -> None:
+        ids = check_token_ids(torch.tensor(batch, dtype=torch.long), config, hint)  # (b, L)
+        writer.write(_raw_bytes(module(ids)), len(batch))  # (b, L, d)
+
+    blocks = token_blocks(
+        stream, enc, allow_special=allow_special, source=source, on_bytes=progress.advance
+    )
+    with (
+        ArrayStreamWriter(output, (window, config.d_model), config.dtype) as writer,
+        torch.inference_mode(),
+    ):
+        batch: list[list[int]] = []
+        for block in blocks:
+            for row in windows.feed(block):
+                batch.append(row)
+                if len(batch) == batch_size:
+                    flush(batch)
+                    batch = []
+            progress.update(windows.tokens, writer.rows + len(batch))
+        if batch:
+            flush(batch)
+        if writer.rows == 0:
+            raise InputTextError(
+                f"the text has {windows.tokens} tokens, too few for one window of {window}; "
+                "lower --window"
+            )
+    return StreamSummary(
+        str(output),
+        windows.tokens,
+        writer.rows,
+        window,
+        stride,
+        config.d_model,
+        config.dtype,
+        str(target),
+        time.perf_counter() - started,
+    )
+
+
+def embed_lines(
+    config: EmbedConfig,
+    enc: tiktoken.Encoding,
+    stream: BinaryIO,
+    *,
+    source: str,
+    pool: str = "none",
+    device: str = "auto",
+    tables: LoadedTables | None = None,
+    allow_special: bool = False,
+    truncate: bool = False,
+) -> Iterator[dict[str, Any]]:
+    """One record per input line: ``{"line", "text", "input_ids", "input_embeddings"}``."""
+    import torch
+
+    from embedcli.embedding import check_token_ids
+    from embedcli.textinput import decode_utf8
+
+    module, _ = _module(config, device, tables, 1, config.context_length)
+    hint = _id_hint(config, tables)
+    for number, raw in enumerate(stream, start=1):
+        text = decode_utf8(raw, f"line {number} of {source}")
+        text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
+        ids = encode(enc, text, allow_special=allow_special)
+        if len(ids) > config.context_length:
+            if not truncate:
+                raise SequenceTooLongError(
+                    f"line {number} has {len(ids)} tokens, more than the context length "
+                    f"({config.context_length}); pass --truncate or raise --context-length"
+                )
+            ids = ids[: config.context_length]
+        vectors: Any = [] if pool == "none" else None
+        if ids:
+            with torch.inference_mode():
+                out = module(check_token_ids(torch.tensor([ids]), config, hint))[0]  # (T, d)
+            out = out.float()
+            if pool == "mean":
+                out = out.mean(dim=0)  # (d,)
+            elif pool == "last":
+                out = out[-1]  # (d,)
+            vectors = out.cpu().tolist()
+        yield {"line": number, "text": text, "input_ids": ids, "input_embeddings": vectors}

@@ -1,0 +1,188 @@
+"""Sliding windows over a token stream: the LLM-from-scratch data loader, and streaming embedding.
+
+Texts of any size are read in blocks and tokenized block by block, cut only where the tokenizer
+cuts anyway (see tokens.split_points), so the ids are exactly those of one pass and memory does
+not grow with the file. No torch at import.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, BinaryIO
+
+from embedcli.encodings import encode
+from embedcli.errors import InputTextError, UsageError
+from embedcli.tokens import last_cut
+
+if TYPE_CHECKING:
+    import numpy as np
+    import tiktoken
+
+READ_BYTES = 1 << 22  # 4 MiB read at a time
+
+
+# ---------------------------------------------------------------- the data loader
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """How a token sequence is cut into (input, target) windows and batches."""
+
+    num_tokens: int
+    max_length: int
+    stride: int
+    batch_size: int
+    keep_last: bool
+
+    @property
+    def starts(self) -> range:
+        """``range(0, len(ids) - max_length, stride)``: every window with a full target."""
+        return range(0, self.num_tokens - self.max_length, self.stride)
+
+    @property
+    def num_windows(self) -> int:
+        """Windows that enter a batch (a short last batch counts only with keep_last)."""
+        total = len(self.starts)
+        return total if self.keep_last else total - total % self.batch_size
+
+    @property
+    def num_batches(self) -> int:
+        """Batches of ``batch_size`` windows (the last one may be short with keep_last)."""
+        return -(-self.num_windows // self.batch_size)
+
+    @property
+    def dropped_tokens(self) -> int:
+        """Tokens at the end that no kept window reads as input or target."""
+        if self.num_windows == 0:
+            return self.num_tokens
+        last = self.starts[self.num_windows - 1]
+        return self.num_tokens - (last + self.max_length + 1)
+
+
+def plan_windows(
+    num_tokens: int, max_length: int, stride: int | None, batch_size: int, keep_last: bool
+) -> WindowPlan:
+    """Check the sizes and describe the windows; too little text is an error."""
+    for name, value in (
+        ("--max-length", max_length),
+        ("--stride", stride),
+        ("--batch-size", batch_size),
+    ):
+        if value is not None and value < 1:
+            raise UsageError(f"{name} must be at least 1, got {value}")
+    plan = WindowPlan(num_tokens, max_length, stride or max_length, batch_size, keep_last)
+    if len(plan.starts) == 0:
+        raise InputTextError(
+            f"the text has {num_tokens} tokens, too few for one window: an input of "
+            f"{max_length} tokens and its target need {max_length + 1}; lower --max-length"
+        )
+    if plan.num_windows == 0:
+        raise InputTextError(
+            f"the text gives {len(plan.starts)} windows, fewer than one batch of {batch_size}; "
+            "pass --keep-last or lower --batch-size"
+        )
+    return plan
+
+
+def window_pairs(ids: list[int], plan: WindowPlan) -> Iterator[tuple[int, list[int], list[int]]]:
+    """(start, input_ids, target_ids) for every window of the plan, in order."""
+    for start in plan.starts[: plan.num_windows]:
+        end = start + plan.max_length
+        yield start, ids[start:end], ids[start + 1 : end + 1]
+
+
+def batches(ids: list[int], plan: WindowPlan, limit: int | None = None) -> list[dict[str, list]]:
+    """The first ``limit`` batches as ``{"inputs": [[...]], "targets": [[...]]}``."""
+    out: list[dict[str, list]] = []
+    current: dict[str, list] = {"inputs": [], "targets": []}
+    for _, inputs, targets in window_pairs(ids, plan):
+        current["inputs"].append(inputs)
+        current["targets"].append(targets)
+        if len(current["inputs"]) == plan.batch_size:
+            out.append(current)
+            current = {"inputs": [], "targets": []}
+            if limit is not None and len(out) >= limit:
+                return out
+    if current["inputs"]:
+        out.append(current)
+    return out if limit is None else out[:limit]
+
+
+# ---------------------------------------------------------------- streaming
+
+
+def token_blocks(
+    stream: BinaryIO,
+    enc: tiktoken.Encoding,
+    *,
+    allow_special: bool,
+    source: str,
+    read_bytes: int = READ_BYTES,
+    on_bytes: Callable[[int], None] | None = None,
+) -> Iterator[list[int]]:
+    """Token ids of a UTF-8 byte stream, block by block, exactly as one pass would give them."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    pending, offset = "", 0
+    while True:
+        data = stream.read(read_bytes)
+        try:
+            pending += decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            position = offset + exc.start
+            raise InputTextError(
+                f"{source} is not valid UTF-8 (byte 0x{data[exc.start]:02X} at offset {position})"
+            ) from None
+        offset += len(data)
+        if on_bytes is not None:
+            on_bytes(len(data))
+        if not data:
+            if pending:
+                yield encode(enc, pending, allow_special=allow_special)
+            return
+        # Encode up to the last cut that cannot change the tokens; keep the rest for later.
+        cut = last_cut(pending)
+        if cut > 0:
+            yield encode(enc, pending[:cut], allow_special=allow_special)
+            pending = pending[cut:]
+
+
+@dataclass
+class StreamWindows:
+    """Full windows of ``length`` tokens every ``stride`` tokens, from blocks of ids."""
+
+    length: int
+    stride: int
+    tokens: int = 0
+    _buffer: list[int] = field(default_factory=list)
+    _buffer_start: int = 0  # absolute index of _buffer[0]
+    _next: int = 0  # absolute start of the next window
+
+    def feed(self, ids: Iterable[int]) -> Iterator[list[int]]:
+        """Add ids; yield every window they complete."""
+        block = list(ids)
+        self.tokens += len(block)
+        self._buffer.extend(block)
+        end = self._buffer_start + len(self._buffer)
+        while self._next + self.length <= end:
+            begin = self._next - self._buffer_start
+            yield self._buffer[begin : begin + self.length]
+            self._next += self.stride
+        keep_from = min(self._next - self._buffer_start, len(self._buffer))
+        del self._buffer[:keep_from]
+        self._buffer_start += keep_from
+
+
+def stream_windows(blocks: Iterable[list[int]], length: int, stride: int) -> Iterator[list[int]]:
+    """Every full window of ``length`` tokens, starting every ``stride`` tokens."""
+    windows = StreamWindows(length, stride)
+    for block in blocks:
+        yield from windows.feed(block)
+
+
+def numpy_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype for a float32/float16 output (bfloat16 is written as raw 16-bit)."""
+    import numpy as np
+
+    return np.dtype({"float32": "<f4", "float16": "<f2", "bfloat16": "<u2"}[dtype])

@@ -1,0 +1,395 @@
+"""Sliding windows, streaming embedding to a file, and line-by-line embedding."""
+
+from __future__ import annotations
+
+import io
+import json
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import make_runner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from safetensors.torch import load_file
+from torch import nn
+
+from embedcli import outputs
+from embedcli.cli import app
+from embedcli.encodings import get_encoding
+from embedcli.windows import stream_windows, token_blocks
+
+runner = make_runner()
+
+STORY = (
+    "The keeper of the lighthouse counted ships the way other people count sheep. One, a "
+    "trawler; two, a ferry; three, a yacht. <|endoftext|> By midnight the sea was empty, and "
+    "the lamp kept turning for an audience of gulls. She wrote every ship in a ledger."
+)
+
+
+def book_loader(
+    ids: list[int], max_length: int, stride: int, batch_size: int, drop_last: bool
+) -> list[tuple[list[list[int]], list[list[int]]]]:
+    """The LLM-from-scratch GPTDatasetV1 + DataLoader(shuffle=False), written out plainly."""
+    inputs, targets = [], []
+    for i in range(0, len(ids) - max_length, stride):
+        inputs.append(ids[i : i + max_length])
+        targets.append(ids[i + 1 : i + max_length + 1])
+    out = []
+    for b in range(0, len(inputs), batch_size):
+        x, y = inputs[b : b + batch_size], targets[b : b + batch_size]
+        if len(x) < batch_size and drop_last:
+            break
+        out.append((x, y))
+    return out
+
+
+def run_json(*args: str, input: str | bytes | None = None) -> dict:
+    result = runner.invoke(app, [*args, "--json"], input=input)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize(
+    ("max_length", "stride", "batch_size", "keep_last"),
+    [
+        (4, 4, 8, False),
+        (4, 1, 8, False),
+        (4, 1, 8, True),
+        (8, 3, 2, False),
+        (8, 3, 2, True),
+        (16, 16, 1, False),
+        (2, 5, 3, True),
+    ],
+)
+def test_windows_equal_the_book_loader(max_length, stride, batch_size, keep_last) -> None:
+    ids = get_encoding("gpt2").encode(STORY, allowed_special="all")
+    expected = book_loader(ids, max_length, stride, batch_size, drop_last=not keep_last)
+    args = [
+        "windows",
+        STORY,
+        "--max-length",
+        str(max_length),
+        "--stride",
+        str(stride),
+        "-b",
+        str(batch_size),
+        "--limit",
+        "1000",
+    ] + (["--keep-last"] if keep_last else [])
+    data = run_json(*args)
+    assert [(b["inputs"], b["targets"]) for b in data["batches"]] == expected
+    assert data["num_tokens"] == len(ids)
+    assert data["num_windows"] == sum(len(x) for x, _ in expected)
+    assert data["num_batches"] == len(expected)
+    last_start = (data["num_windows"] - 1) * stride
+    assert data["dropped_tokens"] == len(ids) - (last_start + max_length + 1)
+
+    jsonl = runner.invoke(app, [a for a in args if a not in ("--limit", "1000")] + ["--jsonl"])
+    assert jsonl.exit_code == 0, jsonl.output
+    rows = [json.loads(line) for line in jsonl.stdout.splitlines()]
+    assert [r["input_ids"] for r in rows] == [x for xs, _ in expected for x in xs]
+    assert [r["target_ids"] for r in rows] == [y for _, ys in expected for y in ys]
+    assert [r["index"] for r in rows] == list(range(len(rows)))
+    assert [r["start"] for r in rows] == [i * stride for i in range(len(rows))]
+
+
+def test_special_tokens_are_allowed_between_documents() -> None:
+    data = run_json("windows", STORY, "--max-length", "40", "-b", "1")
+    assert 50256 in data["batches"][0]["inputs"][0]
+
+
+def test_book_chapter_2_first_batch() -> None:
+    """The verdict's first window, as printed in the book (tokens 40 367 2885 1464)."""
+    text = "I HAD always thought Jack Gisburn rather a cheap genius"
+    data = run_json("windows", text, "--max-length", "4", "--stride", "1", "-b", "1")
+    assert data["batches"][0] == {
+        "inputs": [[40, 367, 2885, 1464]],
+        "targets": [[367, 2885, 1464, 1807]],
+    }
+
+
+def test_windows_table_shows_the_shift() -> None:
+    result = runner.invoke(app, ["windows", STORY, "--max-length", "4", "-b", "2"])
+    assert result.exit_code == 0, result.output
+    assert "inputs (x) and targets (y = x shifted by one)" in result.stdout
+    assert "tokens dropped at the" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "code"),
+    [
+        (["a b c", "--max-length", "4"], "too few for one window", 1),
+        (["a b c d e f", "--max-length", "2", "-b", "8"], "fewer than one batch of 8", 1),
+        ([STORY, "--stride", "0"], "--stride must be at least 1, got 0", 2),
+        ([STORY, "--max-length", "0"], "--max-length must be at least 1, got 0", 2),
+        ([STORY, "--json", "--jsonl"], "--json and --jsonl cannot be combined", 2),
+    ],
+)
+def test_windows_errors(args: list[str], message: str, code: int) -> None:
+    result = runner.invoke(app, ["windows", *args])
+    assert result.exit_code == code, result.output
+    assert message in result.stderr
+
+
+# ---------------------------------------------------------------- streaming
+
+
+ADVERSARIAL = [
+    "a",
+    " ",
+    "  ",
+    "\n",
+    "\r\n",
+    "\t",
+    "don't",
+    "日本語",
+    "😀",
+    "é",
+    ".",
+    "12345",
+    " word",
+    "<|endoftext|>",
+]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(st.sampled_from(ADVERSARIAL), max_size=60), read_bytes=st.integers(1, 9))
+def test_token_blocks_equal_one_pass(pieces: list[str], read_bytes: int) -> None:
+    text = "".join(pieces)
+    enc = get_encoding("cl100k_base")
+    blocks = token_blocks(
+        io.BytesIO(text.encode()), enc, allow_special=True, source="test", read_bytes=read_bytes
+    )
+    assert [t for block in blocks for t in block] == enc.encode(text, allowed_special="all")
+
+
+@given(
+    ids=st.lists(st.integers(0, 99), max_size=50),
+    cuts=st.lists(st.integers(0, 50)),
+    length=st.integers(1, 6),
+    stride=st.integers(1, 6),
+)
+def test_stream_windows_equal_slicing(ids, cuts, length, stride) -> None:
+    edges = sorted({0, len(ids), *(c for c in cuts if c < len(ids))})
+    blocks = [ids[a:b] for a, b in pairwise(edges)]
+    expected = [ids[i : i + length] for i in range(0, len(ids) - length + 1, stride)]
+    assert list(stream_windows(blocks, length, stride)) == expected
+
+
+def seeded(vocab: int, d: int, context: int) -> tuple[nn.Embedding, nn.Embedding]:
+    torch.manual_seed(123)
+    return nn.Embedding(vocab, d), nn.Embedding(context, d)
+
+
+@pytest.mark.parametrize(
+    ("suffix", "dtype", "stride"),
+    [(".npy", "float32", None), (".safetensors", "bfloat16", "3"), (".npy", "float16", "5")],
+)
+def test_streamed_file_equals_in_memory(tmp_path: Path, suffix: str, dtype: str, stride) -> None:
+    text_file = tmp_path / "story.txt"
+    text_file.write_text(STORY * 3, encoding="utf-8")
+    out = tmp_path / f"out{suffix}"
+    args = [
+        "embed",
+        "-f",
+        str(text_file),
+        "--window",
+        "8",
+        "-d",
+        "16",
+        "--context-length",
+        "32",
+        "--allow-special",
+        "--dtype",
+        dtype,
+        "-b",
+        "4",
+        "--output",
+        str(out),
+        "--json",
+    ]
+    if stride:
+        args += ["--stride", stride]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+
+    ids = get_encoding("gpt2").encode(STORY * 3, allowed_special="all")
+    step = int(stride or 8)
+    starts = range(0, len(ids) - 8 + 1, step)
+    token, position = seeded(50257, 16, 32)
+    target = getattr(torch, dtype)
+    windows = torch.tensor([ids[s : s + 8] for s in starts])
+    with torch.no_grad():
+        expected = token.weight.to(target)[windows] + position.weight.to(target)[:8]
+    written = (
+        torch.from_numpy(np.load(out)) if suffix == ".npy" else load_file(out)["input_embeddings"]
+    )
+    assert written.dtype == target and written.shape == (len(starts), 8, 16)
+    assert torch.equal(written, expected)
+    assert summary["num_windows"] == len(starts) and summary["num_tokens"] == len(ids)
+    assert summary["shape"] == [len(starts), 8, 16]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_stream_from_stdin_with_weights(tmp_path: Path) -> None:
+    from safetensors.torch import save_file
+
+    token, position = torch.randn(50257, 4), torch.randn(16, 4)
+    ckpt = tmp_path / "m.safetensors"
+    save_file({"wte.weight": token, "wpe.weight": position}, str(ckpt))
+    out = tmp_path / "o.npy"
+    result = runner.invoke(
+        app,
+        ["embed", "--window", "4", "--weights", str(ckpt), "-o", str(out)],
+        input="one two three four five six seven eight",
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"wrote {out}: (2, 4, 4) float32")
+    ids = torch.tensor(get_encoding("gpt2").encode("one two three four five six seven eight"))
+    expected = token[ids[:8].view(2, 4)] + position[:4]
+    assert torch.equal(torch.from_numpy(np.load(out)), expected)
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt(), OSError(28, "No space left on device")])
+def test_interrupted_stream_leaves_no_file(tmp_path: Path, monkeypatch, failure) -> None:
+    text_file = tmp_path / "story.txt"
+    text_file.write_text(STORY * 20, encoding="utf-8")
+    out = tmp_path / "out.npy"
+    calls = []
+    real = outputs.ArrayStreamWriter.write
+
+    def fail_later(self, block: bytes, rows: int) -> None:
+        calls.append(rows)
+        if len(calls) == 3:
+            raise failure
+        real(self, block, rows)
+
+    monkeypatch.setattr(outputs.ArrayStreamWriter, "write", fail_later)
+    result = runner.invoke(
+        app,
+        [
+            "embed",
+            "-f",
+            str(text_file),
+            "--window",
+            "8",
+            "-d",
+            "8",
+            "-b",
+            "2",
+            "--allow-special",
+            "-o",
+            str(out),
+        ],
+    )
+    assert result.exit_code == (130 if isinstance(failure, KeyboardInterrupt) else 1)
+    assert len(calls) == 3
+    assert list(tmp_path.iterdir()) == [text_file]  # no output, no temporary file
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--window", "4"], "--window streams to a file: pass --output"),
+        (["--window", "4", "-o", "x.npy", "hi"], "read -f FILE or standard input"),
+        (["--window", "4", "-o", "x.pt"], "streaming writes .npy or .safetensors, not .pt"),
+        (["--stride", "2"], "--stride needs --window"),
+        (["--pool", "mean"], "--pool needs --lines"),
+        (["--lines", "--pool", "max"], "unknown --pool 'max'"),
+        (["--lines", "--window", "4", "-o", "x.npy"], "--lines and --window cannot be combined"),
+        (["--lines", "-o", "x.npy"], "--lines writes JSON Lines to standard output"),
+    ],
+)
+def test_stream_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["embed", *args], input="some text here")
+    assert result.exit_code in (1, 2), result.output
+    assert message in result.stderr, result.stderr
+
+
+def test_stream_window_beyond_context(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "embed",
+            "--window",
+            "64",
+            "--context-length",
+            "32",
+            "-d",
+            "4",
+            "-o",
+            str(tmp_path / "x.npy"),
+        ],
+        input=STORY,
+    )
+    assert result.exit_code == 1
+    assert "--window 64 exceeds the context length (32)" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stream_non_utf8(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["embed", "--window", "2", "-d", "4", "-o", str(tmp_path / "x.npy")],
+        input=b"ok ok \xff ok",
+    )
+    assert result.exit_code == 1
+    assert "standard input is not valid UTF-8 (byte 0xFF at offset 6)" in result.stderr
+
+
+# ---------------------------------------------------------------- --lines
+
+
+LINES = "Hello, world!\nThe second line\n\n\tlast one without newline"
+
+
+@pytest.mark.parametrize("pool", ["none", "mean", "last"])
+def test_lines_in_order_with_pooling(pool: str) -> None:
+    result = runner.invoke(
+        app, ["embed", "--lines", "--pool", pool, "-d", "8", "--device", "cpu"], input=LINES
+    )
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    texts = LINES.split("\n")
+    assert [r["line"] for r in records] == [1, 2, 3, 4]
+    assert [r["text"] for r in records] == texts
+    token, position = seeded(50257, 8, 1024)
+    for record, text in zip(records, texts, strict=True):
+        ids = get_encoding("gpt2").encode(text)
+        assert record["input_ids"] == ids
+        if not ids:
+            assert record["input_embeddings"] == ([] if pool == "none" else None)
+            continue
+        with torch.no_grad():
+            full = token(torch.tensor(ids)) + position(torch.arange(len(ids)))  # (T, d)
+        expected = {"none": full, "mean": full.mean(dim=0), "last": full[-1]}[pool]
+        assert torch.allclose(torch.tensor(record["input_embeddings"]), expected, atol=1e-6)
+
+
+def test_lines_from_a_file_with_crlf(tmp_path: Path) -> None:
+    path = tmp_path / "lines.txt"
+    path.write_bytes(b"one\r\ntwo\r\n")
+    result = runner.invoke(app, ["embed", "--lines", "-f", str(path), "-d", "4", "--pool", "last"])
+    assert [json.loads(x)["text"] for x in result.stdout.splitlines()] == ["one", "two"]
+
+
+def test_lines_too_long_names_the_line() -> None:
+    result = runner.invoke(
+        app,
+        ["embed", "--lines", "-d", "4", "--context-length", "3"],
+        input="a b\none two three four\n",
+    )
+    assert result.exit_code == 1
+    assert "line 2 has 4 tokens, more than the context length (3)" in result.stderr
+    assert json.loads(result.stdout.splitlines()[0])["line"] == 1
+    truncated = runner.invoke(
+        app,
+        ["embed", "--lines", "-d", "4", "--context-length", "3", "--truncate"],
+        input="a b\none two three four\n",
+    )
+    assert len(json.loads(truncated.stdout.splitlines()[1])["input_ids"]) == 3
