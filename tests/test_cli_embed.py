@@ -543,3 +543,9 @@ def test_tokens_of_a_split_character_carry_bytes_not_text() -> None:
     assert bytes.fromhex("".join(t["bytes"] for t in tokens)).decode("utf-8") == "😀"
     table = embed("😀", *SMALL).stdout
     assert "<0xF0 0x9F" in table and "\ufffd" not in table
+
+
+def test_file_is_one_text(tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    path.write_text("Hello, world!", encoding="utf-8")
+    assert embed_json("-f", str(path), *SMALL)["input_ids"] == [[15496, 11, 995, 0]]
