@@ -169,7 +169,8 @@ def test_bad_ids_are_usage_errors(value: str, message: str) -> None:
 
 
 def test_text_and_ids_together_is_a_usage_error() -> None:
-    expect_error(embed("hi", "--ids", "1", *SMALL), "pass either TEXT or --ids, not both", code=2)
+    expect_error(embed("hi", "--ids", "1", *SMALL), "pass only one of TEXT and --ids", code=2)
+    expect_error(embed("hi", "-f", "x.txt", *SMALL), "pass only one of TEXT and --file", code=2)
 
 
 @pytest.mark.parametrize(
