@@ -4,11 +4,14 @@
 - tokenize_bench: `embedcli tokenize --count` against ttok, start-up and a 20 MB file
   (needs `pip install ttok` in the same environment).
 - weights_bench: peak memory of `embed --weights` with a generated 1.7 GB checkpoint.
+- stream_bench: streaming `embed --window` of a 20 MB text against a plain torch loop, and
+  `embed --lines` against one process a line.
 """
 
 from __future__ import annotations
 
 import embed_bench  # bench/ is on sys.path: Python puts a script's folder first
+import stream_bench
 import tokenize_bench
 import weights_bench
 
@@ -18,3 +21,5 @@ if __name__ == "__main__":
     tokenize_bench.main([])
     print()
     weights_bench.main([])
+    print()
+    stream_bench.main([])

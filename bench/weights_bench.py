@@ -28,9 +28,11 @@ PEAK = (
 )
 
 
-def peak_bytes(argv: list[str]) -> int:
+def peak_bytes(argv: list[str], env: dict[str, str] | None = None) -> int:
     """Peak resident memory of one command, run alone in a fresh helper process."""
-    done = subprocess.run([sys.executable, "-c", PEAK, *argv], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, *argv], capture_output=True, text=True, env=env
+    )
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:4])} failed:\n{done.stderr}")
     return int(done.stdout.strip())

@@ -548,7 +548,8 @@ def windows_view(
         Text(
             f"{enc.name} · {plan.num_tokens:,} tokens · max-length {plan.max_length} · stride "
             f"{plan.stride} · {plan.num_windows:,} windows in {plan.num_batches:,} batches of "
-            f"{plan.batch_size} · {plan.dropped_tokens:,} tokens dropped at the end"
+            f"{plan.batch_size} · {plan.dropped_tokens:,} "
+            f"token{'' if plan.dropped_tokens == 1 else 's'} dropped at the end"
             + (" (last short batch kept)" if plan.keep_last else "")
         )
     )

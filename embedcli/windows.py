@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
     import tiktoken
 
-READ_BYTES = 1 << 22  # 4 MiB read at a time
+READ_BYTES = 1 << 18  # 256 KiB read and tokenized at a time: small blocks keep the id lists small
 
 
 # ---------------------------------------------------------------- the data loader
