@@ -393,3 +393,38 @@ def test_lines_too_long_names_the_line() -> None:
         input="a b\none two three four\n",
     )
     assert len(json.loads(truncated.stdout.splitlines()[1])["input_ids"]) == 3
+
+
+def test_stream_reports_progress(tmp_path: Path) -> None:
+    from embedcli.config import EmbedConfig
+    from embedcli.stream import stream_embed
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.bytes, self.updates = 0, []
+
+        def advance(self, nbytes: int) -> None:
+            self.bytes += nbytes
+
+        def update(self, tokens: int, windows: int) -> None:
+            self.updates.append((tokens, windows))
+
+    data = (STORY * 2000).encode()  # over 256 KiB: several blocks, several updates
+    recorder = Recorder()
+    summary = stream_embed(
+        EmbedConfig(d_model=4, context_length=16),
+        get_encoding("gpt2"),
+        io.BytesIO(data),
+        tmp_path / "o.npy",
+        source="test",
+        window=8,
+        stride=8,
+        batch_size=4,
+        device="cpu",
+        allow_special=True,
+        progress=recorder,
+    )
+    assert recorder.bytes == len(data)
+    assert recorder.updates[-1] == (summary.num_tokens, summary.num_windows)
+    tokens = [t for t, _ in recorder.updates]
+    assert tokens == sorted(tokens) and len(recorder.updates) > 1
