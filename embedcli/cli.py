@@ -73,6 +73,8 @@ AllowSpecial = Annotated[
 
 class Positional(str, Enum):
     learned = "learned"
+    sinusoidal = "sinusoidal"
+    rope = "rope"
     none = "none"
 
 
@@ -204,6 +206,9 @@ def embed(
         str, typer.Option(help="With --lines: none (T×d), mean or last (one vector a line).")
     ] = "none",
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    similarity: Annotated[
+        bool, typer.Option("--similarity", help="Token-by-token cosine similarity heatmap.")
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
     """Turn text into the (B, T, d) input embeddings, showing every step.
@@ -274,6 +279,7 @@ def embed(
         pad_id=pad_id,
         verify=verify,
         tables=tables,
+        similarity=similarity,
         **sources,
     )
     if as_json:
@@ -281,7 +287,9 @@ def embed(
     else:
         from rich.console import Console
 
-        Console().print(embed_tables(result.report, show=show))
+        console = Console()
+        plain = console.no_color or console.color_system is None
+        console.print(embed_tables(result.report, show=show, width=console.width, plain=plain))
     if result.report.verify is not None:
         result.report.verify.ensure_ok()  # after rendering, so the numbers are on screen
     if output is not None:
@@ -1056,6 +1064,70 @@ def windows_command(
     from embedcli.render import windows_view
 
     Console().print(windows_view(enc, plan, shown))
+
+
+class PositionFamily(str, Enum):
+    learned = "learned"
+    sinusoidal = "sinusoidal"
+
+
+@app.command()
+def positions(
+    positional: Annotated[
+        PositionFamily, typer.Option(help="learned (the seeded table, or --weights) or sinusoidal.")
+    ] = PositionFamily.sinusoidal,
+    context_length: Annotated[int, typer.Option(help="Positions (rows).", min=1)] = 64,
+    d_model: Annotated[int, typer.Option("-d", "--d-model", help="Dimensions.", min=1)] = 128,
+    seed: Annotated[int, typer.Option(help="Seed of the learned table.")] = 123,
+    weights: WeightsPath = None,
+    position_key: PositionKey = None,
+    similarity: Annotated[
+        bool, typer.Option("--similarity", help="Position-by-position cosine similarity instead.")
+    ] = False,
+    png: Annotated[
+        Path | None, typer.Option(help="Also write the figure as a PNG (needs embedcli[plot]).")
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """A positional encoding as a picture: positions (rows) by dimensions (columns).
+
+    \b
+      embedcli positions                          # sinusoids: stripes, slower to the right
+      embedcli positions --similarity             # the banded structure of sinusoids
+      embedcli positions --positional learned --similarity   # an untrained table: noise
+      embedcli positions --png sinusoidal.png
+    """
+    from embedcli.positions import position_table, positions_heatmap, save_png
+
+    if weights is not None and positional != PositionFamily.learned:
+        raise UsageError("--weights shows a learned table: add --positional learned")
+    table, source = position_table(
+        positional.value, context_length, d_model, seed, weights, position_key
+    )
+    heatmap = positions_heatmap(table, source, similarity)
+    if png is not None:
+        save_png(heatmap, png)
+    if as_json:
+        return _emit_json(
+            {
+                "positional": positional.value,
+                "kind": heatmap.kind,
+                "source": source,
+                "shape": [len(heatmap.matrix), len(heatmap.matrix[0])],
+                "matrix": heatmap.matrix,
+            }
+        )
+    _print_heatmap(heatmap)
+
+
+def _print_heatmap(heatmap: Any) -> None:
+    from rich.console import Console
+
+    from embedcli.render import heatmap_view
+
+    console = Console()
+    plain = console.no_color or console.color_system is None
+    console.print(heatmap_view(heatmap, width=console.width, plain=plain))
 
 
 @app.command()

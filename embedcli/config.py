@@ -7,7 +7,7 @@ from typing import Any
 
 from embedcli.errors import ConfigError
 
-POSITIONAL_FAMILIES = ("learned", "none")
+POSITIONAL_FAMILIES = ("learned", "sinusoidal", "rope", "none")
 DTYPES = ("float32", "float16", "bfloat16")
 
 
@@ -18,7 +18,7 @@ class EmbedConfig:
     vocab_size: int = 50257  # rows of the token table; must exceed every token id in use
     d_model: int = 768  # width of every embedding vector
     context_length: int = 1024  # rows of the positional table: the longest sequence accepted
-    positional: str = "learned"  # "learned": a trained (context_length, d) table, as GPT-2; "none"
+    positional: str = "learned"  # learned (GPT-2's table), sinusoidal (fixed), rope, or none
     seed: int = 123  # torch.manual_seed before the tables are created, on the CPU
     dtype: str = "float32"  # dtype of the tables after creation: float32, float16, bfloat16
 
@@ -32,6 +32,11 @@ class EmbedConfig:
             raise ConfigError(
                 f"unknown positional family {self.positional!r}; "
                 f"choose one of: {', '.join(POSITIONAL_FAMILIES)}"
+            )
+        if self.positional in ("sinusoidal", "rope") and self.d_model % 2:
+            raise ConfigError(
+                f"{self.positional} positions work on pairs of dimensions (sin and cos), so "
+                f"--d-model must be even, got {self.d_model}"
             )
         if self.dtype not in DTYPES:
             raise ConfigError(f"unknown dtype {self.dtype!r}; choose one of: {', '.join(DTYPES)}")

@@ -47,11 +47,18 @@ class EmbeddingTrace:
     position_ids: torch.Tensor | None  # (T,)
     position_embeddings: torch.Tensor | None  # (T, d)
     input_embeddings: torch.Tensor  # (B, T, d)
+    rope_angles: torch.Tensor | None = None  # (T, d/2): rotary positions, applied in attention
 
     @property
     def steps(self) -> list[TraceStep]:
         """Name, shape, dtype and device of each tensor that exists, in pipeline order."""
-        names = ("input_ids", "token_embeddings", "position_ids", "position_embeddings")
+        names = (
+            "input_ids",
+            "token_embeddings",
+            "position_ids",
+            "rope_angles",
+            "position_embeddings",
+        )
         steps = [TraceStep.of(n, getattr(self, n)) for n in names if getattr(self, n) is not None]
         return [*steps, TraceStep.of("input_embeddings", self.input_embeddings)]
 
@@ -61,6 +68,25 @@ class EmbeddingTrace:
         if self.position_embeddings is None:
             return None
         return explain(tuple(self.token_embeddings.shape), tuple(self.position_embeddings.shape))
+
+
+def sinusoidal_table(context_length: int, d_model: int) -> torch.Tensor:
+    """ "Attention Is All You Need": PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] =
+    cos(pos / 10000^(2i/d)); computed in float64."""
+    position = torch.arange(context_length, dtype=torch.float64).unsqueeze(1)  # (C, 1)
+    even = torch.arange(0, d_model, 2, dtype=torch.float64)  # 2i
+    angles = position / torch.pow(10000.0, even / d_model)  # (C, d/2)
+    table = torch.empty(context_length, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angles)
+    table[:, 1::2] = torch.cos(angles)
+    return table
+
+
+def rope_angles(position_ids: torch.Tensor, d_model: int) -> torch.Tensor:
+    """RoPE's rotation angle for each position and pair of dimensions: pos * 10000^(-2i/d)."""
+    even = torch.arange(0, d_model, 2, dtype=torch.float32, device=position_ids.device)
+    inverse_frequency = torch.pow(10000.0, -even / d_model)  # (d/2,)
+    return position_ids.float().unsqueeze(1) * inverse_frequency  # (T, 1) * (d/2,) -> (T, d/2)
 
 
 def check_token_ids(
@@ -140,12 +166,19 @@ class InputEmbedding(nn.Module):
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(config.seed)
                 self._create_tables(config, lambda rows: nn.Embedding(rows, config.d_model))
-        # Non-persistent buffer: follows .to(device), stays out of the state dict.
+        # Non-persistent buffers: follow .to(device), stay out of the state dict.
         self.register_buffer(
             "position_ids",
             torch.arange(config.context_length).to("meta" if meta else "cpu"),
             persistent=False,
         )
+        if config.positional == "sinusoidal":
+            table = (
+                torch.empty(config.context_length, config.d_model, device="meta")
+                if meta
+                else sinusoidal_table(config.context_length, config.d_model).float()
+            )
+            self.register_buffer("sinusoidal_table", table, persistent=False)
 
     def _create_tables(self, config: EmbedConfig, table: Callable[[int], nn.Embedding]) -> None:
         # Token table first, then positions: the order the seeded recipe draws its numbers in.
@@ -162,10 +195,20 @@ class InputEmbedding(nn.Module):
         """Run the forward pass and keep every intermediate tensor."""
         input_ids = self.check_ids(ids).to(self.token_embedding.weight.device)  # (B, T)
         token_embeddings = self.token_embedding(input_ids)  # (B, T, d)
-        if self.position_embedding is None:
+        family = self.config.positional
+        if family == "none" or (family == "learned" and self.position_embedding is None):
             return EmbeddingTrace(input_ids, token_embeddings, None, None, token_embeddings)
         position_ids = self.position_ids[: input_ids.shape[1]]  # (T,)
-        position_embeddings = self.position_embedding(position_ids)  # (T, d)
+        if family == "rope":
+            # Nothing is added: attention rotates queries and keys by these angles instead.
+            angles = rope_angles(position_ids, self.config.d_model)  # (T, d/2)
+            return EmbeddingTrace(
+                input_ids, token_embeddings, position_ids, None, token_embeddings, angles
+            )
+        if family == "sinusoidal":
+            position_embeddings = self.sinusoidal_table[: input_ids.shape[1]]  # (T, d), fixed
+        else:
+            position_embeddings = self.position_embedding(position_ids)  # (T, d), learned
         input_embeddings = token_embeddings + position_embeddings  # (B, T, d) + (T, d) -> (B, T, d)
         return EmbeddingTrace(
             input_ids, token_embeddings, position_ids, position_embeddings, input_embeddings

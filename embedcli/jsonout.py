@@ -64,6 +64,8 @@ def embed_json(report: EmbedReport) -> dict[str, Any]:
         "verify": None
         if report.verify is None
         else {**asdict(report.verify), "ok": report.verify.ok},
+        "rope_angles": report.rope_angles,
+        "similarity": report.similarity,
     }
 
 

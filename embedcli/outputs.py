@@ -41,10 +41,13 @@ def check_output_path(path: Path, dtype: str) -> Path:
     return path
 
 
-def _umask() -> int:
+def publish(tmp: Path, path: Path) -> None:
+    """Give a finished temporary file the usual permissions (mkstemp makes 0600) and rename it
+    into place, atomically."""
     mask = os.umask(0)
     os.umask(mask)
-    return mask
+    os.chmod(tmp, 0o666 & ~mask)
+    os.replace(tmp, path)
 
 
 def write_tensor(path: Path, tensor: torch.Tensor, name: str = "input_embeddings") -> None:
@@ -71,8 +74,7 @@ def write_tensor(path: Path, tensor: torch.Tensor, name: str = "input_embeddings
             from safetensors.torch import save_file
 
             save_file({name: data}, str(tmp))
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual permissions
-        os.replace(tmp, path)
+        publish(tmp, path)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     finally:
@@ -139,8 +141,7 @@ class ArrayStreamWriter:
             self._handle.seek(0)
             self._handle.write(self._header())
             self._handle.close()
-            os.chmod(self._tmp, 0o666 & ~_umask())
-            os.replace(self._tmp, self.path)
+            publish(self._tmp, self.path)
         except OSError as exc:
             self._discard()
             raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from exc

@@ -86,6 +86,8 @@ class EmbedReport:
     position_embeddings: list[list[float]] | None
     input_embeddings: list[list[list[float]]]
     verify: VerifyResult | None = None
+    rope_angles: list[list[float]] | None = None  # (T, d/2) with positional rope
+    similarity: list[list[list[float]]] | None = None  # (B, T, T) cosine, when asked for
 
 
 @dataclass
@@ -216,12 +218,14 @@ def run_embed(
     pad_id: int | None = None,
     verify: bool = False,
     tables: LoadedTables | None = None,
+    similarity: bool = False,
 ) -> EmbedResult:
     """Embed a batch of texts (or of id sequences) and report every step; with ``tables``,
     through a checkpoint's trained tables instead of the seeded ones."""
     import torch
 
     from embedcli.embedding import InputEmbedding, build_embedding, check_token_ids
+    from embedcli.positions import cosine_similarity
 
     enc = get_encoding(encoding)
     if (texts is None) == (ids is None):
@@ -279,5 +283,11 @@ def run_embed(
         ),
         input_embeddings=trace.input_embeddings.float().cpu().tolist(),
         verify=checked,
+        rope_angles=None if trace.rope_angles is None else trace.rope_angles.cpu().tolist(),
+        similarity=(
+            [cosine_similarity(seq).tolist() for seq in trace.input_embeddings.cpu()]
+            if similarity
+            else None
+        ),
     )
     return EmbedResult(report, trace.input_embeddings)

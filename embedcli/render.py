@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from embedcli.config import Preset
     from embedcli.devices import DeviceInfo
     from embedcli.pipeline import EmbedReport
+    from embedcli.positions import Heatmap
     from embedcli.shapes import ShapesReport
     from embedcli.tokens import Segment, TokenizeReport
     from embedcli.windows import WindowPlan
@@ -39,6 +40,47 @@ STEP_OPERATIONS = {
 
 
 # ---------------------------------------------------------------- tables
+
+
+def step_operation(name: str, positional: str) -> str:
+    """What made a traced tensor, for this positional family."""
+    if positional == "sinusoidal" and name == "position_embeddings":
+        return "sin/cos table[:T]: fixed, no parameters"
+    if positional == "rope" and name == "input_embeddings":
+        return "token_embeddings: rope adds nothing here"
+    if name == "rope_angles":
+        return "position_ids × 10000^(-2i/d): rotates queries and keys inside attention"
+    return STEP_OPERATIONS.get(name, "")
+
+
+def addition_view(plan: BroadcastPlan | None, positional: str) -> RenderableType:
+    """How positions enter: the broadcast of the addition, or why nothing is added."""
+    if plan is not None:
+        return broadcast_table(
+            plan,
+            TENSOR_NAMES,
+            "Broadcast: position embeddings are added to every sequence of the batch",
+        )
+    if positional == "rope":
+        return Text(
+            "positional rope: nothing is added, input_embeddings = token_embeddings; attention "
+            "rotates each pair of query and key dimensions by rope_angles = position × "
+            "10000^(-2i/d), so a rope model has no position_embeddings tensor at all"
+        )
+    return Text("positional none: nothing is added, input_embeddings = token_embeddings")
+
+
+def rope_table(angles: Sequence[Sequence[float]], show: int) -> Table:
+    """The first positions' rotation angles (radians) for the first pairs of dimensions."""
+    pairs = min(show, len(angles[0]) if angles else 0)
+    total = len(angles[0]) if angles else 0
+    table = Table(title=f"RoPE angles, radians ({pairs} of {total} pairs)", title_justify="left")
+    table.add_column("pos", justify="right")
+    for i in range(pairs):
+        table.add_column(f"pair {i}", justify="right")
+    for position, row in enumerate(angles[:MAX_POSITIONS]):
+        table.add_row(str(position), *(f"{v:.4f}" for v in row[:pairs]))
+    return table
 
 
 def broadcast_table(plan: BroadcastPlan, names: Sequence[str], title: str) -> Table:
@@ -101,7 +143,9 @@ def vectors_table(report: EmbedReport, show: int) -> Table:
     return table
 
 
-def embed_tables(report: EmbedReport, show: int = 4) -> RenderableType:
+def embed_tables(
+    report: EmbedReport, show: int = 4, *, width: int = 100, plain: bool = True
+) -> RenderableType:
     """Header, tokens, pipeline steps, broadcast, and a preview of the vectors."""
     cfg = report.config
     batch = len(report.input_ids)
@@ -145,22 +189,39 @@ def embed_tables(report: EmbedReport, show: int = 4) -> RenderableType:
     steps.add_column("operation", overflow="fold")
     for s in report.steps:
         steps.add_row(
-            s.name, format_shape(s.shape), s.dtype, s.device, STEP_OPERATIONS.get(s.name, "")
+            s.name,
+            format_shape(s.shape),
+            s.dtype,
+            s.device,
+            step_operation(s.name, cfg["positional"]),
         )
     parts.append(steps)
 
-    if report.broadcast is not None:
+    parts.append(addition_view(report.broadcast, cfg["positional"]))
+
+    if report.rope_angles is not None:
+        parts.append(rope_table(report.rope_angles, show))
+    parts.append(vectors_table(report, show))
+    for b, matrix in enumerate(report.similarity or ()):
+        from embedcli.positions import Heatmap
+
+        pieces = [t.piece for t in report.tokens[b]]
+        which = f" of sequence {b}" if len(report.tokens) > 1 else ""
         parts.append(
-            broadcast_table(
-                report.broadcast,
-                TENSOR_NAMES,
-                "Broadcast: position embeddings are added to every sequence of the batch",
+            heatmap_view(
+                Heatmap(
+                    f"cosine similarity between the input embeddings{which}",
+                    "similarity",
+                    "token",
+                    "token",
+                    matrix,
+                    row_labels=pieces,
+                    column_labels=[str(i) for i in range(len(pieces))],
+                ),
+                width=width,
+                plain=plain,
             )
         )
-    else:
-        parts.append(Text("positional none: nothing is added, input_embeddings = token_embeddings"))
-
-    parts.append(vectors_table(report, show))
     if report.verify is not None:
         v = report.verify
         word, style = ("agrees", "green") if v.ok else ("DISAGREES", "bold red")
@@ -318,16 +379,7 @@ def shapes_tables(report: ShapesReport) -> RenderableType:
             t.name, format_shape(t.shape), t.dtype, t.device, f"{t.numel:,}", format_bytes(t.bytes)
         )
     parts: list[RenderableType] = [header, tensors]
-    if report.broadcast is not None:
-        parts.append(
-            broadcast_table(
-                report.broadcast,
-                TENSOR_NAMES,
-                "Broadcast: position embeddings are added to every sequence of the batch",
-            )
-        )
-    else:
-        parts.append(Text("positional none: nothing is added, input_embeddings = token_embeddings"))
+    parts.append(addition_view(report.broadcast, cfg["positional"]))
     parts += [parameters_table(report), combine_table(report)]
     return Group(*parts)
 
@@ -354,6 +406,13 @@ def parameters_table(report: ShapesReport) -> Table:
             format_bytes(4 * count),
             format_bytes(2 * count),
         )
+    if cfg["positional"] in ("sinusoidal", "rope"):
+        fixed = (
+            "(context_length, d) sin/cos buffer"
+            if cfg["positional"] == "sinusoidal"
+            else "angles computed in attention"
+        )
+        table.add_row(f"positions ({cfg['positional']})", fixed, "0", "—", "—")
     table.add_row(
         "total",
         "",
@@ -553,4 +612,95 @@ def windows_view(
             + (" (last short batch kept)" if plan.keep_last else "")
         )
     )
+    return Group(*parts)
+
+
+# ---------------------------------------------------------------- heatmaps
+
+RAMP = " .:-=+*#%@"  # low to high, for terminals without colour
+HEATMAP_MAX_ROWS = 64  # more rows are sampled evenly
+
+
+def _colour(value: float, limit: float) -> str:
+    """Diverging blue (negative) - white (0) - red (positive), as an rgb() colour."""
+    t = max(-1.0, min(1.0, value / limit))
+    if t < 0:
+        r, g, b = (255 + t * 255 * 0.8, 255 + t * 255 * 0.6, 255)
+    else:
+        r, g, b = (255, 255 - t * 255 * 0.8, 255 - t * 255 * 0.8)
+    return f"rgb({int(r)},{int(g)},{int(b)})"
+
+
+def _ramp(value: float, limit: float) -> str:
+    t = (max(-1.0, min(1.0, value / limit)) + 1) / 2
+    return RAMP[min(len(RAMP) - 1, int(t * len(RAMP)))]
+
+
+def _fit_columns(row: Sequence[float], bins: int) -> list[float]:
+    """Average neighbouring columns into ``bins`` columns (or keep them all when they fit)."""
+    if len(row) <= bins:
+        return list(row)
+    out = []
+    for i in range(bins):
+        start = i * len(row) // bins
+        chunk = row[start : max((i + 1) * len(row) // bins, start + 1)]
+        out.append(sum(chunk) / len(chunk))
+    return out
+
+
+def heatmap_view(heatmap: Heatmap, *, width: int, plain: bool) -> RenderableType:
+    """Rows top to bottom, columns averaged to fit ``width``; half-blocks (two rows a line) in
+    colour, a character ramp without; and a legend of the scale."""
+    matrix = heatmap.matrix
+    picked = list(range(len(matrix)))
+    if len(picked) > HEATMAP_MAX_ROWS:
+        step = len(picked) / HEATMAP_MAX_ROWS
+        picked = [int(i * step) for i in range(HEATMAP_MAX_ROWS)]
+    labels = heatmap.row_labels or [str(i) for i in range(len(matrix))]
+    label_width = max(len(labels[i]) for i in picked) if picked else 1
+    label_width = min(label_width, 12)
+    available = max(8, width - label_width - 2)
+    columns = len(matrix[0]) if matrix else 0
+    cell = max(1, min(3, available // max(columns, 1)))
+    bins = min(columns, available // cell)
+    rows = [_fit_columns(matrix[i], bins) for i in picked]
+    limit = heatmap.limit
+    lines = Text()
+    step = 1 if plain else 2
+    for k in range(0, len(rows), step):
+        lines.append(labels[picked[k]][:label_width].rjust(label_width) + " ", style="dim")
+        for j in range(bins):
+            if plain:
+                lines.append(_ramp(rows[k][j], limit) * cell)
+            else:
+                upper = _colour(rows[k][j], limit)
+                lower = _colour(rows[k + 1][j], limit) if k + 1 < len(rows) else "default"
+                lines.append("▀" * cell, style=f"{upper} on {lower}")
+        if k + step < len(rows):
+            lines.append("\n")
+    notes = []
+    if len(picked) < len(matrix):
+        notes.append(f"{len(picked)} of {len(matrix)} {heatmap.row_axis}s shown, evenly sampled")
+    if bins < columns:
+        notes.append(f"{columns} {heatmap.column_axis}s averaged into {bins} columns")
+    legend = Text("scale: ")
+    legend.append(f"{-limit:+.2f} ")
+    for i in range(21):
+        value = -limit + 2 * limit * i / 20
+        if plain:
+            legend.append(_ramp(value, limit))
+        else:
+            legend.append("█", style=_colour(value, limit))
+    legend.append(f" {limit:+.2f}")
+    if heatmap.column_labels and bins == columns:
+        legend.append("   columns: " + " ".join(heatmap.column_labels[:bins]))
+    parts: list[RenderableType] = [
+        Text(heatmap.title, style="bold"),
+        Text(
+            f"rows: {heatmap.row_axis} · columns: {heatmap.column_axis}"
+            + ("" if not notes else " · " + " · ".join(notes))
+        ),
+        lines,
+        legend,
+    ]
     return Group(*parts)

@@ -1,0 +1,134 @@
+"""Positional encodings as matrices to look at: the table itself, or its cosine similarities."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from embedcli.config import EmbedConfig
+from embedcli.errors import OutputError, WeightsError
+from embedcli.outputs import publish
+
+if TYPE_CHECKING:
+    import torch
+
+
+@dataclass
+class Heatmap:
+    """A matrix and how to label it; rendered as terminal blocks, a PNG, or JSON."""
+
+    title: str
+    kind: str  # "encoding" or "similarity"
+    row_axis: str
+    column_axis: str
+    matrix: list[list[float]]
+    row_labels: list[str] | None = None  # None: rows are numbered
+    column_labels: list[str] | None = None
+
+    @property
+    def limit(self) -> float:
+        """The largest magnitude: the colour scale runs from -limit to +limit."""
+        return max((abs(v) for row in self.matrix for v in row), default=1.0) or 1.0
+
+
+def cosine_similarity(rows: torch.Tensor) -> torch.Tensor:
+    """(n, d) -> (n, n) cosine similarities, in float64."""
+    normed = rows.double() / rows.double().norm(dim=1, keepdim=True).clamp_min(1e-12)
+    return normed @ normed.T
+
+
+def position_table(
+    positional: str,
+    context_length: int,
+    d_model: int,
+    seed: int,
+    weights: Path | None = None,
+    position_key: str | None = None,
+) -> tuple[torch.Tensor, str]:
+    """The (context_length, d) positional table to show, and where it came from."""
+    from embedcli.embedding import InputEmbedding, sinusoidal_table
+
+    if positional == "sinusoidal":
+        EmbedConfig(d_model=d_model, context_length=context_length, positional="sinusoidal")
+        return sinusoidal_table(context_length, d_model), "sinusoidal (fixed)"
+    if weights is not None:
+        from embedcli.weights import load_tables
+
+        tables = load_tables(weights, None, position_key)
+        if tables.position is None:
+            raise WeightsError(f"{weights} has no learned positional table to show")
+        return tables.position.detach().double(), f"learned, {weights.name}"
+    # The recipe draws the token table first, so the positional table is the one `embed` uses
+    # only when both are built with embed's default vocabulary (gpt2's 50,257 rows).
+    module = InputEmbedding(EmbedConfig(d_model=d_model, context_length=context_length, seed=seed))
+    return module.position_embedding.weight.detach().double(), f"learned, seeded {seed} (untrained)"
+
+
+def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Heatmap:
+    """The table (positions × dimensions) or its position-by-position cosine similarity."""
+    if similarity:
+        return Heatmap(
+            f"cosine similarity between positions: {source}",
+            "similarity",
+            "position",
+            "position",
+            cosine_similarity(table).tolist(),
+        )
+    return Heatmap(
+        f"positional encoding: {source}",
+        "encoding",
+        "position",
+        "dimension",
+        table.double().tolist(),
+    )
+
+
+def save_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: int = 500) -> None:
+    """The same figure as a PNG (matplotlib: the ``embedcli[plot]`` extra), written atomically."""
+    import os
+    import tempfile
+
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from matplotlib import pyplot
+    except ImportError:
+        raise OutputError(
+            "--png needs matplotlib, which is not installed: pip install 'embedcli[plot]'"
+        ) from None
+    if path.suffix.lower() != ".png":
+        raise OutputError(f"--png writes PNG images; name the file *.png, not {path.name}")
+    dpi = 100
+    figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
+    try:
+        image = axes.imshow(
+            heatmap.matrix,
+            aspect="auto",
+            cmap="RdBu_r",
+            vmin=-heatmap.limit,
+            vmax=heatmap.limit,
+            interpolation="nearest",
+        )
+        axes.set_title(heatmap.title, fontsize=10)
+        axes.set_xlabel(heatmap.column_axis)
+        axes.set_ylabel(heatmap.row_axis)
+        if heatmap.row_labels:
+            axes.set_yticks(range(len(heatmap.row_labels)), heatmap.row_labels, fontsize=7)
+        if heatmap.column_labels:
+            axes.set_xticks(
+                range(len(heatmap.column_labels)), heatmap.column_labels, fontsize=7, rotation=90
+            )
+        figure.colorbar(image, ax=axes)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        try:
+            figure.savefig(tmp, format="png", dpi=dpi)
+            publish(Path(tmp), path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    finally:
+        pyplot.close(figure)

@@ -1,0 +1,251 @@
+"""Positional families (learned, sinusoidal, rope), `embedcli positions`, and similarity maps."""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from conftest import make_runner
+
+from embedcli import EmbedConfig, build_embedding
+from embedcli.cli import app
+from embedcli.errors import ConfigError
+
+runner = make_runner()
+
+
+def pe(pos: int, dim: int, d: int) -> float:
+    """The formula of "Attention Is All You Need", one value at a time."""
+    i = dim // 2
+    angle = pos / (10000 ** (2 * i / d))
+    return math.sin(angle) if dim % 2 == 0 else math.cos(angle)
+
+
+@pytest.mark.parametrize("d", [8, 64, 768])
+def test_sinusoidal_values_match_the_formula(d: int) -> None:
+    module = build_embedding(
+        EmbedConfig(vocab_size=10, d_model=d, context_length=1024, positional="sinusoidal")
+    )
+    table = module.sinusoidal_table
+    assert table.shape == (1024, d) and table.dtype == torch.float32
+    for pos in (0, 1, 7, 100, 1023):
+        for dim in (0, 1, 2, 3, d // 2, d - 2, d - 1):
+            assert float(table[pos, dim]) == pytest.approx(pe(pos, dim, d), abs=1e-6)
+    assert "sinusoidal_table" not in module.state_dict()  # fixed: no parameters
+    assert sum(p.numel() for p in module.parameters()) == 10 * d
+
+
+def test_sinusoidal_is_computed_in_float64_then_cast() -> None:
+    from embedcli.embedding import sinusoidal_table
+
+    exact = sinusoidal_table(50, 16)
+    assert exact.dtype == torch.float64
+    half = build_embedding(
+        EmbedConfig(
+            vocab_size=10, d_model=16, context_length=50, positional="sinusoidal", dtype="bfloat16"
+        )
+    )
+    assert torch.equal(half.sinusoidal_table, exact.to(torch.bfloat16))
+
+
+@pytest.mark.parametrize("family", ["sinusoidal", "rope"])
+def test_odd_width_is_an_error(family: str) -> None:
+    with pytest.raises(ConfigError, match="--d-model must be even, got 7"):
+        EmbedConfig(d_model=7, positional=family)
+    result = runner.invoke(app, ["embed", "hi", "-d", "7", "--positional", family])
+    assert result.exit_code == 1 and "--d-model must be even, got 7" in result.stderr
+
+
+def test_embed_sinusoidal_adds_the_formula() -> None:
+    result = runner.invoke(
+        app, ["embed", "Hello, world!", "-d", "8", "--positional", "sinusoidal", "--json"]
+    )
+    data = json.loads(result.stdout)
+    expected = [[pe(p, i, 8) for i in range(8)] for p in range(4)]
+    np.testing.assert_allclose(data["position_embeddings"], expected, atol=1e-6)
+    np.testing.assert_allclose(
+        np.array(data["input_embeddings"]) - np.array(data["token_embeddings"]),
+        np.array(expected)[None],
+        atol=1e-6,
+    )
+    assert data["config"]["positional"] == "sinusoidal"
+
+
+def test_embed_rope_adds_nothing_and_shows_the_angles() -> None:
+    result = runner.invoke(
+        app, ["embed", "Hello, world!", "-d", "8", "--positional", "rope", "--json"]
+    )
+    data = json.loads(result.stdout)
+    assert data["position_embeddings"] is None and data["broadcast"] is None
+    assert data["input_embeddings"] == data["token_embeddings"]
+    assert [s["name"] for s in data["steps"]] == [
+        "input_ids",
+        "token_embeddings",
+        "position_ids",
+        "rope_angles",
+        "input_embeddings",
+    ]
+    for pos in range(4):
+        for i in range(4):
+            assert data["rope_angles"][pos][i] == pytest.approx(
+                pos * 10000 ** (-2 * i / 8), rel=1e-6
+            )
+    table = runner.invoke(app, ["embed", "Hello", "-d", "8", "--positional", "rope"]).stdout
+    assert "positional rope: nothing is added" in table and "RoPE angles" in table
+
+
+@pytest.mark.parametrize(
+    ("family", "position_params"),
+    [("learned", 1024 * 64), ("sinusoidal", 0), ("rope", 0), ("none", 0)],
+)
+def test_inspect_shapes_counts_each_family(family: str, position_params: int) -> None:
+    result = runner.invoke(app, ["inspect-shapes", "-d", "64", "--positional", family, "--json"])
+    data = json.loads(result.stdout)
+    assert data["config"]["positional"] == family
+    assert data["parameters"]["position_embeddings"] == position_params
+    assert data["parameters"]["total"] == 50257 * 64 + position_params
+    names = [t["name"] for t in data["tensors"]]
+    assert ("position_embeddings" in names) == (family in ("learned", "sinusoidal"))
+    assert ("rope_angles" in names) == (family == "rope")
+    if family in ("sinusoidal", "rope"):
+        table = runner.invoke(app, ["inspect-shapes", "-d", "64", "--positional", family]).stdout
+        assert f"positions ({family})" in table
+
+
+# ---------------------------------------------------------------- embedcli positions
+
+
+def test_positions_golden(golden) -> None:
+    result = runner.invoke(app, ["positions", "--context-length", "16", "-d", "64"])
+    assert result.exit_code == 0, result.output
+    golden("positions_sinusoidal.txt", result.stdout)
+
+
+@pytest.mark.parametrize("width", [40, 60, 100])
+@pytest.mark.parametrize("args", [[], ["--similarity"], ["--positional", "learned"]])
+def test_heatmap_fits_the_terminal_and_has_a_legend(width: int, args: list[str]) -> None:
+    result = runner.invoke(
+        app,
+        ["positions", "-d", "512", "--context-length", "100", *args],
+        env={"COLUMNS": str(width)},
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    body = [line for line in lines if line[:1] == " " or line[:1].isdigit()]
+    assert body and all(len(line) <= width for line in body)
+    assert any(line.startswith("scale: ") for line in lines)
+    assert "averaged into" in result.stdout and "evenly sampled" in result.stdout
+
+
+def test_heatmap_in_colour_uses_half_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("COLORTERM", "truecolor")
+    out = runner.invoke(app, ["positions", "--context-length", "8", "-d", "16"]).stdout
+    assert "▀" in out and "\x1b[" in out
+    assert out.count("\n") < 12  # two positions a line
+
+
+def test_positions_json_is_the_matrix() -> None:
+    data = json.loads(
+        runner.invoke(app, ["positions", "--context-length", "5", "-d", "6", "--json"]).stdout
+    )
+    assert data["shape"] == [5, 6] and data["kind"] == "encoding"
+    np.testing.assert_allclose(
+        data["matrix"], [[pe(p, i, 6) for i in range(6)] for p in range(5)], atol=1e-12
+    )
+    sim = json.loads(
+        runner.invoke(
+            app, ["positions", "--context-length", "5", "-d", "6", "--similarity", "--json"]
+        ).stdout
+    )
+    matrix = np.array(sim["matrix"])
+    assert matrix.shape == (5, 5)
+    np.testing.assert_allclose(np.diag(matrix), 1.0)
+    np.testing.assert_allclose(matrix, matrix.T)
+
+
+def test_learned_positions_are_the_seeded_table() -> None:
+    data = json.loads(
+        runner.invoke(
+            app,
+            ["positions", "--positional", "learned", "--context-length", "4", "-d", "8", "--json"],
+        ).stdout
+    )
+    torch.manual_seed(123)
+    torch.nn.Embedding(50257, 8)
+    expected = torch.nn.Embedding(4, 8).weight.detach().double()
+    np.testing.assert_allclose(data["matrix"], expected.numpy(), atol=1e-7)
+
+
+def test_learned_positions_from_weights(tmp_path: Path) -> None:
+    from safetensors.torch import save_file
+
+    table = torch.randn(6, 4)
+    path = tmp_path / "m.safetensors"
+    save_file({"wte.weight": torch.randn(10, 4), "wpe.weight": table}, str(path))
+    data = json.loads(
+        runner.invoke(
+            app, ["positions", "--positional", "learned", "--weights", str(path), "--json"]
+        ).stdout
+    )
+    np.testing.assert_allclose(data["matrix"], table.double().numpy(), atol=1e-7)
+    result = runner.invoke(app, ["positions", "--weights", str(path)])
+    assert result.exit_code == 2 and "add --positional learned" in result.stderr
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_png_is_a_valid_image_of_the_expected_size(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the [plot] extra is in the test extra")
+    path = tmp_path / "positions.png"
+    result = runner.invoke(app, ["positions", "--similarity", "--png", str(path)])
+    assert result.exit_code == 0, result.output
+    assert png_size(path) == (800, 500)
+    assert [p.name for p in tmp_path.iterdir()] == ["positions.png"]
+
+
+def test_png_without_matplotlib_names_the_extra(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    result = runner.invoke(app, ["positions", "--png", str(tmp_path / "x.png")])
+    assert result.exit_code == 1
+    assert "--png needs matplotlib, which is not installed: pip install 'embedcli[plot]'" in (
+        result.stderr
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_png_needs_a_png_name(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    result = runner.invoke(app, ["positions", "--png", str(tmp_path / "x.jpg")])
+    assert result.exit_code == 1 and "name the file *.png" in result.stderr
+
+
+# ---------------------------------------------------------------- embed --similarity
+
+
+def test_embed_similarity() -> None:
+    data = json.loads(
+        runner.invoke(
+            app, ["embed", "the cat the cat", "a dog", "-d", "16", "--similarity", "--json"]
+        ).stdout
+    )
+    vectors = np.array(data["input_embeddings"])
+    similarity = np.array(data["similarity"])
+    assert similarity.shape == (2, 4, 4)
+    for b in range(2):
+        normed = vectors[b] / np.linalg.norm(vectors[b], axis=1, keepdims=True)
+        np.testing.assert_allclose(similarity[b], normed @ normed.T, atol=1e-6)
+    table = runner.invoke(app, ["embed", "the cat the cat", "-d", "16", "--similarity"]).stdout
+    assert "cosine similarity between the input embeddings" in table
+    assert "␣cat" in table and "scale: " in table
