@@ -49,6 +49,18 @@ app = typer.Typer(
 
 
 # Options that several commands share, declared once.
+JoinedText = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Text (arguments are joined with single spaces); '-' or none reads stdin.",
+        show_default=False,
+    ),
+]
+TextFile = Annotated[Path | None, typer.Option("-f", "--file", help="Read the text from a file.")]
+EncodingName = Annotated[
+    str | None,
+    typer.Option("-e", "--encoding", help="tiktoken encoding. Default: gpt2.", show_default=False),
+]
 WeightsPath = Annotated[
     Path | None,
     typer.Option(
@@ -128,12 +140,7 @@ def embed(
             show_default=False,
         ),
     ] = None,
-    encoding: Annotated[
-        str | None,
-        typer.Option(
-            "-e", "--encoding", help="tiktoken encoding. Default: gpt2.", show_default=False
-        ),
-    ] = None,
+    encoding: EncodingName = None,
     model: Annotated[
         str | None,
         typer.Option("-m", "--model", help="Model name mapped to its encoding (gpt-4o, gpt2)."),
@@ -178,9 +185,7 @@ def embed(
         Path | None,
         typer.Option("-o", "--output", help="Write input_embeddings to .npy, .pt or .safetensors."),
     ] = None,
-    file: Annotated[
-        Path | None, typer.Option("-f", "--file", help="Read the text from a file.")
-    ] = None,
+    file: TextFile = None,
     window: Annotated[
         int | None,
         typer.Option(
@@ -298,16 +303,8 @@ def embed(
 
 @app.command()
 def tokenize(
-    texts: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Text (arguments are joined with single spaces); '-' or none reads stdin.",
-            show_default=False,
-        ),
-    ] = None,
-    file: Annotated[
-        Path | None, typer.Option("-f", "--file", help="Read the text from a file.")
-    ] = None,
+    texts: JoinedText = None,
+    file: TextFile = None,
     encoding: Annotated[
         list[str] | None,
         typer.Option(
@@ -691,12 +688,7 @@ def neighbors(
     weights: WeightsPath = None,
     token_key: TokenKey = None,
     k: Annotated[int, typer.Option("-k", help="Neighbours per token.", min=1)] = 10,
-    encoding: Annotated[
-        str | None,
-        typer.Option(
-            "-e", "--encoding", help="tiktoken encoding. Default: gpt2.", show_default=False
-        ),
-    ] = None,
+    encoding: EncodingName = None,
     model: Annotated[str | None, typer.Option("-m", "--model", help="Model name.")] = None,
     d_model: Annotated[
         int | None, typer.Option("-d", "--d-model", help="Width of seeded tables. Default: 768.")
@@ -1001,16 +993,8 @@ def _embed_stream_or_lines(
 
 @app.command("windows")
 def windows_command(
-    texts: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Text (arguments are joined with single spaces); '-' or none reads stdin.",
-            show_default=False,
-        ),
-    ] = None,
-    file: Annotated[
-        Path | None, typer.Option("-f", "--file", help="Read the text from a file.")
-    ] = None,
+    texts: JoinedText = None,
+    file: TextFile = None,
     max_length: Annotated[int, typer.Option(help="Tokens per input window.")] = 4,
     stride: Annotated[
         int | None,
@@ -1022,12 +1006,7 @@ def windows_command(
     keep_last: Annotated[
         bool, typer.Option("--keep-last", help="Keep a last batch shorter than --batch-size.")
     ] = False,
-    encoding: Annotated[
-        str | None,
-        typer.Option(
-            "-e", "--encoding", help="tiktoken encoding. Default: gpt2.", show_default=False
-        ),
-    ] = None,
+    encoding: EncodingName = None,
     limit: Annotated[int, typer.Option(help="Batches shown (tables and --json).", min=1)] = 1,
     as_json: AsJson = False,
     as_jsonl: Annotated[

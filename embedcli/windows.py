@@ -17,7 +17,6 @@ from embedcli.errors import InputTextError, UsageError
 from embedcli.tokens import last_cut
 
 if TYPE_CHECKING:
-    import numpy as np
     import tiktoken
 
 READ_BYTES = 1 << 18  # 256 KiB read and tokenized at a time: small blocks keep the id lists small
@@ -179,10 +178,3 @@ def stream_windows(blocks: Iterable[list[int]], length: int, stride: int) -> Ite
     windows = StreamWindows(length, stride)
     for block in blocks:
         yield from windows.feed(block)
-
-
-def numpy_dtype(dtype: str) -> np.dtype:
-    """The NumPy dtype for a float32/float16 output (bfloat16 is written as raw 16-bit)."""
-    import numpy as np
-
-    return np.dtype({"float32": "<f4", "float16": "<f2", "bfloat16": "<u2"}[dtype])
