@@ -21,30 +21,39 @@ NORM_PERCENTILES = (0, 5, 25, 50, 75, 95, 100)
 
 
 def nearest_tokens(
-    table: torch.Tensor, queries: list[int], k: int, chunk_rows: int = NEIGHBOR_CHUNK_ROWS
+    table: torch.Tensor,
+    queries: list[int],
+    k: int,
+    chunk_rows: int = NEIGHBOR_CHUNK_ROWS,
+    device: torch.device | str = "cpu",
 ) -> list[list[tuple[int, float]]]:
-    """For each query row, the ``k`` other rows with the highest cosine similarity, best first."""
+    """For each query row, the ``k`` other rows with the highest cosine similarity, best first.
+
+    The table is moved to ``device`` a chunk of rows at a time; scores are float64 where the
+    device has it (MPS does not: float32 there)."""
     import torch
 
+    device = torch.device(device)
+    precision = torch.float32 if device.type == "mps" else torch.float64
     k = min(k, table.shape[0] - 1)
     unique = sorted(set(queries))
-    query = table[unique].double()  # (Q, d)
+    query = table[unique].to(device, precision)  # (Q, d)
     query = query / query.norm(dim=1, keepdim=True).clamp_min(1e-12)
-    best_scores = torch.full((len(unique), 0), float("-inf"), dtype=torch.float64)
-    best_ids = torch.empty((len(unique), 0), dtype=torch.long)
-    own = torch.tensor(unique).unsqueeze(1)  # (Q, 1)
+    best_scores = torch.full((len(unique), 0), float("-inf"), dtype=precision, device=device)
+    best_ids = torch.empty((len(unique), 0), dtype=torch.long, device=device)
+    own = torch.tensor(unique, device=device).unsqueeze(1)  # (Q, 1)
     for start in range(0, table.shape[0], chunk_rows):
-        rows = table[start : start + chunk_rows].double()  # (R, d)
+        rows = table[start : start + chunk_rows].to(device, precision)  # (R, d)
         rows = rows / rows.norm(dim=1, keepdim=True).clamp_min(1e-12)
         scores = query @ rows.T  # (Q, R)
-        ids = torch.arange(start, start + rows.shape[0]).expand_as(scores)
+        ids = torch.arange(start, start + rows.shape[0], device=device).expand_as(scores)
         scores = scores.masked_fill(ids == own, float("-inf"))  # a token is not its own neighbour
         merged_scores = torch.cat([best_scores, scores], dim=1)
         merged_ids = torch.cat([best_ids, ids], dim=1)
         top = merged_scores.topk(min(k, merged_scores.shape[1]), dim=1)
         best_scores, best_ids = top.values, merged_ids.gather(1, top.indices)
     found = {
-        token: list(zip(best_ids[i].tolist(), best_scores[i].tolist(), strict=True))
+        token: list(zip(best_ids[i].tolist(), best_scores[i].double().tolist(), strict=True))
         for i, token in enumerate(unique)
     }
     return [found[token] for token in queries]
@@ -72,13 +81,19 @@ class TokenNeighbors:
 
 
 def neighbors_report(
-    enc: tiktoken.Encoding, ids: list[int], table: torch.Tensor, k: int
+    enc: tiktoken.Encoding,
+    ids: list[int],
+    table: torch.Tensor,
+    k: int,
+    device: torch.device | str = "cpu",
 ) -> list[TokenNeighbors]:
     """For each token of ``ids``, its ``k`` nearest tokens in ``table``, with their pieces."""
     from embedcli.encodings import token_piece
 
     report = []
-    for index, (token, near) in enumerate(zip(ids, nearest_tokens(table, ids, k), strict=True)):
+    for index, (token, near) in enumerate(
+        zip(ids, nearest_tokens(table, ids, k, device=device), strict=True)
+    ):
         piece = token_piece(enc, token)
         found = []
         for other, score in near:

@@ -694,6 +694,7 @@ def neighbors(
         int | None, typer.Option("-d", "--d-model", help="Width of seeded tables. Default: 768.")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the seeded tables.")] = 123,
+    device: Annotated[str, typer.Option(help="auto, cpu, cuda, cuda:N or mps.")] = "auto",
     allow_special: AllowSpecial = False,
     as_json: AsJson = False,
 ) -> None:
@@ -720,7 +721,9 @@ def neighbors(
             f"token id {outside[0]} is out of range for a token table of {token.shape[0]} rows; "
             "use the encoding the model was trained with"
         )
-    rows = neighbors_report(enc, ids, token, k)
+    from embedcli.devices import resolve_device
+
+    rows = neighbors_report(enc, ids, token, k, resolve_device(device, allow_meta=False))
     if as_json:
         from embedcli.jsonout import neighbors_json
 

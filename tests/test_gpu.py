@@ -64,3 +64,33 @@ def test_out_of_range_id_is_caught_before_the_device(device: str) -> None:
     result = runner.invoke(app, ["embed", "--ids", "1,50257", "--device", device])
     assert result.exit_code == 1
     assert "out of range" in result.stderr
+
+
+@pytest.mark.parametrize("device", ACCELERATORS)
+def test_neighbors_on_device_equal_cpu(device: str) -> None:
+    from embedcli.analysis import nearest_tokens
+
+    table = torch.randn(5000, 32, generator=torch.Generator().manual_seed(0))
+    on_cpu = nearest_tokens(table, [1, 2, 4999], 5, chunk_rows=700)
+    on_device = nearest_tokens(table, [1, 2, 4999], 5, chunk_rows=700, device=device)
+    assert [[i for i, _ in row] for row in on_device] == [[i for i, _ in row] for row in on_cpu]
+
+
+@pytest.mark.parametrize("device", ACCELERATORS)
+def test_stream_embed_on_device(device: str, tmp_path) -> None:
+    import numpy as np
+
+    out = tmp_path / "o.npy"
+    result = runner.invoke(
+        app,
+        ["embed", "--window", "8", "-d", "16", "--device", device, "-o", str(out)],
+        input="the quick brown fox " * 50,
+    )
+    assert result.exit_code == 0, result.output
+    cpu_out = tmp_path / "c.npy"
+    runner.invoke(
+        app,
+        ["embed", "--window", "8", "-d", "16", "--device", "cpu", "-o", str(cpu_out)],
+        input="the quick brown fox " * 50,
+    )
+    assert np.array_equal(np.load(out), np.load(cpu_out))
