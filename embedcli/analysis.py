@@ -162,12 +162,13 @@ class WeightsReport:
 
 
 def inspect_weights(
-    path: Path, token_key: str | None = None, position_key: str | None = None
+    path: Path | Checkpoint, token_key: str | None = None, position_key: str | None = None
 ) -> WeightsReport:
     """List every tensor, detect the tables, and tell whether the output head is tied."""
     import torch
 
-    checkpoint = Checkpoint(path)
+    checkpoint = path if isinstance(path, Checkpoint) else Checkpoint(path)
+    path = checkpoint.path
     parameters = checkpoint.unique_parameters()
     try:
         keys = find_tables(checkpoint, token_key, position_key)

@@ -103,9 +103,9 @@ def checkpoint_preset(
     """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
     counting the whole checkpoint's parameters; with ``load``, the tables too."""
     from embedcli.analysis import inspect_weights
-    from embedcli.weights import Checkpoint, find_tables, load_tables, tables_config
+    from embedcli.weights import Checkpoint, find_tables, read_tables, tables_config
 
-    checkpoint = Checkpoint(path)
+    checkpoint = Checkpoint(path)  # opened once: header, parameter count, and tables if asked
     keys = find_tables(checkpoint, token_key, position_key)
     config = tables_config(
         checkpoint.info(keys.token).shape,
@@ -116,11 +116,11 @@ def checkpoint_preset(
         d_model=d_model,
         context_length=context_length,
     )
-    counted = inspect_weights(path, token_key, position_key).parameters
+    counted = inspect_weights(checkpoint, token_key, position_key).parameters
     preset = Preset("checkpoint", f"{path.name}, {keys.layout}", config, parameters=counted)
     if not load:
         return preset, None
-    tables = load_tables(path, token_key, position_key)
+    tables = read_tables(checkpoint, keys)
     return preset, (tables.token, tables.position)
 
 

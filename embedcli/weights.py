@@ -387,11 +387,17 @@ def load_tables(
 ) -> LoadedTables:
     """Open ``path`` and read only its token table and positional table."""
     checkpoint = Checkpoint(path)
-    keys = find_tables(checkpoint, token_key, position_key)
+    return read_tables(checkpoint, find_tables(checkpoint, token_key, position_key))
+
+
+def read_tables(checkpoint: Checkpoint, keys: TableKeys) -> LoadedTables:
+    """Read the two tables ``keys`` names from an opened checkpoint, and check them."""
     token = checkpoint.load(keys.token)
     position = None if keys.position is None else checkpoint.load(keys.position)
     check_tables(token, position, keys)
-    return LoadedTables(str(path), keys.layout, keys.token, keys.position, token, position)
+    return LoadedTables(
+        str(checkpoint.path), keys.layout, keys.token, keys.position, token, position
+    )
 
 
 def check_tables(token: torch.Tensor, position: torch.Tensor | None, keys: TableKeys) -> None:
