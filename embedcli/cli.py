@@ -301,6 +301,218 @@ def embed(
         write_tensor(output, result.input_embeddings)
 
 
+def _check_embed_modes(
+    texts: list[str] | None,
+    ids: list[str] | None,
+    file: Path | None,
+    output: Path | None,
+    window: int | None,
+    stride: int | None,
+    lines: bool,
+    pool: str,
+) -> None:
+    """Refuse option combinations that mean nothing, before any work."""
+    from embedcli.stream import POOLS
+
+    given = [
+        flag
+        for flag, on in (
+            ("TEXT", bool(texts) and texts != ["-"]),
+            ("--ids", bool(ids)),
+            ("--file", file is not None),
+        )
+        if on
+    ]
+    if len(given) > 1:
+        raise UsageError(f"pass only one of {' and '.join(given)}")
+    if pool not in POOLS:
+        raise UsageError(f"unknown --pool {pool!r}; choose one of: {', '.join(POOLS)}")
+    if lines and window is not None:
+        raise UsageError("--lines and --window cannot be combined; pick one")
+    if (lines or window is not None) and (ids or (texts and texts != ["-"])):
+        raise UsageError("--lines and --window read -f FILE or standard input, not TEXT or --ids")
+    if lines and output is not None:
+        raise UsageError("--lines writes JSON Lines to standard output; drop --output")
+    if window is not None and output is None:
+        raise UsageError("--window streams to a file: pass --output out.npy (or .safetensors)")
+    if stride is not None and window is None:
+        raise UsageError("--stride needs --window")
+    if pool != "none" and not lines:
+        raise UsageError("--pool needs --lines")
+
+
+def _embed_config(
+    encoding: str | None,
+    model: str | None,
+    weights: Path | None,
+    token_key: str | None,
+    position_key: str | None,
+    vocab_size: int | None,
+    d_model: int | None,
+    context_length: int | None,
+    positional: Positional | None,
+    seed: int,
+    dtype: str,
+) -> tuple[str, Any, Any]:
+    """(encoding name, EmbedConfig, loaded tables or None): from flags, or from a checkpoint."""
+    from embedcli.config import EmbedConfig
+    from embedcli.encodings import get_encoding, resolve_encoding_name
+
+    name = resolve_encoding_name(encoding, model)
+    family = positional.value if positional else None
+    if weights is None:
+        config = EmbedConfig(
+            vocab_size=get_encoding(name).n_vocab if vocab_size is None else vocab_size,
+            d_model=768 if d_model is None else d_model,
+            context_length=1024 if context_length is None else context_length,
+            positional=family or "learned",
+            seed=seed,
+            dtype=dtype,
+        )
+        return name, config, None
+    from embedcli.weights import load_tables, tables_config
+
+    tables = load_tables(weights, token_key, position_key)
+    config = tables_config(
+        tuple(tables.token.shape),
+        None if tables.position is None else tuple(tables.position.shape),
+        dtype=dtype,
+        positional=family,
+        vocab_size=vocab_size,
+        d_model=d_model,
+        context_length=context_length,
+    )
+    return name, config, tables
+
+
+class _RichProgress:
+    """A progress bar on stderr: bytes read, tokens, windows, tokens/s and time left."""
+
+    def __init__(self, total_bytes: int | None) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("embedding"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TextColumn(
+                "{task.fields[tokens]:,} tokens · {task.fields[rate]:,.0f} tokens/s · "
+                "{task.fields[windows]:,} windows"
+            ),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            transient=True,
+            console=Console(stderr=True),
+        )
+        self.task = self.bar.add_task("embed", total=total_bytes, tokens=0, windows=0, rate=0.0)
+
+    def advance(self, nbytes: int) -> None:
+        self.bar.advance(self.task, nbytes)
+
+    def update(self, tokens: int, windows: int) -> None:
+        elapsed = self.bar.tasks[0].elapsed or 0.0
+        self.bar.update(
+            self.task, tokens=tokens, windows=windows, rate=tokens / elapsed if elapsed else 0.0
+        )
+
+
+def _embed_stream_or_lines(
+    name: str,
+    config: Any,
+    tables: Any,
+    file: Path | None,
+    output: Path | None,
+    window: int | None,
+    stride: int | None,
+    batch_size: int,
+    lines: bool,
+    pool: str,
+    device: str,
+    allow_special: bool,
+    truncate: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
+    from contextlib import ExitStack
+
+    from embedcli.encodings import get_encoding
+    from embedcli.stream import NoProgress, embed_lines, stream_embed
+
+    enc = get_encoding(name)
+    with ExitStack() as stack:
+        if file is not None:
+            try:
+                stream = stack.enter_context(open(file, "rb"))
+            except OSError as exc:
+                from embedcli.errors import InputTextError
+
+                raise InputTextError(f"cannot read {file}: {exc.strerror or exc}") from None
+            source, size = str(file), file.stat().st_size
+        else:
+            stream, source, size = typer.get_binary_stream("stdin"), "standard input", None
+        if lines:
+            for record in embed_lines(
+                config,
+                enc,
+                stream,
+                source=source,
+                pool=pool,
+                device=device,
+                tables=tables,
+                allow_special=allow_special,
+                truncate=truncate,
+            ):
+                _emit_json(record)
+            return
+        from embedcli.outputs import check_output_path
+
+        check_output_path(output, config.dtype)
+        from rich.console import Console
+
+        show = not quiet and Console(stderr=True).is_terminal
+        progress = _RichProgress(size) if show else NoProgress()
+        if show:
+            stack.enter_context(progress.bar)
+        summary = stream_embed(
+            config,
+            enc,
+            stream,
+            output,
+            source=source,
+            window=window,
+            stride=stride or window,
+            batch_size=batch_size,
+            device=device,
+            tables=tables,
+            allow_special=allow_special,
+            progress=progress,
+        )
+    if as_json:
+        from dataclasses import asdict
+
+        _emit_json(
+            {
+                **asdict(summary),
+                "shape": [summary.num_windows, summary.window, summary.d_model],
+                "tokens_per_second": summary.tokens_per_second,
+            }
+        )
+    else:
+        typer.echo(
+            f"wrote {summary.output}: ({summary.num_windows}, {summary.window}, "
+            f"{summary.d_model}) {summary.dtype}, {summary.num_windows:,} windows of "
+            f"{summary.num_tokens:,} tokens in {summary.seconds:.1f} s "
+            f"({summary.tokens_per_second:,.0f} tokens/s on {summary.device})"
+        )
+
+
 @app.command()
 def tokenize(
     texts: JoinedText = None,
@@ -780,218 +992,6 @@ def stats(
     from embedcli.render import stats_view
 
     Console().print(stats_view(source, found, seeded=weights is None))
-
-
-def _check_embed_modes(
-    texts: list[str] | None,
-    ids: list[str] | None,
-    file: Path | None,
-    output: Path | None,
-    window: int | None,
-    stride: int | None,
-    lines: bool,
-    pool: str,
-) -> None:
-    """Refuse option combinations that mean nothing, before any work."""
-    from embedcli.stream import POOLS
-
-    given = [
-        flag
-        for flag, on in (
-            ("TEXT", bool(texts) and texts != ["-"]),
-            ("--ids", bool(ids)),
-            ("--file", file is not None),
-        )
-        if on
-    ]
-    if len(given) > 1:
-        raise UsageError(f"pass only one of {' and '.join(given)}")
-    if pool not in POOLS:
-        raise UsageError(f"unknown --pool {pool!r}; choose one of: {', '.join(POOLS)}")
-    if lines and window is not None:
-        raise UsageError("--lines and --window cannot be combined; pick one")
-    if (lines or window is not None) and (ids or (texts and texts != ["-"])):
-        raise UsageError("--lines and --window read -f FILE or standard input, not TEXT or --ids")
-    if lines and output is not None:
-        raise UsageError("--lines writes JSON Lines to standard output; drop --output")
-    if window is not None and output is None:
-        raise UsageError("--window streams to a file: pass --output out.npy (or .safetensors)")
-    if stride is not None and window is None:
-        raise UsageError("--stride needs --window")
-    if pool != "none" and not lines:
-        raise UsageError("--pool needs --lines")
-
-
-def _embed_config(
-    encoding: str | None,
-    model: str | None,
-    weights: Path | None,
-    token_key: str | None,
-    position_key: str | None,
-    vocab_size: int | None,
-    d_model: int | None,
-    context_length: int | None,
-    positional: Positional | None,
-    seed: int,
-    dtype: str,
-) -> tuple[str, Any, Any]:
-    """(encoding name, EmbedConfig, loaded tables or None): from flags, or from a checkpoint."""
-    from embedcli.config import EmbedConfig
-    from embedcli.encodings import get_encoding, resolve_encoding_name
-
-    name = resolve_encoding_name(encoding, model)
-    family = positional.value if positional else None
-    if weights is None:
-        config = EmbedConfig(
-            vocab_size=get_encoding(name).n_vocab if vocab_size is None else vocab_size,
-            d_model=768 if d_model is None else d_model,
-            context_length=1024 if context_length is None else context_length,
-            positional=family or "learned",
-            seed=seed,
-            dtype=dtype,
-        )
-        return name, config, None
-    from embedcli.weights import load_tables, tables_config
-
-    tables = load_tables(weights, token_key, position_key)
-    config = tables_config(
-        tuple(tables.token.shape),
-        None if tables.position is None else tuple(tables.position.shape),
-        dtype=dtype,
-        positional=family,
-        vocab_size=vocab_size,
-        d_model=d_model,
-        context_length=context_length,
-    )
-    return name, config, tables
-
-
-class _RichProgress:
-    """A progress bar on stderr: bytes read, tokens, windows, tokens/s and time left."""
-
-    def __init__(self, total_bytes: int | None) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.bar = Progress(
-            TextColumn("embedding"),
-            BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
-            TextColumn(
-                "{task.fields[tokens]:,} tokens · {task.fields[rate]:,.0f} tokens/s · "
-                "{task.fields[windows]:,} windows"
-            ),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-            transient=True,
-            console=Console(stderr=True),
-        )
-        self.task = self.bar.add_task("embed", total=total_bytes, tokens=0, windows=0, rate=0.0)
-
-    def advance(self, nbytes: int) -> None:
-        self.bar.advance(self.task, nbytes)
-
-    def update(self, tokens: int, windows: int) -> None:
-        elapsed = self.bar.tasks[0].elapsed or 0.0
-        self.bar.update(
-            self.task, tokens=tokens, windows=windows, rate=tokens / elapsed if elapsed else 0.0
-        )
-
-
-def _embed_stream_or_lines(
-    name: str,
-    config: Any,
-    tables: Any,
-    file: Path | None,
-    output: Path | None,
-    window: int | None,
-    stride: int | None,
-    batch_size: int,
-    lines: bool,
-    pool: str,
-    device: str,
-    allow_special: bool,
-    truncate: bool,
-    quiet: bool,
-    as_json: bool,
-) -> None:
-    from contextlib import ExitStack
-
-    from embedcli.encodings import get_encoding
-    from embedcli.stream import NoProgress, embed_lines, stream_embed
-
-    enc = get_encoding(name)
-    with ExitStack() as stack:
-        if file is not None:
-            try:
-                stream = stack.enter_context(open(file, "rb"))
-            except OSError as exc:
-                from embedcli.errors import InputTextError
-
-                raise InputTextError(f"cannot read {file}: {exc.strerror or exc}") from None
-            source, size = str(file), file.stat().st_size
-        else:
-            stream, source, size = typer.get_binary_stream("stdin"), "standard input", None
-        if lines:
-            for record in embed_lines(
-                config,
-                enc,
-                stream,
-                source=source,
-                pool=pool,
-                device=device,
-                tables=tables,
-                allow_special=allow_special,
-                truncate=truncate,
-            ):
-                _emit_json(record)
-            return
-        from embedcli.outputs import check_output_path
-
-        check_output_path(output, config.dtype)
-        from rich.console import Console
-
-        show = not quiet and Console(stderr=True).is_terminal
-        progress = _RichProgress(size) if show else NoProgress()
-        if show:
-            stack.enter_context(progress.bar)
-        summary = stream_embed(
-            config,
-            enc,
-            stream,
-            output,
-            source=source,
-            window=window,
-            stride=stride or window,
-            batch_size=batch_size,
-            device=device,
-            tables=tables,
-            allow_special=allow_special,
-            progress=progress,
-        )
-    if as_json:
-        from dataclasses import asdict
-
-        _emit_json(
-            {
-                **asdict(summary),
-                "shape": [summary.num_windows, summary.window, summary.d_model],
-                "tokens_per_second": summary.tokens_per_second,
-            }
-        )
-    else:
-        typer.echo(
-            f"wrote {summary.output}: ({summary.num_windows}, {summary.window}, "
-            f"{summary.d_model}) {summary.dtype}, {summary.num_windows:,} windows of "
-            f"{summary.num_tokens:,} tokens in {summary.seconds:.1f} s "
-            f"({summary.tokens_per_second:,.0f} tokens/s on {summary.device})"
-        )
 
 
 @app.command("windows")
