@@ -411,9 +411,16 @@ class _RichProgress:
             transient=True,
             console=Console(stderr=True),
         )
-        self.task = self.bar.add_task("embed", total=total_bytes, tokens=0, windows=0, rate=0.0)
+        # The clock starts with the first bytes read, not while the tables are being built.
+        self.task = self.bar.add_task(
+            "embed", total=total_bytes, tokens=0, windows=0, rate=0.0, start=False
+        )
+        self.started = False
 
     def advance(self, nbytes: int) -> None:
+        if not self.started:
+            self.bar.start_task(self.task)
+            self.started = True
         self.bar.advance(self.task, nbytes)
 
     def update(self, tokens: int, windows: int) -> None:

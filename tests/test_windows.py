@@ -428,3 +428,15 @@ def test_stream_reports_progress(tmp_path: Path) -> None:
     assert recorder.updates[-1] == (summary.num_tokens, summary.num_windows)
     tokens = [t for t, _ in recorder.updates]
     assert tokens == sorted(tokens) and len(recorder.updates) > 1
+
+
+def test_rich_progress_bar_counts() -> None:
+    from embedcli.cli import _RichProgress
+
+    progress = _RichProgress(total_bytes=100)
+    with progress.bar:
+        progress.advance(60)
+        progress.update(tokens=1234, windows=5)
+        task = progress.bar.tasks[0]
+        assert task.started and task.completed == 60 and task.total == 100
+        assert task.fields["tokens"] == 1234 and task.fields["windows"] == 5
