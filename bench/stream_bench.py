@@ -15,17 +15,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from embed_bench import prime_tiktoken_cache
-from tokenize_bench import DEFAULT_CORPUS
-from weights_bench import mib, peak_bytes
+from common import DEFAULT_CORPUS, find_tool, mib, peak_bytes, prime_tiktoken_cache, timed
 
 BASELINE = """
 import sys
@@ -52,14 +47,6 @@ print(len(ids))
 """
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed:\n{done.stderr}")
-    return time.perf_counter() - start, done.stdout
-
-
 def main(argv: list[str] | None = None) -> None:
     import numpy as np
 
@@ -70,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     args = parser.parse_args(argv)
 
-    embedcli = shutil.which("embedcli", path=str(Path(sys.executable).parent)) or "embedcli"
+    embedcli = find_tool("embedcli")
     corpus = args.corpus.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

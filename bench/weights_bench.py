@@ -12,30 +12,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from common import find_tool, mib, peak_bytes
+
 VOCAB, D_MODEL, CONTEXT = 50257, 768, 1024
 SENTENCE = "The verdict was read aloud, and the painter's reputation never recovered."
-
-PEAK = (
-    "import resource, subprocess, sys\n"
-    "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)\n"
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
-)
-
-
-def peak_bytes(argv: list[str], env: dict[str, str] | None = None) -> int:
-    """Peak resident memory of one command, run alone in a fresh helper process."""
-    done = subprocess.run(
-        [sys.executable, "-c", PEAK, *argv], capture_output=True, text=True, env=env
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed:\n{done.stderr}")
-    return int(done.stdout.strip())
 
 
 def make_checkpoints(folder: Path, other_gb: float) -> tuple[Path, Path, int]:
@@ -57,16 +41,12 @@ def make_checkpoints(folder: Path, other_gb: float) -> tuple[Path, Path, int]:
     return safetensors, pytorch, tables
 
 
-def mib(n: float) -> str:
-    return f"{n / 2**20:,.0f} MiB"
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--other-gb", type=float, default=1.5, help="GB of non-table tensors")
     args = parser.parse_args(argv)
 
-    embedcli = shutil.which("embedcli", path=str(Path(sys.executable).parent)) or "embedcli"
+    embedcli = find_tool("embedcli")
     with tempfile.TemporaryDirectory() as tmp:
         safetensors, pytorch, tables = make_checkpoints(Path(tmp), args.other_gb)
         size = safetensors.stat().st_size
