@@ -141,6 +141,8 @@ def check_memory(
     config: EmbedConfig, device: torch.device, batch: int, length: int, *, verify: bool = False
 ) -> None:
     """Estimate the bytes the job needs and refuse before allocating, rather than be killed."""
+    if device.type == "meta":
+        return  # shapes only: nothing is allocated
     rows = config.vocab_size + (config.context_length if config.has_positional_table else 0)
     sizes = f"({config.vocab_size:,} + {rows - config.vocab_size:,} rows × d {config.d_model:,})"
     hint = "lower --d-model, --vocab-size or --context-length"
@@ -193,6 +195,36 @@ def _token_rows(
     return rows
 
 
+def id_hint(config: EmbedConfig, tables: LoadedTables | None) -> str:
+    """What to do about a token id beyond the token table."""
+    if tables is None:
+        return "raise --vocab-size or fix the ids"
+    return (
+        f"the checkpoint's token table has {config.vocab_size} rows: use the encoding the model "
+        "was trained with"
+    )
+
+
+def prepare_module(
+    config: EmbedConfig,
+    device: str,
+    tables: tuple[torch.Tensor, torch.Tensor | None] | None,
+    batch: int,
+    length: int,
+    *,
+    verify: bool = False,
+    allow_meta: bool = False,
+) -> tuple[InputEmbedding, torch.device]:
+    """Resolve the device, check the dtype on it and the memory for a (batch, length) job, then
+    build the module there: the one way every command gets its module."""
+    from embedcli.embedding import build_embedding
+
+    target = resolve_device(device, allow_meta=allow_meta)
+    check_dtype_on_device(config.dtype, target)
+    check_memory(config, target, batch, length, verify=verify)
+    return build_embedding(config, target, tables), target
+
+
 def _weights_fields(tables: LoadedTables | None) -> dict[str, Any]:
     """What the report says about where the tables came from."""
     if tables is None:
@@ -224,7 +256,7 @@ def run_embed(
     through a checkpoint's trained tables instead of the seeded ones."""
     import torch
 
-    from embedcli.embedding import InputEmbedding, build_embedding, check_token_ids
+    from embedcli.embedding import InputEmbedding, check_token_ids
     from embedcli.positions import cosine_similarity
 
     enc = get_encoding(encoding)
@@ -236,21 +268,12 @@ def run_embed(
         sequences = [list(seq) for seq in ids or ()]
     sequences, dropped = fit_to_context(sequences, config.context_length, truncate=truncate)
     pad = enc.eot_token if pad_id is None else pad_id
-    hint = (
-        "raise --vocab-size or fix the ids"
-        if tables is None
-        else f"the checkpoint's token table has {config.vocab_size} rows: use the encoding the "
-        "model was trained with"
-    )
     padded, mask = pad_batch(sequences, pad, config.vocab_size)
-    ids_cpu = check_token_ids(torch.tensor(padded, dtype=torch.long), config, hint)  # (B, T)
+    ids_cpu = check_token_ids(  # (B, T)
+        torch.tensor(padded, dtype=torch.long), config, id_hint(config, tables)
+    )
     pair = None if tables is None else (tables.token, tables.position)
-
-    target = resolve_device(device, allow_meta=False)
-    check_dtype_on_device(config.dtype, target)
-    check_memory(config, target, *ids_cpu.shape, verify=verify)
-
-    module = build_embedding(config, target, pair)
+    module, target = prepare_module(config, device, pair, *ids_cpu.shape, verify=verify)
     with torch.inference_mode():
         trace = module.trace(ids_cpu)
     checked = None

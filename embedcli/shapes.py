@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from embedcli.broadcast import BroadcastPlan
 from embedcli.config import DTYPES, EmbedConfig, Preset
-from embedcli.devices import check_dtype_on_device, dtype_size, resolve_device
+from embedcli.devices import dtype_size
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -136,18 +136,14 @@ def run_inspect(
     """Build the module on ``device`` (meta: shapes only) and trace a (batch, seq_len) batch."""
     import torch
 
-    from embedcli.embedding import build_embedding
-    from embedcli.pipeline import check_memory
+    from embedcli.pipeline import prepare_module
 
-    target = resolve_device(device)
-    check_dtype_on_device(config.dtype, target)
+    module, target = prepare_module(config, device, tables, batch_size, seq_len, allow_meta=True)
     if target.type == "meta":
         ids = torch.zeros(batch_size, seq_len, dtype=torch.long, device="meta")
     else:
-        check_memory(config, target, batch_size, seq_len)
         generator = torch.Generator().manual_seed(config.seed)
         ids = torch.randint(0, config.vocab_size, (batch_size, seq_len), generator=generator)
-    module = build_embedding(config, target, tables)
     with torch.inference_mode():
         trace = module.trace(ids)
     return ShapesReport(

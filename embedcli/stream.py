@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from embedcli.config import EmbedConfig
-from embedcli.devices import check_dtype_on_device, resolve_device
 from embedcli.encodings import encode
 from embedcli.errors import InputTextError, SequenceTooLongError
 from embedcli.outputs import ArrayStreamWriter
+from embedcli.pipeline import id_hint, prepare_module
 from embedcli.windows import StreamWindows, token_blocks
 
 if TYPE_CHECKING:
@@ -66,24 +66,8 @@ class StreamSummary:
         return self.num_tokens / self.seconds if self.seconds else 0.0
 
 
-def _module(config: EmbedConfig, device: str, tables: LoadedTables | None, rows: int, length: int):
-    from embedcli.embedding import build_embedding
-    from embedcli.pipeline import check_memory
-
-    target = resolve_device(device, allow_meta=False)
-    check_dtype_on_device(config.dtype, target)
-    check_memory(config, target, rows, length)
-    pair = None if tables is None else (tables.token, tables.position)
-    return build_embedding(config, target, pair), target
-
-
-def _id_hint(config: EmbedConfig, tables: LoadedTables | None) -> str:
-    if tables is None:
-        return "raise --vocab-size or fix the ids"
-    return (
-        f"the checkpoint's token table has {config.vocab_size} rows: use the encoding the model "
-        "was trained with"
-    )
+def _pair(tables: LoadedTables | None) -> tuple[torch.Tensor, torch.Tensor | None] | None:
+    return None if tables is None else (tables.token, tables.position)
 
 
 def _raw_bytes(batch: torch.Tensor) -> bytes:
@@ -122,9 +106,9 @@ def stream_embed(
         )
     progress = progress or NoProgress()
     started = time.perf_counter()
-    module, target = _module(config, device, tables, batch_size, window)
+    module, target = prepare_module(config, device, _pair(tables), batch_size, window)
     windows = StreamWindows(window, stride)
-    hint = _id_hint(config, tables)
+    hint = id_hint(config, tables)
 
     def flush(batch: list[list[int]]) -> None:
         ids = check_token_ids(torch.tensor(batch, dtype=torch.long), config, hint)  # (b, L)
@@ -183,8 +167,8 @@ def embed_lines(
     from embedcli.embedding import check_token_ids
     from embedcli.textinput import decode_utf8
 
-    module, _ = _module(config, device, tables, 1, config.context_length)
-    hint = _id_hint(config, tables)
+    module, _ = prepare_module(config, device, _pair(tables), 1, config.context_length)
+    hint = id_hint(config, tables)
     for number, raw in enumerate(stream, start=1):
         text = decode_utf8(raw, f"line {number} of {source}")
         text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
