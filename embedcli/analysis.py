@@ -13,8 +13,37 @@ if TYPE_CHECKING:
     import tiktoken
     import torch
 
+    from embedcli.config import EmbedConfig
+
 NEIGHBOR_CHUNK_ROWS = 8192  # rows compared at a time: memory stays (queries × chunk), not V × V
 NORM_PERCENTILES = (0, 5, 25, 50, 75, 95, 100)
+
+
+# ---------------------------------------------------------------- which tables
+
+
+def source_tables(
+    seeded: EmbedConfig,
+    weights: Path | None = None,
+    token_key: str | None = None,
+    position_key: str | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None, str]:
+    """(token table, positional table or None, where they came from): a checkpoint's trained
+    tables, or the tables ``seeded`` describes, made by the seeded recipe."""
+    if weights is not None:
+        from embedcli.weights import load_tables
+
+        tables = load_tables(weights, token_key, position_key)
+        return tables.token, tables.position, f"{weights.name}, {tables.layout}"
+    from embedcli.embedding import InputEmbedding
+
+    module = InputEmbedding(seeded)
+    position = module.position_embedding
+    return (
+        module.token_embedding.weight.detach(),
+        None if position is None else position.weight.detach(),
+        f"seeded nn.Embedding tables, seed {seeded.seed}",
+    )
 
 
 # ---------------------------------------------------------------- neighbours

@@ -870,32 +870,6 @@ def weights(
     Console().print(weights_view(report))
 
 
-def _analysis_tables(
-    weights: Path | None,
-    token_key: str | None,
-    position_key: str | None,
-    vocab_size: int,
-    d_model: int | None,
-    seed: int,
-) -> tuple[Any, Any, str]:
-    """(token table, positional table or None, where they came from): trained or seeded."""
-    if weights is not None:
-        from embedcli.weights import load_tables
-
-        tables = load_tables(weights, token_key, position_key)
-        return tables.token, tables.position, f"{weights.name}, {tables.layout}"
-    from embedcli.config import EmbedConfig
-    from embedcli.embedding import InputEmbedding
-
-    config = EmbedConfig(vocab_size=vocab_size, d_model=d_model or 768, seed=seed)
-    module = InputEmbedding(config)
-    return (
-        module.token_embedding.weight.detach(),
-        module.position_embedding.weight.detach(),
-        f"seeded nn.Embedding tables, seed {seed}",
-    )
-
-
 @app.command()
 def neighbors(
     texts: Annotated[
@@ -931,7 +905,12 @@ def neighbors(
     stdin = typer.get_binary_stream("stdin")
     text = read_joined_text(texts, None, stdin, stdin.isatty())
     ids = encode(enc, text, allow_special=allow_special)
-    token, _, source = _analysis_tables(weights, token_key, None, enc.n_vocab, d_model, seed)
+    from embedcli.analysis import source_tables
+    from embedcli.config import EmbedConfig
+
+    token, _, source = source_tables(
+        EmbedConfig(vocab_size=enc.n_vocab, d_model=d_model or 768, seed=seed), weights, token_key
+    )
     outside = [t for t in ids if t >= token.shape[0]]
     if outside:
         from embedcli.errors import TokenIdError
@@ -980,12 +959,16 @@ def stats(
       embedcli stats                       # the seeded tables: nn.Embedding's N(0, 1)
       embedcli stats --weights model.safetensors --json
     """
-    from embedcli.analysis import table_stats
+    from embedcli.analysis import source_tables, table_stats
+    from embedcli.config import EmbedConfig
     from embedcli.encodings import get_encoding, resolve_encoding_name
 
     vocab = get_encoding(resolve_encoding_name(encoding, None)).n_vocab
-    token, position, source = _analysis_tables(
-        weights, token_key, position_key, vocab, d_model, seed
+    token, position, source = source_tables(
+        EmbedConfig(vocab_size=vocab, d_model=d_model or 768, seed=seed),
+        weights,
+        token_key,
+        position_key,
     )
     found = [table_stats("token_embeddings", token)]
     if position is not None:

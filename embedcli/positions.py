@@ -47,22 +47,21 @@ def position_table(
     position_key: str | None = None,
 ) -> tuple[torch.Tensor, str]:
     """The (context_length, d) positional table to show, and where it came from."""
-    from embedcli.embedding import InputEmbedding, sinusoidal_table
+    from embedcli.embedding import sinusoidal_table
 
     if positional == "sinusoidal":
+        # Validates the sizes (sin and cos pairs need an even d_model) before any work.
         EmbedConfig(d_model=d_model, context_length=context_length, positional="sinusoidal")
         return sinusoidal_table(context_length, d_model), "sinusoidal (fixed)"
-    if weights is not None:
-        from embedcli.weights import load_tables
+    from embedcli.analysis import source_tables
 
-        tables = load_tables(weights, None, position_key)
-        if tables.position is None:
-            raise WeightsError(f"{weights} has no learned positional table to show")
-        return tables.position.detach().double(), f"learned, {weights.name}"
-    # The recipe draws the token table first, so the positional table is the one `embed` uses
-    # only when both are built with embed's default vocabulary (gpt2's 50,257 rows).
-    module = InputEmbedding(EmbedConfig(d_model=d_model, context_length=context_length, seed=seed))
-    return module.position_embedding.weight.detach().double(), f"learned, seeded {seed} (untrained)"
+    # The recipe draws the token table first, so the seeded positional table is the one `embed`
+    # uses when both are built with embed's default vocabulary (gpt2's 50,257 rows).
+    seeded = EmbedConfig(d_model=d_model, context_length=context_length, seed=seed)
+    _, position, source = source_tables(seeded, weights, None, position_key)
+    if position is None:
+        raise WeightsError(f"{weights} has no learned positional table to show")
+    return position.detach().double(), f"learned, {source}"
 
 
 def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Heatmap:
