@@ -13,37 +13,10 @@ if TYPE_CHECKING:
     import tiktoken
     import torch
 
-    from embedcli.config import EmbedConfig
+    from embedcli.encodings import Token
 
 NEIGHBOR_CHUNK_ROWS = 8192  # rows compared at a time: memory stays (queries × chunk), not V × V
 NORM_PERCENTILES = (0, 5, 25, 50, 75, 95, 100)
-
-
-# ---------------------------------------------------------------- which tables
-
-
-def source_tables(
-    seeded: EmbedConfig,
-    weights: Path | None = None,
-    token_key: str | None = None,
-    position_key: str | None = None,
-) -> tuple[torch.Tensor, torch.Tensor | None, str]:
-    """(token table, positional table or None, where they came from): a checkpoint's trained
-    tables, or the tables ``seeded`` describes, made by the seeded recipe."""
-    if weights is not None:
-        from embedcli.weights import load_tables
-
-        tables = load_tables(weights, token_key, position_key)
-        return tables.token, tables.position, f"{weights.name}, {tables.layout}"
-    from embedcli.embedding import InputEmbedding
-
-    module = InputEmbedding(seeded)
-    position = module.position_embedding
-    return (
-        module.token_embedding.weight.detach(),
-        None if position is None else position.weight.detach(),
-        f"seeded nn.Embedding tables, seed {seeded.seed}",
-    )
 
 
 # ---------------------------------------------------------------- neighbours
@@ -88,25 +61,30 @@ def nearest_tokens(
     return [found[token] for token in queries]
 
 
-@dataclass(frozen=True)
-class Neighbor:
-    """A nearby token and how near it is."""
+def token_ids_for(ids: list[int], table: torch.Tensor) -> list[int]:
+    """``ids``, each checked to be a row of ``table`` (the encoding must be the model's)."""
+    if not ids:
+        from embedcli.errors import InputTextError
 
-    id: int
-    text: str | None  # None when its bytes are not UTF-8 alone
-    display: str
-    score: float  # cosine similarity
+        raise InputTextError("the text has no tokens: there is nothing to look up")
+    rows = table.shape[0]
+    for token in ids:
+        if not 0 <= token < rows:
+            from embedcli.errors import TokenIdError
+
+            raise TokenIdError(
+                f"token id {token} is out of range for a token table of {rows} rows; "
+                "use the encoding the model was trained with"
+            )
+    return ids
 
 
 @dataclass(frozen=True)
 class TokenNeighbors:
-    """One token of the text and its nearest tokens, best first."""
+    """One token of the text (with its index) and its nearest tokens (with scores), best first."""
 
-    index: int
-    id: int
-    text: str | None
-    display: str
-    neighbors: list[Neighbor]
+    token: Token
+    neighbors: list[Token]
 
 
 def neighbors_report(
@@ -116,20 +94,23 @@ def neighbors_report(
     k: int,
     device: torch.device | str = "cpu",
 ) -> list[TokenNeighbors]:
-    """For each token of ``ids``, its ``k`` nearest tokens in ``table``, with their pieces."""
+    """For each token of ``ids``, its ``k`` nearest tokens in ``table``, with their pieces;
+    the search runs on ``device`` (auto, cpu, cuda:N, mps)."""
+    from embedcli.devices import resolve_device
     from embedcli.encodings import token_piece
 
-    report = []
-    for index, (token, near) in enumerate(
-        zip(ids, nearest_tokens(table, ids, k, device=device), strict=True)
-    ):
-        piece = token_piece(enc, token)
-        found = []
-        for other, score in near:
-            other_piece = token_piece(enc, other)
-            found.append(Neighbor(other, other_piece.text, other_piece.display, score))
-        report.append(TokenNeighbors(index, token, piece.text, piece.display, found))
-    return report
+    if isinstance(device, str):
+        device = resolve_device(device, allow_meta=False)
+
+    return [
+        TokenNeighbors(
+            token_piece(enc, token, index=index),
+            [token_piece(enc, other, score=score) for other, score in near],
+        )
+        for index, (token, near) in enumerate(
+            zip(ids, nearest_tokens(table, ids, k, device=device), strict=True)
+        )
+    ]
 
 
 # ---------------------------------------------------------------- statistics

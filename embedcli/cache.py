@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
-import sys
 from pathlib import Path
 
 CACHE_ENV = "EMBEDCLI_CACHE_DIR"
@@ -24,13 +23,9 @@ def cache_dir() -> Path | None:
     override = os.environ.get(CACHE_ENV)
     if override is not None:
         return Path(override) if override else None
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-        return base / "embedcli" / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "embedcli"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "embedcli"
+    from platformdirs import user_cache_path
+
+    return user_cache_path("embedcli", appauthor=False)
 
 
 def _entry(key: str) -> Path | None:
@@ -63,17 +58,12 @@ def store_ranks(key: str, ranks: dict[bytes, int]) -> None:
     path = _entry(key)
     if path is None:
         return
-    import tempfile
+    from embedcli.outputs import atomic_write
 
     payload = marshal.dumps(ranks)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_FORMAT + hashlib.sha256(payload).digest() + payload)
-            os.replace(tmp, path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        with atomic_write(path) as handle:
+            handle.write(_FORMAT + hashlib.sha256(payload).digest() + payload)
     except OSError:
         pass  # read-only home, full disk: the cache is an optimisation, never a requirement

@@ -5,21 +5,29 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from embedcli.errors import ConfigError
+from embedcli.errors import ConfigError, SequenceTooLongError
 
 POSITIONAL_FAMILIES = ("learned", "sinusoidal", "rope", "none")
 DTYPES = ("float32", "float16", "bfloat16")
+
+# The defaults, once: GPT-2 small's input layer, and the book's (8, 4) example batch.
+DEFAULT_VOCAB_SIZE = 50257
+DEFAULT_D_MODEL = 768
+DEFAULT_CONTEXT_LENGTH = 1024
+DEFAULT_SEED = 123
+DEFAULT_BATCH_SIZE = 8  # B, for every command that batches (windows, inspect-shapes, streaming)
+DEFAULT_SEQ_LEN = 4  # T, for windows and inspect-shapes (the book's max_length=4)
 
 
 @dataclass(frozen=True)
 class EmbedConfig:
     """Sizes and initialisation of the input layer (GPT-2 small by default)."""
 
-    vocab_size: int = 50257  # rows of the token table; must exceed every token id in use
-    d_model: int = 768  # width of every embedding vector
-    context_length: int = 1024  # rows of the positional table: the longest sequence accepted
+    vocab_size: int = DEFAULT_VOCAB_SIZE  # rows of the token table; must exceed every id in use
+    d_model: int = DEFAULT_D_MODEL  # width of every embedding vector
+    context_length: int = DEFAULT_CONTEXT_LENGTH  # rows of the positional table: longest sequence
     positional: str = "learned"  # learned (GPT-2's table), sinusoidal (fixed), rope, or none
-    seed: int = 123  # torch.manual_seed before the tables are created, on the CPU
+    seed: int = DEFAULT_SEED  # torch.manual_seed before the tables are created, on the CPU
     dtype: str = "float32"  # dtype of the tables after creation: float32, float16, bfloat16
 
     def __post_init__(self) -> None:
@@ -58,6 +66,17 @@ class EmbedConfig:
         rows = self.vocab_size + (self.context_length if self.has_positional_table else 0)
         return rows * self.d_model
 
+    def check_length(self, length: int, what: str = "sequence length", fix: str = "") -> None:
+        """The one context-length check: raise SequenceTooLongError when ``length`` exceeds it.
+
+        ``what`` names the thing measured (``line 3 has``, ``--seq-len``); ``fix`` says what to do
+        (default: truncate or raise the context length)."""
+        if length > self.context_length:
+            fix = fix or "pass --truncate-to-context (or --truncate N), or raise --context-length"
+            raise SequenceTooLongError(
+                f"{what} ({length}) exceeds the context length ({self.context_length}); {fix}"
+            )
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy."""
         return asdict(self)
@@ -70,8 +89,8 @@ class Preset:
     name: str
     description: str
     config: EmbedConfig
-    batch_size: int = 8
-    seq_len: int = 4
+    batch_size: int = DEFAULT_BATCH_SIZE
+    seq_len: int = DEFAULT_SEQ_LEN
     n_layers: int | None = None  # transformer blocks of the full GPT-2-style model, when known
     parameters: int | None = None  # the whole model's parameters, when counted (a checkpoint)
 
@@ -92,8 +111,8 @@ class Preset:
         return self.config.num_parameters + self.n_layers * per_block + 2 * d
 
 
-def _gpt(d_model: int, context_length: int = 1024) -> EmbedConfig:
-    return EmbedConfig(vocab_size=50257, d_model=d_model, context_length=context_length)
+def _gpt(d_model: int, context_length: int = DEFAULT_CONTEXT_LENGTH) -> EmbedConfig:
+    return EmbedConfig(d_model=d_model, context_length=context_length)
 
 
 PRESETS = {
@@ -107,8 +126,39 @@ PRESETS = {
         Preset(
             "book-ch2",
             "LLM-from-scratch ch. 2: input (8,4,256)",
-            EmbedConfig(vocab_size=50257, d_model=256, context_length=4),
+            EmbedConfig(d_model=256, context_length=4),
         ),
     )
 }
 DEFAULT_PRESET = "gpt2"
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the flags say about the input layer; None where a flag was not given."""
+
+    vocab_size: int | None = None
+    d_model: int | None = None
+    context_length: int | None = None
+    positional: str | None = None
+    dtype: str | None = None
+    seed: int | None = None
+
+    def given(self) -> dict[str, Any]:
+        """The fields that were set."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def apply(self, base: EmbedConfig) -> EmbedConfig:
+        """``base`` with every given field replaced (preset merging, seeded defaults)."""
+        from dataclasses import replace
+
+        return replace(base, **self.given())
+
+
+def preset_config(name: str | None, overrides: Overrides) -> tuple[Preset, EmbedConfig]:
+    """A preset by name (default gpt2) and its config with the flags applied."""
+    preset_name = name or DEFAULT_PRESET
+    if preset_name not in PRESETS:
+        raise ConfigError(f"unknown preset {preset_name!r}; choose one of: {', '.join(PRESETS)}")
+    preset = PRESETS[preset_name]
+    return preset, overrides.apply(preset.config)

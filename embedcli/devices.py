@@ -253,3 +253,10 @@ def list_devices() -> list[DeviceInfo]:
     else:
         rows.append(DeviceInfo("mps", False, _mps_unavailable_reason(), None, None))
     return rows
+
+
+def machine_devices() -> tuple[list[DeviceInfo], str, str | None, str]:
+    """(devices, torch version, CUDA version or None, what --device auto picks)."""
+    import torch
+
+    return list_devices(), torch.__version__, torch.version.cuda, auto_device()

@@ -11,7 +11,7 @@ from torch import nn
 from embedcli.broadcast import BroadcastPlan, explain
 from embedcli.config import EmbedConfig
 from embedcli.devices import torch_dtype
-from embedcli.errors import SequenceTooLongError, TokenIdError
+from embedcli.errors import TokenIdError
 
 
 @dataclass(frozen=True)
@@ -90,9 +90,14 @@ def rope_angles(position_ids: torch.Tensor, d_model: int) -> torch.Tensor:
 
 
 def check_token_ids(
-    ids: torch.Tensor, config: EmbedConfig, hint: str = "raise --vocab-size or fix the ids"
+    ids: torch.Tensor,
+    config: EmbedConfig,
+    hint: str = "raise --vocab-size or fix the ids",
+    *,
+    length: bool = True,
 ) -> torch.Tensor:
-    """Return ``ids`` as (B, T) int64, or raise a domain error naming the offending id.
+    """Return ``ids`` as (B, T) int64, or raise a domain error naming the offending id (and,
+    with ``length``, a sequence longer than the context length).
 
     Checked before any lookup, so a bad id is a clear message, never an IndexError or a CUDA
     device-side assert.
@@ -103,12 +108,8 @@ def check_token_ids(
         ids = ids.unsqueeze(0)  # (T,) -> (1, T)
     if ids.dim() != 2:
         raise TokenIdError(f"token ids must have shape (B, T) or (T,), got {tuple(ids.shape)}")
-    length, limit = ids.shape[1], config.context_length
-    if length > limit:
-        raise SequenceTooLongError(
-            f"sequence length ({length}) exceeds the context length ({limit}); "
-            "pass --truncate or raise --context-length"
-        )
+    if length:
+        config.check_length(ids.shape[1])
     if ids.device.type != "meta" and ids.numel():
         vocab = config.vocab_size
         bad = (ids < 0) | (ids >= vocab)
@@ -191,9 +192,13 @@ class InputEmbedding(nn.Module):
         """Return ``ids`` as (B, T) int64, or raise a domain error naming what is wrong."""
         return check_token_ids(ids, self.config)
 
-    def trace(self, ids: torch.Tensor) -> EmbeddingTrace:
-        """Run the forward pass and keep every intermediate tensor."""
-        input_ids = self.check_ids(ids).to(self.token_embedding.weight.device)  # (B, T)
+    def trace(self, ids: torch.Tensor, *, checked: bool = False) -> EmbeddingTrace:
+        """Run the forward pass and keep every intermediate tensor.
+
+        ``checked``: the caller already ran :func:`check_token_ids` on these (B, T) int64 ids, so
+        they are not read a second time."""
+        input_ids = ids if checked else self.check_ids(ids)
+        input_ids = input_ids.to(self.token_embedding.weight.device)  # (B, T)
         token_embeddings = self.token_embedding(input_ids)  # (B, T, d)
         family = self.config.positional
         if family == "none" or (family == "learned" and self.position_embedding is None):
@@ -214,9 +219,9 @@ class InputEmbedding(nn.Module):
             input_ids, token_embeddings, position_ids, position_embeddings, input_embeddings
         )
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, *, checked: bool = False) -> torch.Tensor:
         """(B, T) or (T,) token ids -> (B, T, d) input embeddings."""
-        return self.trace(ids).input_embeddings
+        return self.trace(ids, checked=checked).input_embeddings
 
 
 def build_embedding(

@@ -294,21 +294,26 @@ def encode(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) ->
 
 
 @dataclass(frozen=True)
-class TokenPiece:
-    """What one token id stands for: its bytes, and its text when those bytes are UTF-8."""
+class Token:
+    """One token, the one way every command describes it. Field names are the JSON keys.
+
+    ``display`` is for tables only and never in JSON; ``index``, ``pad`` and ``score`` are filled
+    where they mean something (a token's place in its sequence, a padding position, a neighbour's
+    cosine similarity) and are left out of JSON when None.
+    """
 
     id: int
-    data: bytes | None  # None when the id is not in the encoding
-    text: str | None  # None when ``data`` is not valid UTF-8 on its own
+    piece: str | None  # the exact text; None when the bytes are not UTF-8 alone, or the id unknown
+    bytes: str | None  # the bytes as lowercase hex; None for an id the encoding lacks
+    display: str  # whitespace made visible; non-UTF-8 bytes as <0x..>; <unknown> for a bad id
+    index: int | None = None  # place in its sequence
+    pad: bool | None = None  # a padding position (attention_mask 0)
+    score: float | None = None  # cosine similarity to the token it was found for
 
     @property
-    def display(self) -> str:
-        """Text with whitespace made visible, or the raw bytes as <0x..> when not UTF-8."""
-        if self.data is None:
-            return "<unknown>"
-        if self.text is None:
-            return token_bytes_display(self.data)
-        return visible(self.text)
+    def data(self) -> bytes | None:
+        """The token's bytes, or None for an id the encoding lacks."""
+        return None if self.bytes is None else bytes.fromhex(self.bytes)
 
 
 _VISIBLE = str.maketrans({" ": "␣", "\t": "⇥", "\r": "␍", "\n": "↵"})
@@ -325,14 +330,15 @@ def token_bytes_display(data: bytes) -> str:
     return "<" + " ".join(f"0x{b:02X}" for b in data) + ">"
 
 
-def token_piece(enc: tiktoken.Encoding, token_id: int) -> TokenPiece:
-    """The bytes and text behind one token id."""
+def token_piece(enc: tiktoken.Encoding, token_id: int, **context: object) -> Token:
+    """The bytes and text behind one token id (``context``: index, pad or score)."""
     try:
         data = enc.decode_single_token_bytes(token_id)
     except (KeyError, ValueError, OverflowError):
-        return TokenPiece(token_id, None, None)
+        return Token(token_id, None, None, "<unknown>", **context)
     try:
         text: str | None = data.decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    return TokenPiece(token_id, data, text)
+    display = token_bytes_display(data) if text is None else visible(text)
+    return Token(token_id, text, data.hex(), display, **context)

@@ -1,6 +1,7 @@
-"""Reports -> JSON-ready dicts: the ``--json`` twin of every table in render.py.
+"""Reports -> JSON-ready dicts: the ``--json`` twin of every table in render/.
 
-Kept apart from render.py so that ``--json`` and ``--count`` never import rich.
+A report's field names are its JSON keys, so each twin is ``asdict`` plus the exceptions named in
+its docstring. Kept apart from render/ so that ``--json`` and ``--count`` never import rich.
 """
 
 from __future__ import annotations
@@ -10,11 +11,15 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import tiktoken
+
     from embedcli.analysis import TableStats, TokenNeighbors, WeightsReport
     from embedcli.broadcast import BroadcastPlan
     from embedcli.config import Preset
     from embedcli.devices import DeviceInfo
+    from embedcli.encodings import Token
     from embedcli.pipeline import EmbedReport
+    from embedcli.positions import Heatmap
     from embedcli.shapes import ShapesReport
     from embedcli.tokens import TokenizeReport
     from embedcli.windows import WindowPlan
@@ -33,25 +38,25 @@ def broadcast_json(plan: BroadcastPlan) -> dict[str, Any]:
     }
 
 
+def token_json(token: Token) -> dict[str, Any]:
+    """A token's fields, less ``display`` (a table's rendering) and the context fields that are
+    None (``index``, ``pad``, ``score``)."""
+    data = asdict(token)
+    del data["display"]
+    for key in ("index", "pad", "score"):
+        if data[key] is None:
+            del data[key]
+    return data
+
+
 def embed_json(report: EmbedReport) -> dict[str, Any]:
-    """The embed report as plain JSON types."""
+    """The embed report as plain JSON types. Exception: each token also carries ``position``,
+    the same number as ``index`` under its name before 0.2 (kept for one release)."""
     return {
         "config": report.config,
         "input_ids": report.input_ids,
         "attention_mask": report.attention_mask,
-        "tokens": [
-            [
-                {
-                    "position": t.position,
-                    "id": t.id,
-                    "piece": t.text,
-                    "bytes": t.bytes_hex,
-                    "pad": t.pad,
-                }
-                for t in seq
-            ]
-            for seq in report.tokens
-        ],
+        "tokens": [[{**token_json(t), "position": t.index} for t in seq] for seq in report.tokens],
         "truncated": report.truncated,
         "steps": [
             {"name": s.name, "shape": list(s.shape), "dtype": s.dtype, "device": s.device}
@@ -82,19 +87,25 @@ def devices_json(
 
 
 def tokenize_json(report: TokenizeReport) -> dict[str, Any]:
-    """``{"encoding", "n_vocab", "count", "tokens": [{"index", "id", "piece", "bytes"}]}``;
-    without tokens when only the count was asked for."""
+    """``{"encoding", "n_vocab", "count", "tokens": [{"id", "piece", "bytes", "index"}]}``;
+    without tokens when only the count was asked for (``characters`` and ``segments`` are for
+    the table view)."""
     data: dict[str, Any] = {
         "encoding": report.encoding,
         "n_vocab": report.n_vocab,
         "count": report.count,
     }
     if report.tokens is not None:
-        data["tokens"] = [
-            {"index": t.index, "id": t.id, "piece": t.text, "bytes": t.bytes_hex}
-            for t in report.tokens
-        ]
+        data["tokens"] = [token_json(t) for t in report.tokens]
     return data
+
+
+def tokenize_jsons(reports: TokenizeReport | Sequence[TokenizeReport]) -> dict[str, Any]:
+    """One encoding's object, or ``{"encodings": [...]}`` for several."""
+    if not isinstance(reports, Sequence):
+        return tokenize_json(reports)
+    objects = [tokenize_json(report) for report in reports]
+    return objects[0] if len(objects) == 1 else {"encodings": objects}
 
 
 def shapes_json(report: ShapesReport) -> dict[str, Any]:
@@ -118,24 +129,26 @@ def shapes_json(report: ShapesReport) -> dict[str, Any]:
     }
 
 
-def presets_json(presets: Sequence[Preset]) -> list[dict[str, Any]]:
-    """``inspect-shapes --list-presets --json``."""
-    return [
-        {
-            "name": p.name,
-            "description": p.description,
-            **{
-                k: v
-                for k, v in p.config.to_dict().items()
-                if k in ("vocab_size", "d_model", "context_length")
-            },
-            "batch_size": p.batch_size,
-            "seq_len": p.seq_len,
-            "n_layers": p.n_layers,
-            "model_parameters": p.model_parameters,
-        }
-        for p in presets
-    ]
+def presets_json(presets: Sequence[Preset]) -> dict[str, Any]:
+    """``inspect-shapes --list-presets --json``: ``{"presets": [...]}``."""
+    return {
+        "presets": [
+            {
+                "name": p.name,
+                "description": p.description,
+                **{
+                    k: v
+                    for k, v in p.config.to_dict().items()
+                    if k in ("vocab_size", "d_model", "context_length")
+                },
+                "batch_size": p.batch_size,
+                "seq_len": p.seq_len,
+                "n_layers": p.n_layers,
+                "model_parameters": p.model_parameters,
+            }
+            for p in presets
+        ]
+    }
 
 
 def weights_json(report: WeightsReport) -> dict[str, Any]:
@@ -167,30 +180,33 @@ def neighbors_json(source: str, rows: Sequence[TokenNeighbors]) -> dict[str, Any
     return {
         "source": source,
         "tokens": [
-            {
-                "index": row.index,
-                "id": row.id,
-                "piece": row.text,
-                "neighbors": [
-                    {"id": n.id, "piece": n.text, "score": n.score} for n in row.neighbors
-                ],
-            }
+            {**token_json(row.token), "neighbors": [token_json(n) for n in row.neighbors]}
             for row in rows
         ],
     }
 
 
-def windows_json(encoding: str, plan: WindowPlan, shown: list[dict[str, list]]) -> dict[str, Any]:
-    """``embedcli windows --json``."""
+def heatmap_json(positional: str, heatmap: Heatmap) -> dict[str, Any]:
+    """``embedcli positions --json``."""
     return {
-        "encoding": encoding,
-        "num_tokens": plan.num_tokens,
-        "max_length": plan.max_length,
-        "stride": plan.stride,
-        "batch_size": plan.batch_size,
-        "keep_last": plan.keep_last,
+        "positional": positional,
+        "kind": heatmap.kind,
+        "source": heatmap.source,
+        "shape": [len(heatmap.matrix), len(heatmap.matrix[0]) if heatmap.matrix else 0],
+        "matrix": heatmap.matrix,
+    }
+
+
+def windows_json(
+    enc: tiktoken.Encoding, plan: WindowPlan, shown: list[dict[str, list]]
+) -> dict[str, Any]:
+    """``embedcli windows --json``: the plan's fields and properties, and the shown batches."""
+    return {
+        "encoding": enc.name,
+        **asdict(plan),
         "num_windows": plan.num_windows,
         "num_batches": plan.num_batches,
+        "dropped_windows": plan.dropped_windows,
         "dropped_tokens": plan.dropped_tokens,
         "batches": shown,
     }

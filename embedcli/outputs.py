@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from embedcli.errors import OutputError
 
@@ -41,45 +44,52 @@ def check_output_path(path: Path, dtype: str) -> Path:
     return path
 
 
-def publish(tmp: Path, path: Path) -> None:
-    """Give a finished temporary file the usual permissions (mkstemp makes 0600) and rename it
-    into place, atomically."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(tmp, 0o666 & ~mask)
-    os.replace(tmp, path)
+def _permissions(path: Path) -> int:
+    """The bits a new file gets: those of the file it replaces, or the umask's default."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
+@contextmanager
+def atomic_write(path: Path) -> Iterator[BinaryIO]:
+    """A binary file handle for ``path`` that is only ever seen whole: it writes a temporary file
+    beside ``path`` and renames it into place on success (keeping the permissions of a file it
+    replaces); on any error or Ctrl-C the temporary file is removed. Raises OSError."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+        os.chmod(tmp, _permissions(path))  # mkstemp makes 0600
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # still there only on failure
 
 
 def write_tensor(path: Path, tensor: torch.Tensor, name: str = "input_embeddings") -> None:
-    """Write ``tensor`` as .npy, .pt or .safetensors, via a temporary file and a rename."""
+    """Write ``tensor`` as .npy, .pt or .safetensors, atomically."""
     suffix = path.suffix.lower()
     data = tensor.detach().cpu().contiguous()
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        if suffix == ".npy":
-            import numpy as np
+        with atomic_write(path) as handle:
+            if suffix == ".npy":
+                import numpy as np
 
-            with open(tmp, "wb") as handle:
                 np.save(handle, data.numpy())
-        elif suffix == ".pt":
-            import torch
+            elif suffix == ".pt":
+                import torch
 
-            torch.save(data, tmp)
-        else:
-            from safetensors.torch import save_file
+                torch.save(data, handle)
+            else:
+                from safetensors.torch import save
 
-            save_file({name: data}, str(tmp))
-        publish(tmp, path)
+                handle.write(save({name: data}))
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    finally:
-        # Reached with the file still there only on failure or Ctrl-C: leave nothing behind.
-        tmp.unlink(missing_ok=True)
 
 
 STREAM_SUFFIXES = (".npy", ".safetensors")
@@ -93,9 +103,9 @@ class ArrayStreamWriter:
     """Write a (N, *row_shape) array row block by row block, N unknown until the end.
 
     The file is written with plain ``write`` calls (no memory map, whose written pages would count
-    against the process), into a temporary file beside ``path``; the header, reserved up front,
-    gets the final shape when the writer closes, and only then is the file renamed into place.
-    On any error or Ctrl-C the temporary file is removed: no partial output is ever left.
+    against the process) through :func:`atomic_write`; the header, reserved up front, gets the
+    final shape when the writer closes, and only then is the file renamed into place. On any
+    error or Ctrl-C the temporary file is removed: no partial output is ever left.
     """
 
     def __init__(
@@ -109,19 +119,16 @@ class ArrayStreamWriter:
             )
         self.path, self.row_shape, self.dtype, self.name = path, row_shape, dtype, name
         self.rows = 0
-        self._tmp: Path | None = None
-        self._handle = None
+        self._file = atomic_write(path)
+        self._handle: BinaryIO | None = None
 
     def __enter__(self) -> ArrayStreamWriter:
         try:
-            fd, tmp = tempfile.mkstemp(
-                prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
-            )
-            self._tmp = Path(tmp)
-            self._handle = os.fdopen(fd, "wb")
+            self._handle = self._file.__enter__()
             self._handle.write(self._header())
         except OSError as exc:
-            self._discard()
+            if self._handle is not None:
+                self._file.__exit__(type(exc), exc, exc.__traceback__)
             raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
         return self
 
@@ -133,24 +140,19 @@ class ArrayStreamWriter:
             raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
         self.rows += rows
 
-    def __exit__(self, kind: object, error: object, trace: object) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: object
+    ) -> None:
         if kind is not None:
-            self._discard()
+            self._file.__exit__(kind, error, trace)  # removes the temporary file
             return
         try:
             self._handle.seek(0)
             self._handle.write(self._header())
-            self._handle.close()
-            publish(self._tmp, self.path)
+            self._file.__exit__(None, None, None)  # renames it into place
         except OSError as exc:
-            self._discard()
+            self._file.__exit__(type(exc), exc, exc.__traceback__)
             raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}") from exc
-
-    def _discard(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-        if self._tmp is not None:
-            self._tmp.unlink(missing_ok=True)
 
     def _header(self) -> bytes:
         shape = (self.rows, *self.row_shape)

@@ -20,10 +20,9 @@ from embedcli.devices import (
     resolve_device,
     torch_dtype,
 )
-from embedcli.encodings import encode, get_encoding, token_piece
+from embedcli.encodings import Token, encode, get_encoding, token_piece
 from embedcli.errors import (
     InputTextError,
-    SequenceTooLongError,
     TokenIdError,
     VerificationError,
 )
@@ -34,18 +33,6 @@ if TYPE_CHECKING:
 
     from embedcli.embedding import InputEmbedding, TraceStep
     from embedcli.weights import LoadedTables
-
-
-@dataclass(frozen=True)
-class TokenRow:
-    """One position of one sequence: its id and what it stands for."""
-
-    position: int
-    id: int
-    piece: str  # display form: whitespace made visible, non-UTF-8 bytes as <0x..>
-    text: str | None  # the exact text, or None when the bytes are not UTF-8 alone
-    bytes_hex: str | None  # the token's bytes as lowercase hex; None for an id the encoding lacks
-    pad: bool  # True where the position is padding (attention_mask 0)
 
 
 @dataclass(frozen=True)
@@ -78,7 +65,7 @@ class EmbedReport:
     config: dict[str, Any]
     input_ids: list[list[int]]
     attention_mask: list[list[int]]
-    tokens: list[list[TokenRow]]
+    tokens: list[list[Token]]  # with index and pad
     truncated: list[int]  # tokens dropped from the end of each sequence by --truncate
     steps: list[TraceStep]
     broadcast: BroadcastPlan | None  # None when nothing is added (positional "none")
@@ -106,20 +93,28 @@ def tokenize_texts(
 
 
 def fit_to_context(
-    sequences: list[list[int]], context_length: int, *, truncate: bool
+    sequences: list[list[int]],
+    config: EmbedConfig,
+    *,
+    truncate: int | None = None,
+    to_context: bool = False,
 ) -> tuple[list[list[int]], list[int]]:
-    """Cut sequences to the context length (``truncate``), or name the first one too long."""
-    dropped = [max(0, len(seq) - context_length) for seq in sequences]
-    for index, (seq, extra) in enumerate(zip(sequences, dropped, strict=True)):
-        if extra and not truncate:
-            which = f"sequence {index}: length" if len(sequences) > 1 else "sequence length"
-            raise SequenceTooLongError(
-                f"{which} ({len(seq)}) exceeds the context length ({context_length}); "
-                "pass --truncate or raise --context-length"
-            )
+    """Cut sequences to ``truncate`` tokens (or to the context length, ``to_context``), then
+    require each to fit the context length; return them and the tokens dropped from each."""
+    if to_context and truncate is None:
+        truncate = config.context_length
+    elif truncate is not None:
+        if truncate < 1:
+            raise InputTextError(f"--truncate must be at least 1 token, got {truncate}")
+        config.check_length(truncate, "--truncate", "lower --truncate or raise --context-length")
+    dropped = [0 if truncate is None else max(0, len(seq) - truncate) for seq in sequences]
+    fitted = [seq if truncate is None else seq[:truncate] for seq in sequences]
+    for index, seq in enumerate(fitted):
+        which = f"sequence {index}: length" if len(fitted) > 1 else "sequence length"
+        config.check_length(len(seq), which)
         if not seq:
             raise InputTextError(f"sequence {index} has no tokens: there is nothing to embed")
-    return [seq[:context_length] for seq in sequences], dropped
+    return fitted, dropped
 
 
 def pad_batch(
@@ -183,16 +178,14 @@ def verify_on_cpu(
 
 def _token_rows(
     enc: tiktoken.Encoding, ids: list[list[int]], mask: list[list[int]]
-) -> list[list[TokenRow]]:
-    rows = []
-    for seq, seq_mask in zip(ids, mask, strict=True):
-        row = []
-        for position, (token_id, real) in enumerate(zip(seq, seq_mask, strict=True)):
-            piece = token_piece(enc, token_id)
-            hex_bytes = None if piece.data is None else piece.data.hex()
-            row.append(TokenRow(position, token_id, piece.display, piece.text, hex_bytes, not real))
-        rows.append(row)
-    return rows
+) -> list[list[Token]]:
+    return [
+        [
+            token_piece(enc, token_id, index=position, pad=not real)
+            for position, (token_id, real) in enumerate(zip(seq, seq_mask, strict=True))
+        ]
+        for seq, seq_mask in zip(ids, mask, strict=True)
+    ]
 
 
 def id_hint(config: EmbedConfig, tables: LoadedTables | None) -> str:
@@ -246,7 +239,8 @@ def run_embed(
     ids: Sequence[Sequence[int]] | None = None,
     device: str = "auto",
     allow_special: bool = False,
-    truncate: bool = False,
+    truncate: int | None = None,
+    truncate_to_context: bool = False,
     pad_id: int | None = None,
     verify: bool = False,
     tables: LoadedTables | None = None,
@@ -266,7 +260,9 @@ def run_embed(
         sequences = tokenize_texts(enc, texts, allow_special=allow_special)
     else:
         sequences = [list(seq) for seq in ids or ()]
-    sequences, dropped = fit_to_context(sequences, config.context_length, truncate=truncate)
+    sequences, dropped = fit_to_context(
+        sequences, config, truncate=truncate, to_context=truncate_to_context
+    )
     pad = enc.eot_token if pad_id is None else pad_id
     padded, mask = pad_batch(sequences, pad, config.vocab_size)
     ids_cpu = check_token_ids(  # (B, T)
@@ -275,7 +271,7 @@ def run_embed(
     pair = None if tables is None else (tables.token, tables.position)
     module, target = prepare_module(config, device, pair, *ids_cpu.shape, verify=verify)
     with torch.inference_mode():
-        trace = module.trace(ids_cpu)
+        trace = module.trace(ids_cpu, checked=True)
     checked = None
     if verify:
         # The same tables on the CPU, never touched by the device: seeded anew, or as loaded.

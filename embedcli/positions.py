@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from embedcli.config import EmbedConfig
 from embedcli.errors import OutputError, WeightsError
-from embedcli.outputs import publish
+from embedcli.outputs import atomic_write
 
 if TYPE_CHECKING:
     import torch
@@ -25,6 +25,7 @@ class Heatmap:
     matrix: list[list[float]]
     row_labels: list[str] | None = None  # None: rows are numbered
     column_labels: list[str] | None = None
+    source: str | None = None  # where the matrix came from (positions: the table's source)
 
     @property
     def limit(self) -> float:
@@ -53,7 +54,7 @@ def position_table(
         # Validates the sizes (sin and cos pairs need an even d_model) before any work.
         EmbedConfig(d_model=d_model, context_length=context_length, positional="sinusoidal")
         return sinusoidal_table(context_length, d_model), "sinusoidal (fixed)"
-    from embedcli.analysis import source_tables
+    from embedcli.sources import source_tables
 
     # The recipe draws the token table first, so the seeded positional table is the one `embed`
     # uses when both are built with embed's default vocabulary (gpt2's 50,257 rows).
@@ -73,6 +74,7 @@ def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Hea
             "position",
             "position",
             cosine_similarity(table).tolist(),
+            source=source,
         )
     return Heatmap(
         f"positional encoding: {source}",
@@ -80,14 +82,12 @@ def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Hea
         "position",
         "dimension",
         table.double().tolist(),
+        source=source,
     )
 
 
 def save_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: int = 500) -> None:
     """The same figure as a PNG (matplotlib: the ``embedcli[plot]`` extra), written atomically."""
-    import os
-    import tempfile
-
     try:
         import matplotlib
 
@@ -120,13 +120,8 @@ def save_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: in
                 range(len(heatmap.column_labels)), heatmap.column_labels, fontsize=7, rotation=90
             )
         figure.colorbar(image, ax=axes)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        try:
-            figure.savefig(tmp, format="png", dpi=dpi)
-            publish(Path(tmp), path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        with atomic_write(path) as handle:
+            figure.savefig(handle, format="png", dpi=dpi)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     finally:

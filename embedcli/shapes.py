@@ -14,8 +14,6 @@ from embedcli.config import DTYPES, EmbedConfig, Preset
 from embedcli.devices import dtype_size
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     import torch
 
     from embedcli.embedding import TraceStep
@@ -88,55 +86,23 @@ def combine_cost(d_model: int) -> CombineCost:
     )
 
 
-def checkpoint_preset(
-    path: Path,
-    token_key: str | None,
-    position_key: str | None,
-    *,
-    load: bool,
-    dtype: str,
-    positional: str | None,
-    vocab_size: int | None,
-    d_model: int | None,
-    context_length: int | None,
-) -> tuple[Preset, tuple[torch.Tensor, torch.Tensor | None] | None]:
-    """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
-    counting the whole checkpoint's parameters; with ``load``, the tables too."""
-    from embedcli.analysis import inspect_weights
-    from embedcli.weights import Checkpoint, find_tables, read_tables, tables_config
-
-    checkpoint = Checkpoint(path)  # opened once: header, parameter count, and tables if asked
-    keys = find_tables(checkpoint, token_key, position_key)
-    config = tables_config(
-        checkpoint.info(keys.token).shape,
-        None if keys.position is None else checkpoint.info(keys.position).shape,
-        dtype=dtype,
-        positional=positional,
-        vocab_size=vocab_size,
-        d_model=d_model,
-        context_length=context_length,
-    )
-    counted = inspect_weights(checkpoint, token_key, position_key).parameters
-    preset = Preset("checkpoint", f"{path.name}, {keys.layout}", config, parameters=counted)
-    if not load:
-        return preset, None
-    tables = read_tables(checkpoint, keys)
-    return preset, (tables.token, tables.position)
-
-
 def run_inspect(
     config: EmbedConfig,
     preset: Preset,
     *,
-    batch_size: int,
-    seq_len: int,
+    batch_size: int | None = None,
+    seq_len: int | None = None,
     device: str = "meta",
     tables: tuple[torch.Tensor, torch.Tensor | None] | None = None,
 ) -> ShapesReport:
-    """Build the module on ``device`` (meta: shapes only) and trace a (batch, seq_len) batch."""
+    """Build the module on ``device`` (meta: shapes only) and trace a (batch, seq_len) batch
+    (the preset's own sizes where not given)."""
     import torch
 
     from embedcli.pipeline import prepare_module
+
+    batch_size = batch_size or preset.batch_size
+    seq_len = seq_len or preset.seq_len
 
     module, target = prepare_module(config, device, tables, batch_size, seq_len, allow_meta=True)
     if target.type == "meta":

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from embedcli.config import EmbedConfig
 from embedcli.encodings import encode
-from embedcli.errors import InputTextError, SequenceTooLongError
+from embedcli.errors import InputTextError
 from embedcli.outputs import ArrayStreamWriter
 from embedcli.pipeline import id_hint, prepare_module
 from embedcli.windows import StreamWindows, token_blocks
@@ -53,7 +53,7 @@ class StreamSummary:
     output: str
     num_tokens: int
     num_windows: int
-    window: int
+    seq_len: int
     stride: int
     d_model: int
     dtype: str
@@ -64,6 +64,23 @@ class StreamSummary:
     def tokens_per_second(self) -> float:
         """Input tokens read per second of the whole run."""
         return self.num_tokens / self.seconds if self.seconds else 0.0
+
+    def json(self) -> dict[str, Any]:
+        """The fields, the output's shape, and the rate."""
+        from dataclasses import asdict
+
+        shape = [self.num_windows, self.seq_len, self.d_model]
+        return {**asdict(self), "shape": shape, "tokens_per_second": self.tokens_per_second}
+
+    def line(self) -> str:
+        """One line for people: what was written, from how much, how fast."""
+        windows = "window" if self.num_windows == 1 else "windows"
+        tokens = "token" if self.num_tokens == 1 else "tokens"
+        return (
+            f"wrote {self.output}: ({self.num_windows:,}, {self.seq_len:,}, {self.d_model:,}) "
+            f"{self.dtype}, {self.num_windows:,} {windows} of {self.num_tokens:,} {tokens} in "
+            f"{self.seconds:.1f} s ({self.tokens_per_second:,.0f} tokens/s on {self.device})"
+        )
 
 
 def _pair(tables: LoadedTables | None) -> tuple[torch.Tensor, torch.Tensor | None] | None:
@@ -99,11 +116,7 @@ def stream_embed(
 
     from embedcli.embedding import check_token_ids
 
-    if window > config.context_length:
-        raise SequenceTooLongError(
-            f"--window {window} exceeds the context length ({config.context_length}); "
-            "lower --window or raise --context-length"
-        )
+    config.check_length(window, "--seq-len", "lower --seq-len or raise --context-length")
     progress = progress or NoProgress()
     started = time.perf_counter()
     module, target = prepare_module(config, device, _pair(tables), batch_size, window)
@@ -111,11 +124,19 @@ def stream_embed(
     hint = id_hint(config, tables)
 
     def flush(batch: list[list[int]]) -> None:
-        ids = check_token_ids(torch.tensor(batch, dtype=torch.long), config, hint)  # (b, L)
-        writer.write(_raw_bytes(module(ids)), len(batch))  # (b, L, d)
+        ids = torch.tensor(batch, dtype=torch.long)  # (b, L), checked as they were read
+        writer.write(_raw_bytes(module(ids, checked=True)), len(batch))  # (b, L, d)
 
-    blocks = token_blocks(
-        stream, enc, allow_special=allow_special, source=source, on_bytes=progress.advance
+    def checked(block: list[int]) -> list[int]:
+        # Each id is range-checked once, as it is read (not again per batch or in the module).
+        check_token_ids(torch.tensor(block, dtype=torch.long), config, hint, length=False)
+        return block
+
+    blocks = map(
+        checked,
+        token_blocks(
+            stream, enc, allow_special=allow_special, source=source, on_bytes=progress.advance
+        ),
     )
     with (
         ArrayStreamWriter(output, (window, config.d_model), config.dtype) as writer,
@@ -159,7 +180,8 @@ def embed_lines(
     device: str = "auto",
     tables: LoadedTables | None = None,
     allow_special: bool = False,
-    truncate: bool = False,
+    truncate: int | None = None,
+    truncate_to_context: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """One record per input line: ``{"line", "text", "input_ids", "input_embeddings"}``."""
     import torch
@@ -167,23 +189,21 @@ def embed_lines(
     from embedcli.embedding import check_token_ids
     from embedcli.textinput import decode_utf8
 
+    limit = config.context_length if truncate_to_context and truncate is None else truncate
+    if limit is not None:
+        config.check_length(limit, "--truncate", "lower --truncate or raise --context-length")
     module, _ = prepare_module(config, device, _pair(tables), 1, config.context_length)
     hint = id_hint(config, tables)
     for number, raw in enumerate(stream, start=1):
         text = decode_utf8(raw, f"line {number} of {source}")
         text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
-        ids = encode(enc, text, allow_special=allow_special)
-        if len(ids) > config.context_length:
-            if not truncate:
-                raise SequenceTooLongError(
-                    f"line {number} has {len(ids)} tokens, more than the context length "
-                    f"({config.context_length}); pass --truncate or raise --context-length"
-                )
-            ids = ids[: config.context_length]
+        ids = encode(enc, text, allow_special=allow_special)[:limit]
+        config.check_length(len(ids), f"line {number}: length")
         vectors: Any = [] if pool == "none" else None
         if ids:
             with torch.inference_mode():
-                out = module(check_token_ids(torch.tensor([ids]), config, hint))[0]  # (T, d)
+                checked = check_token_ids(torch.tensor([ids]), config, hint)  # (1, T)
+                out = module(checked, checked=True)[0]  # (T, d)
             out = out.float()
             if pool == "mean":
                 out = out.mean(dim=0)  # (d,)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from embedcli.encodings import encode, token_bytes_display, token_piece, visible
+from embedcli.encodings import Token, encode, token_bytes_display, token_piece, visible
 from embedcli.errors import TokenIdError
 
 if TYPE_CHECKING:
@@ -112,17 +112,6 @@ def count_tokens(
 
 
 @dataclass(frozen=True)
-class Token:
-    """One token: its place, id, text (None when its bytes are not UTF-8 alone) and bytes."""
-
-    index: int
-    id: int
-    text: str | None
-    bytes_hex: str
-    display: str  # whitespace made visible; non-UTF-8 bytes as <0x..>
-
-
-@dataclass(frozen=True)
 class Segment:
     """A run of tokens drawn as one coloured piece: a token, or the tokens of a split character."""
 
@@ -174,11 +163,8 @@ def tokenize_report(
         return TokenizeReport(enc.name, enc.n_vocab, count or 0, len(text))
     report = TokenizeReport(enc.name, enc.n_vocab, len(ids), len(text))
     shown = ids if limit is None else ids[:limit]
-    pieces = [token_piece(enc, token) for token in shown]
-    report.tokens = [
-        Token(i, p.id, p.text, (p.data or b"").hex(), p.display) for i, p in enumerate(pieces)
-    ]
-    report.segments = segments_of([p.data or b"" for p in pieces])
+    report.tokens = [token_piece(enc, token, index=i) for i, token in enumerate(shown)]
+    report.segments = segments_of([t.data or b"" for t in report.tokens])
     return report
 
 
@@ -211,3 +197,88 @@ def truncate_text(enc: tiktoken.Encoding, kept: Sequence[int]) -> str:
     character."""
     # The bytes are a prefix of valid UTF-8, so only a character cut at the end can be invalid.
     return decode_ids(enc, kept).decode("utf-8", errors="ignore")
+
+
+# ---------------------------------------------------------------- what tokenize prints
+
+TOKEN_TABLE_LIMIT = 500  # tokens listed by the table view; --encode and --json have them all
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """``tokenize --encode``: the ids of a text."""
+
+    encoding: str
+    n_vocab: int
+    count: int
+    ids: list[int]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """``tokenize --decode``: the text of some ids; ``partial`` when they start or end inside a
+    character (its bytes then show as U+FFFD)."""
+
+    encoding: str
+    ids: list[int]
+    text: str
+    partial: bool
+
+
+@dataclass(frozen=True)
+class Cut:
+    """``tokenize --truncate N``: the text of its first N tokens, never half a character."""
+
+    encoding: str
+    n_vocab: int
+    count: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Tokenized:
+    """A text (or a list of ids) under one encoding; ``ids`` is None when only counted."""
+
+    enc: tiktoken.Encoding
+    text: str | None  # None when the input was ids
+    ids: list[int] | None
+    count: int
+
+    def encoded(self) -> Encoded:
+        """The ids."""
+        return Encoded(self.enc.name, self.enc.n_vocab, self.count, list(self.ids or ()))
+
+    def decoded(self) -> Decoded:
+        """The text behind the ids."""
+        data = decode_ids(self.enc, self.ids or ())
+        text = data.decode("utf-8", errors="replace")
+        return Decoded(self.enc.name, list(self.ids or ()), text, text.encode("utf-8") != data)
+
+    def cut(self, limit: int) -> Cut:
+        """The text of the first ``limit`` tokens."""
+        kept = (self.ids or [])[:limit]
+        return Cut(self.enc.name, self.enc.n_vocab, len(kept), truncate_text(self.enc, kept))
+
+    def report(self, limit: int | None = None) -> TokenizeReport:
+        """The table view's report (pieces of the first ``limit`` tokens)."""
+        if self.ids is None:
+            return tokenize_report(self.enc, self.text or "", count=self.count)
+        text = self.text if self.text is not None else self.decoded().text
+        return tokenize_report(self.enc, text, self.ids, limit=limit)
+
+
+def tokenize_text(
+    enc: tiktoken.Encoding, text: str, allow_special: bool = False, *, count_only: bool = False
+) -> Tokenized:
+    """Encode ``text`` (or only count its tokens, keeping no ids)."""
+    if count_only:
+        return Tokenized(enc, text, None, count_tokens(enc, text, allow_special=allow_special))
+    ids = encode_text(enc, text, allow_special=allow_special)
+    return Tokenized(enc, text, ids, len(ids))
+
+
+def tokenize_ids(enc: tiktoken.Encoding, ids: Sequence[int]) -> Tokenized:
+    """Ids given as input; each must be in the encoding."""
+    ids = list(ids)
+    decode_ids(enc, ids)  # names the first id the encoding lacks
+    return Tokenized(enc, None, ids, len(ids))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from embedcli.encodings import encode
 from embedcli.errors import InputTextError, UsageError
@@ -30,54 +30,65 @@ class WindowPlan:
     """How a token sequence is cut into (input, target) windows and batches."""
 
     num_tokens: int
-    max_length: int
+    seq_len: int
     stride: int
     batch_size: int
     keep_last: bool
 
     @property
     def starts(self) -> range:
-        """``range(0, len(ids) - max_length, stride)``: every window with a full target."""
-        return range(0, self.num_tokens - self.max_length, self.stride)
+        """``range(0, len(ids) - seq_len, stride)``: every window with a full target."""
+        return range(0, self.num_tokens - self.seq_len, self.stride)
 
     @property
     def num_windows(self) -> int:
-        """Windows that enter a batch (a short last batch counts only with keep_last)."""
-        total = len(self.starts)
-        return total if self.keep_last else total - total % self.batch_size
+        """The dataset's length as torch's DataLoader counts it: every window with a target."""
+        return len(self.starts)
 
     @property
     def num_batches(self) -> int:
-        """Batches of ``batch_size`` windows (the last one may be short with keep_last)."""
-        return -(-self.num_windows // self.batch_size)
+        """``len(DataLoader)``: full batches, plus a short last one only with keep_last (else
+        ``drop_last=True`` leaves it out)."""
+        full, rest = divmod(self.num_windows, self.batch_size)
+        return full + (1 if rest and self.keep_last else 0)
+
+    @property
+    def dropped_windows(self) -> int:
+        """Windows that ``drop_last`` leaves out: the short last batch, unless keep_last."""
+        return 0 if self.keep_last else self.num_windows % self.batch_size
+
+    @property
+    def batched_windows(self) -> int:
+        """Windows that enter a batch."""
+        return self.num_windows - self.dropped_windows
 
     @property
     def dropped_tokens(self) -> int:
-        """Tokens at the end that no kept window reads as input or target."""
-        if self.num_windows == 0:
+        """Tokens at the end that no batched window reads as input or target."""
+        if self.batched_windows == 0:
             return self.num_tokens
-        last = self.starts[self.num_windows - 1]
-        return self.num_tokens - (last + self.max_length + 1)
+        last = self.starts[self.batched_windows - 1]
+        return self.num_tokens - (last + self.seq_len + 1)
 
 
 def plan_windows(
-    num_tokens: int, max_length: int, stride: int | None, batch_size: int, keep_last: bool
+    num_tokens: int, seq_len: int, stride: int | None, batch_size: int, keep_last: bool
 ) -> WindowPlan:
     """Check the sizes and describe the windows; too little text is an error."""
     for name, value in (
-        ("--max-length", max_length),
+        ("--seq-len", seq_len),
         ("--stride", stride),
         ("--batch-size", batch_size),
     ):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be at least 1, got {value}")
-    plan = WindowPlan(num_tokens, max_length, stride or max_length, batch_size, keep_last)
+    plan = WindowPlan(num_tokens, seq_len, stride or seq_len, batch_size, keep_last)
     if len(plan.starts) == 0:
         raise InputTextError(
             f"the text has {num_tokens} tokens, too few for one window: an input of "
-            f"{max_length} tokens and its target need {max_length + 1}; lower --max-length"
+            f"{seq_len} tokens and its target need {seq_len + 1}; lower --seq-len"
         )
-    if plan.num_windows == 0:
+    if plan.batched_windows == 0:
         raise InputTextError(
             f"the text gives {len(plan.starts)} windows, fewer than one batch of {batch_size}; "
             "pass --keep-last or lower --batch-size"
@@ -87,9 +98,15 @@ def plan_windows(
 
 def window_pairs(ids: list[int], plan: WindowPlan) -> Iterator[tuple[int, list[int], list[int]]]:
     """(start, input_ids, target_ids) for every window of the plan, in order."""
-    for start in plan.starts[: plan.num_windows]:
-        end = start + plan.max_length
+    for start in plan.starts[: plan.batched_windows]:
+        end = start + plan.seq_len
         yield start, ids[start:end], ids[start + 1 : end + 1]
+
+
+def window_records(ids: list[int], plan: WindowPlan) -> Iterator[dict[str, Any]]:
+    """``windows --jsonl``: ``{"index", "start", "input_ids", "target_ids"}`` per window."""
+    for index, (start, inputs, targets) in enumerate(window_pairs(ids, plan)):
+        yield {"index": index, "start": start, "input_ids": inputs, "target_ids": targets}
 
 
 def batches(ids: list[int], plan: WindowPlan, limit: int | None = None) -> list[dict[str, list]]:

@@ -1,0 +1,137 @@
+"""Where the input layer comes from: the flags (seeded tables, or a preset) or a checkpoint.
+
+Every command that needs a config or tables asks here, so defaults, preset merging and the
+checkpoint-versus-flags decision are made once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from embedcli.config import EmbedConfig, Overrides, Preset, preset_config
+from embedcli.errors import UsageError
+
+if TYPE_CHECKING:
+    import torch
+
+    from embedcli.weights import LoadedTables
+
+
+def embed_source(
+    encoding: str,
+    overrides: Overrides,
+    weights: Path | None = None,
+    token_key: str | None = None,
+    position_key: str | None = None,
+) -> tuple[EmbedConfig, LoadedTables | None]:
+    """(config, loaded tables or None): seeded tables sized by the flags (vocabulary: the
+    encoding's), or a checkpoint's tables with the flags checked against them."""
+    from embedcli.encodings import get_encoding
+
+    if weights is None:
+        vocab = get_encoding(encoding).n_vocab
+        return overrides.apply(EmbedConfig(vocab_size=vocab)), None
+    from embedcli.weights import load_tables, tables_config
+
+    tables = load_tables(weights, token_key, position_key)
+    config = tables_config(
+        tuple(tables.token.shape),
+        None if tables.position is None else tuple(tables.position.shape),
+        dtype=overrides.dtype or "float32",
+        positional=overrides.positional,
+        vocab_size=overrides.vocab_size,
+        d_model=overrides.d_model,
+        context_length=overrides.context_length,
+    )
+    return config, tables
+
+
+def source_tables(
+    seeded: EmbedConfig,
+    weights: Path | None = None,
+    token_key: str | None = None,
+    position_key: str | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None, str]:
+    """(token table, positional table or None, where they came from): a checkpoint's trained
+    tables, or the tables ``seeded`` describes, made by the seeded recipe."""
+    if weights is not None:
+        from embedcli.weights import load_tables
+
+        tables = load_tables(weights, token_key, position_key)
+        return tables.token, tables.position, f"{weights.name}, {tables.layout}"
+    from embedcli.embedding import InputEmbedding
+
+    module = InputEmbedding(seeded)
+    position = module.position_embedding
+    return (
+        module.token_embedding.weight.detach(),
+        None if position is None else position.weight.detach(),
+        f"seeded nn.Embedding tables, seed {seeded.seed}",
+    )
+
+
+def shapes_source(
+    preset: str | None,
+    overrides: Overrides,
+    weights: Path | None = None,
+    token_key: str | None = None,
+    position_key: str | None = None,
+    *,
+    load: bool = False,
+) -> tuple[Preset, EmbedConfig, tuple[torch.Tensor, torch.Tensor | None] | None]:
+    """(preset, config, tables or None) for inspect-shapes: a named preset with the flags
+    applied, or a checkpoint's shapes (its tables too when ``load``)."""
+    if weights is None:
+        base, config = preset_config(preset, overrides)
+        return base, config, None
+    if preset is not None:
+        raise UsageError("pass --preset or --weights, not both")
+    base, tables = checkpoint_preset(
+        weights,
+        token_key,
+        position_key,
+        load=load,
+        dtype=overrides.dtype or "float32",
+        positional=overrides.positional,
+        vocab_size=overrides.vocab_size,
+        d_model=overrides.d_model,
+        context_length=overrides.context_length,
+    )
+    return base, base.config, tables
+
+
+def checkpoint_preset(
+    path: Path,
+    token_key: str | None,
+    position_key: str | None,
+    *,
+    load: bool,
+    dtype: str,
+    positional: str | None,
+    vocab_size: int | None,
+    d_model: int | None,
+    context_length: int | None,
+) -> tuple[Preset, tuple[torch.Tensor, torch.Tensor | None] | None]:
+    """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
+    counting the whole checkpoint's parameters; with ``load``, the tables too."""
+    from embedcli.analysis import inspect_weights
+    from embedcli.weights import Checkpoint, find_tables, read_tables, tables_config
+
+    checkpoint = Checkpoint(path)  # opened once: header, parameter count, and tables if asked
+    keys = find_tables(checkpoint, token_key, position_key)
+    config = tables_config(
+        checkpoint.info(keys.token).shape,
+        None if keys.position is None else checkpoint.info(keys.position).shape,
+        dtype=dtype,
+        positional=positional,
+        vocab_size=vocab_size,
+        d_model=d_model,
+        context_length=context_length,
+    )
+    counted = inspect_weights(checkpoint, token_key, position_key).parameters
+    preset = Preset("checkpoint", f"{path.name}, {keys.layout}", config, parameters=counted)
+    if not load:
+        return preset, None
+    tables = read_tables(checkpoint, keys)
+    return preset, (tables.token, tables.position)
