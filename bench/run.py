@@ -4,7 +4,7 @@
 - tokenize_bench: `embedcli tokenize --count` against ttok, start-up and a 20 MB file
   (needs `pip install ttok` in the same environment).
 - weights_bench: peak memory of `embed --weights` with a generated 1.7 GB checkpoint.
-- stream_bench: streaming `embed --window` of a 20 MB text against a plain torch loop, and
+- stream_bench: streaming `embed --seq-len` of a 20 MB text against a plain torch loop, and
   `embed --lines` against one process a line.
 """
 

@@ -1,6 +1,6 @@
-"""Benchmark: streaming `embed --window` of a 20 MB text, and `--lines` against one call a line.
+"""Benchmark: streaming `embed --seq-len` of a 20 MB text, and `--lines` against one call a line.
 
-- Streaming: `embedcli embed -f big.txt --window 256 -d 64 --output out.npy` against a minimal
+- Streaming: `embedcli embed -f big.txt --seq-len 256 -d 64 --output out.npy` against a minimal
   plain torch + tiktoken loop doing the same lookups and writes (np.lib.format.open_memmap), both
   as whole processes; tokens/s, peak RSS against the output size, and the two files compared.
 - Lines: `embedcli embed --lines` over 2,000 lines against 2,000 separate `embedcli embed` calls
@@ -77,10 +77,12 @@ def main(argv: list[str] | None = None) -> None:
             "embed",
             "-f",
             str(big),
-            "--window",
+            "--seq-len",
             "256",
             "-d",
             "64",
+            "-b",
+            "32",  # the baseline's batch
             "--output",
             str(ours),
             "--quiet",
@@ -117,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     for name, seconds, peak in (
         ("baseline: plain torch loop + open_memmap", base_seconds, base_peak),
-        ("embedcli embed --window 256 --output .npy", mine_seconds, mine_peak),
+        ("embedcli embed --seq-len 256 --output .npy", mine_seconds, mine_peak),
     ):
         print(
             f"{name:<46} {seconds:>8.2f} {tokens / seconds:>11,.0f} "

@@ -9,7 +9,7 @@ top=${2:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-embedcli embed - < "$file" --d-model 32 --context-length 256 --truncate --device cpu \
+embedcli embed - < "$file" --d-model 32 --context-length 256 --truncate-to-context --device cpu \
   --output "$work/emb.npy" --json > "$work/report.json"
 
 python3 - "$work/report.json" "$work/emb.npy" "$top" <<'PY'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,13 +35,15 @@ def test_location(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv(cache.CACHE_ENV, "")
     assert cache.cache_dir() is None
     monkeypatch.delenv(cache.CACHE_ENV)
-    monkeypatch.setattr(cache.sys, "platform", "linux")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert cache.cache_dir() == tmp_path / "xdg" / "embedcli"
-    monkeypatch.delenv("XDG_CACHE_HOME")
-    assert cache.cache_dir() == Path.home() / ".cache" / "embedcli"
-    monkeypatch.setattr(cache.sys, "platform", "darwin")
-    assert cache.cache_dir() == Path.home() / "Library" / "Caches" / "embedcli"
+    # platformdirs decides the place: XDG_CACHE_HOME on Linux, ~/.cache without it.
+    from platformdirs import user_cache_path
+
+    assert cache.cache_dir() == user_cache_path("embedcli", appauthor=False)
+    if sys.platform.startswith("linux"):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+        assert cache.cache_dir() == tmp_path / "xdg" / "embedcli"
+        monkeypatch.delenv("XDG_CACHE_HOME")
+        assert cache.cache_dir() == Path.home() / ".cache" / "embedcli"
 
 
 @pytest.mark.parametrize("name", encodings.BUNDLED_ENCODINGS)

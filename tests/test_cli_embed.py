@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import make_runner
+from helpers import expect_error
 from torch import nn
 
 from embedcli import encodings, outputs
@@ -35,13 +36,6 @@ def recipe(vocab: int, d: int, context: int, seed: int) -> tuple[nn.Embedding, n
     return nn.Embedding(vocab, d), nn.Embedding(context, d)
 
 
-def expect_error(result, message: str, code: int = 1) -> None:
-    assert result.exit_code == code, result.output
-    assert result.stdout == ""
-    assert message in result.stderr, result.stderr
-    assert "Traceback" not in result.output
-
-
 # ---------------------------------------------------------------- the main job
 
 
@@ -60,7 +54,7 @@ def test_table_output_shows_every_step() -> None:
         "(4,8) → (1,4,8)",
         "1 (padded)",
         "result: (1,4,8)",
-        "Vectors (first 4 of 8 dimensions)",
+        "Tokens and vectors, first 4 of 8 dimensions",
         "= input",
     ):
         assert text in out, text
@@ -162,7 +156,7 @@ def test_ids_instead_of_text() -> None:
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [("1,x", "--ids '1,x' is not a list of integers"), (",", "--ids was given an empty list")],
+    [("1,x", "'1,x' is not a list of integers"), (",", "'--ids': empty list")],
 )
 def test_bad_ids_are_usage_errors(value: str, message: str) -> None:
     expect_error(embed("--ids", value, *SMALL), message, code=2)
@@ -265,17 +259,33 @@ def test_dtypes(flag: str, dtype: torch.dtype) -> None:
 def test_sequence_too_long_and_truncate() -> None:
     expect_error(
         embed("Hello, world!", *SMALL[:2], "--context-length", "3", "--device", "cpu"),
-        "sequence length (4) exceeds the context length (3); pass --truncate",
+        "sequence length (4) exceeds the context length (3); pass --truncate-to-context",
     )
-    data = embed_json(
-        "Hello, world!", "Hi", "-d", "8", "--context-length", "3", "--device", "cpu", "--truncate"
-    )
+    small = ("-d", "8", "--context-length", "3", "--device", "cpu")
+    data = embed_json("Hello, world!", "Hi", *small, "--truncate-to-context")
     assert data["input_ids"] == [[15496, 11, 995], [17250, 50256, 50256]]
     assert data["truncated"] == [1, 0]
-    table = embed(
-        "Hello, world!", "-d", "8", "--context-length", "3", "--device", "cpu", "--truncate"
+    table = embed("Hello, world!", *small, "--truncate-to-context")
+    assert "dropped 1 token from the end of the sequence" in table.stdout
+
+
+def test_truncate_n_cuts_to_n_tokens_and_never_becomes_a_text() -> None:
+    """`embed "Hello" --truncate 12` once made "12" a second text: N is always the cut."""
+    data = embed_json("Hello, world!", *SMALL, "--truncate", "2")
+    assert data["input_ids"] == [[15496, 11]] and data["truncated"] == [2]
+    data = embed_json("Hello", *SMALL, "--truncate", "12")
+    assert data["input_ids"] == [[15496]]  # one text, nothing cut
+    expect_error(embed("Hello", *SMALL, "--truncate"), "requires an argument", code=2)
+    expect_error(embed("--truncate", "Hello", *SMALL), "is not a valid int", code=2)
+    expect_error(
+        embed("Hello", *SMALL, "--truncate", "99", "--context-length", "8"),
+        "--truncate (99) exceeds the context length (8)",
     )
-    assert "--truncate dropped 1 tokens from the end of the sequence" in table.stdout
+    expect_error(
+        embed("Hello", *SMALL, "--truncate", "2", "--truncate-to-context"),
+        "pass --truncate N or --truncate-to-context, not both",
+        code=2,
+    )
 
 
 def test_batch_names_the_sequence_that_is_too_long() -> None:
@@ -295,11 +305,19 @@ def test_special_tokens() -> None:
 
 
 @pytest.mark.parametrize("show", ["1", "3", "8", "20"])
-def test_show_sets_preview_width(show: str) -> None:
+def test_show_sets_preview_width(show: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
     out = embed("hi", *SMALL, "--show", show).stdout
     shown = min(int(show), 8)
     assert f"first {shown} of 8 dimensions" in out
     assert f"[{shown - 1}]" in out and f"[{shown}]" not in out
+
+
+def test_show_beyond_the_terminal_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    out = embed("hi", *SMALL, "--show", "8").stdout
+    assert "first 4 of 8 dimensions (8 asked: the terminal is too" in out
+    assert all(len(line) <= 80 for line in out.splitlines())
 
 
 def test_verify_on_cpu() -> None:
@@ -319,8 +337,8 @@ def test_verify_failure_is_reported_and_exits_1(
 
     real = embedding.InputEmbedding.trace
 
-    def corrupt(self, ids):
-        trace = real(self, ids)
+    def corrupt(self, ids, **kwargs):
+        trace = real(self, ids, **kwargs)
         object.__setattr__(trace, "input_embeddings", trace.input_embeddings + 0.5)
         return trace
 
@@ -453,15 +471,8 @@ def test_failed_write_leaves_no_file(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-e", "nope"], "unknown encoding 'nope'"),
-        (["-m", "nope"], "unknown model 'nope'"),
         (["-e", "gpt2", "-m", "gpt-4o"], "--model gpt-4o uses encoding o200k_base"),
-        (["--device", "tpu"], "unknown device 'tpu'"),
-        (["--dtype", "int8"], "unknown dtype 'int8'"),
         (["--device", "meta"], "the meta device holds shapes but no values"),
-        (["-d", "0"], "d_model must be a positive integer"),
-        (["--vocab-size", "0"], "vocab_size must be a positive integer, got 0 (--vocab-size)"),
-        (["--context-length", "-5"], "context_length must be a positive integer"),
         (["-d", "100000000000"], "need "),
         (
             ["--vocab-size", "1000000000", "-d", "100000"],
@@ -473,6 +484,28 @@ def test_errors_are_one_line(args: list[str], message: str) -> None:
     result = embed("hi", *args)
     expect_error(result, message)
     assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-e", "nope"], "unknown encoding 'nope'"),
+        (["-m", "nope"], "unknown model 'nope'"),
+        (["--device", "tpu"], "'tpu' is not a device"),
+        (["--device", "cdua"], "did you mean 'cuda'?"),
+        (["--device", "mps:1"], "only cuda takes an index"),
+        (["--dtype", "int8"], "'int8' is not one of: float32, float16, bfloat16"),
+        (["--dtype", "float8"], "did you mean 'float32'"),
+        (["--positional", "learnd"], "did you mean 'learned'?"),
+        (["-d", "0"], "0 is not in the range x>=1"),
+        (["--vocab-size", "0"], "0 is not in the range x>=1"),
+        (["--context-length", "-5"], "-5 is not in the range x>=1"),
+        (["--seed", "-1"], "-1 is not in the range"),
+        (["--show", "0"], "0 is not in the range x>=1"),
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], message: str) -> None:
+    expect_error(embed("hi", *args), message, code=2)
 
 
 def test_unavailable_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -523,17 +556,19 @@ def test_long_texts_are_capped_in_tables_but_complete_in_json() -> None:
 
     text = " ".join(["word"] * (MAX_POSITIONS + 6))
     out = embed(text, *SMALL[:2], "--device", "cpu").stdout
-    assert f"the first {MAX_POSITIONS} of {MAX_POSITIONS + 6} positions" in out
+    note = f"showing {MAX_POSITIONS} of {MAX_POSITIONS + 6} positions of each sequence"
+    assert out.strip().splitlines()[-1].startswith(note)  # where the reader lands
     assert f"│ {MAX_POSITIONS - 1:>3} │" in out and f"│ {MAX_POSITIONS:>3} │" not in out
+    out = embed(text, *SMALL[:2], "--device", "cpu", "--max-positions", "3").stdout
+    assert f"showing 3 of {MAX_POSITIONS + 6} positions" in out
+    assert "│   2 │" in out and "│   3 │" not in out
     data = embed_json(text, *SMALL[:2], "--device", "cpu")
     assert len(data["input_ids"][0]) == MAX_POSITIONS + 6
     assert np.array(data["input_embeddings"]).shape == (1, MAX_POSITIONS + 6, 8)
 
 
 def test_seed_range_is_checked() -> None:
-    expect_error(
-        embed("hi", *SMALL, "--seed", str(2**64)), "seed must be an integer from 0 to 2**64 - 1"
-    )
+    expect_error(embed("hi", *SMALL, "--seed", str(2**64)), "is not in the range", code=2)
 
 
 def test_tokens_of_a_split_character_carry_bytes_not_text() -> None:

@@ -103,12 +103,15 @@ def test_console_script_embeds(tmp_path: Path) -> None:
 
 def test_console_script_error_is_one_line(tmp_path: Path) -> None:
     done = run_script(["embedcli", "embed", "hi", "--device", "tpu"], tmp_path)
-    assert done.returncode == 1
+    assert done.returncode == 2  # a usage error
     assert done.stdout == ""
-    assert (
-        done.stderr
-        == "Error: unknown device 'tpu'; choose one of: auto, cpu, cuda, cuda:N, mps, meta\n"
+    assert done.stderr == (
+        "Error: Invalid value for '--device': 'tpu' is not a device: use auto, cpu, cuda, "
+        "cuda:N, mps or meta; did you mean 'cpu'? (see embedcli embed --help)\n"
     )
+    done = run_script(["embedcli", "embed", "hi", "--vocab-size", "5"], tmp_path)
+    assert done.returncode == 1  # bad data
+    assert done.stderr.startswith("Error: token id 5") and done.stderr.count("\n") == 1
 
 
 def test_console_script_reads_piped_stdin(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import assert_cli_leaves_unimported, make_runner, script_env
+from helpers import expect_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,13 +25,6 @@ def run_json(*args: str) -> dict:
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
     return json.loads(result.stdout)
-
-
-def expect_error(result, message: str, code: int = 1) -> None:
-    assert result.exit_code == code, result.output
-    assert result.stdout == ""
-    assert message in result.stderr, result.stderr
-    assert "Traceback" not in result.output
 
 
 def gpt_parameters(vocab: int, d: int, context: int, layers: int) -> int:
@@ -215,10 +209,11 @@ def test_sequence_beyond_context_is_the_core_error() -> None:
 @pytest.mark.parametrize(
     ("args", "message", "code"),
     [
-        (["--preset", "gpt5"], "unknown preset 'gpt5'; choose one of: gpt2, gpt2-medium", 1),
-        (["--device", "tpu"], "unknown device 'tpu'", 1),
-        (["--dtype", "int8"], "unknown dtype 'int8'", 1),
-        (["-d", "0"], "d_model must be a positive integer", 1),
+        (["--preset", "gpt5"], "'gpt5' is not one of: gpt2, gpt2-medium", 2),
+        (["--preset", "gpt2-larg"], "did you mean 'gpt2-large'", 2),
+        (["--device", "tpu"], "'tpu' is not a device", 2),
+        (["--dtype", "int8"], "'int8' is not one of: float32", 2),
+        (["-d", "0"], "0 is not in the range x>=1", 2),
         (["-b", "0"], "batch-size", 2),
         (["--device", "cpu", "-d", "100000000"], "lower --d-model", 1),
     ],

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import assert_cli_leaves_unimported, make_runner, run_script
+from helpers import expect_error
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,13 +28,6 @@ def ok(*args: str, input: bytes | str | None = None) -> str:
     return result.stdout
 
 
-def expect_error(result, message: str, code: int = 1) -> None:
-    assert result.exit_code == code, result.output
-    assert result.stdout == ""
-    assert message in result.stderr, result.stderr
-    assert "Traceback" not in result.output
-
-
 # Published ids: the issue, OpenAI's cookbook, and the LLMs-from-scratch book.
 PUBLISHED = [
     ("gpt2", "Hello, world!", "15496 11 995 0"),
@@ -45,17 +39,17 @@ PUBLISHED = [
 
 @pytest.mark.parametrize(("name", "text", "ids"), PUBLISHED)
 def test_published_ids(name: str, text: str, ids: str) -> None:
-    assert ok(text, "-e", name, "--ids") == ids + "\n"
+    assert ok(text, "-e", name, "--encode") == ids + "\n"
     assert ok(text, "-e", name, "--count") == f"{len(ids.split())}\n"
 
 
 def test_book_example_needs_allow_special() -> None:
     text = "Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace."
     expect_error(
-        tokenize(text, "--ids"),
+        tokenize(text, "--encode"),
         "the text contains the special token <|endoftext|>; pass --allow-special",
     )
-    assert ok(text, "--ids", "--allow-special").split()[6:10] == ["30", "220", "50256", "554"]
+    assert ok(text, "--encode", "--allow-special").split()[6:10] == ["30", "220", "50256", "554"]
 
 
 def test_default_view_golden(golden) -> None:
@@ -122,7 +116,7 @@ def test_repeated_encoding_is_listed_once() -> None:
 
 
 def test_model_flag() -> None:
-    assert ok("tiktoken is great!", "-m", "gpt-4o", "--ids") == "83 8251 2488 382 2212 0\n"
+    assert ok("tiktoken is great!", "-m", "gpt-4o", "--encode") == "83 8251 2488 382 2212 0\n"
 
 
 def test_count_json() -> None:
@@ -134,7 +128,7 @@ def test_count_json() -> None:
 
 
 def test_ids_json_and_truncate_json() -> None:
-    assert json.loads(ok("Hello, world!", "--ids", "--json"))["ids"] == [15496, 11, 995, 0]
+    assert json.loads(ok("Hello, world!", "--encode", "--json"))["ids"] == [15496, 11, 995, 0]
     data = json.loads(ok("Hello, world!", "--truncate", "2", "--json"))
     assert data == {"encoding": "gpt2", "n_vocab": 50257, "count": 2, "text": "Hello,"}
 
@@ -143,17 +137,17 @@ def test_ids_json_and_truncate_json() -> None:
 
 
 def test_arguments_are_joined_with_single_spaces() -> None:
-    assert ok("Hello,", "world!", "--ids") == "15496 11 995 0\n"
+    assert ok("Hello,", "world!", "--encode") == "15496 11 995 0\n"
 
 
 def test_stdin_dash_none_and_file(tmp_path: Path) -> None:
     text = "Hello, world!\n"
     ids = "15496 11 995 0 198\n"
-    assert ok("-", "--ids", input=text) == ids
-    assert ok("--ids", input=text) == ids
+    assert ok("-", "--encode", input=text) == ids
+    assert ok("--encode", input=text) == ids
     path = tmp_path / "notes.txt"
     path.write_text(text, encoding="utf-8")
-    assert ok("-f", str(path), "--ids") == ids
+    assert ok("-f", str(path), "--encode") == ids
     assert ok("--file", str(path), "--count") == "5\n"
 
 
@@ -172,7 +166,20 @@ def test_decode() -> None:
         "encoding": "gpt2",
         "ids": [15496, 11],
         "text": "Hello,",
+        "partial": False,
     }
+
+
+def test_ids_are_input() -> None:
+    """--ids means ids as input, as everywhere: the table of those tokens, or any mode."""
+    table = ok("--ids", "15496,11,995")
+    assert "Hello" in table and "␣world" in table and "15496" in table
+    assert ok("--ids", "15496,11", "--decode") == "Hello,"
+    assert ok("--ids", "15496", "--ids", "11", "--count") == "2\n"
+    assert ok("--ids", "15496 11 995", "--encode") == "15496 11 995\n"
+    assert ok("--ids", "15496,11,995", "--truncate", "2") == "Hello,"
+    data = json.loads(ok("--ids", "15496,11", "--json"))
+    assert [t["piece"] for t in data["tokens"]] == ["Hello", ","]
 
 
 def test_decode_of_half_a_character_warns() -> None:
@@ -213,7 +220,7 @@ def test_truncate() -> None:
 def test_round_trip_ids_then_decode(text: str, name: str) -> None:
     if any(special in text for special in get_encoding(name).special_tokens_set):
         return
-    ids = tokenize("-", "-e", name, "--ids", input=text.encode())
+    ids = tokenize("-", "-e", name, "--encode", input=text.encode())
     assert ids.exit_code == 0, ids.output
     back = tokenize("-", "-e", name, "--decode", input=ids.stdout)
     assert back.exit_code == 0, back.output
@@ -223,7 +230,7 @@ def test_round_trip_ids_then_decode(text: str, name: str) -> None:
 def test_round_trip_through_the_console_script(tmp_path: Path) -> None:
     text = "Zürich 東京 🙂\r\n\ttabs  and   spaces "
     ids = run_script(
-        ["embedcli", "tokenize", "-", "--ids", "-e", "o200k_base"], tmp_path, input=text
+        ["embedcli", "tokenize", "-", "--encode", "-e", "o200k_base"], tmp_path, input=text
     )
     assert ids.returncode == 0, ids.stderr
     back = run_script(
@@ -265,10 +272,16 @@ def test_table_is_capped_for_long_texts() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["hi", "--count", "--ids"], "--count and --ids cannot be combined"),
+        (["hi", "--count", "--encode"], "--count and --encode cannot be combined"),
         (["hi", "--decode", "--truncate", "3"], "--decode and --truncate cannot be combined"),
-        (["hi", "--ids", "-e", "gpt2", "-e", "o200k_base"], "--ids works with one encoding, but 2"),
+        (["hi", "--encode", "-e", "gpt2", "-e", "o200k_base"], "--encode works with one encoding"),
         (["hi", "-f", "x.txt"], "pass TEXT or --file, not both"),
+        (["hi", "--ids", "15496"], "pass only one of TEXT, --file and --ids"),
+        (["--ids", "15496,x"], "'15496,x' is not a list of integers"),
+        (["hi", "-e", "nope"], "unknown encoding 'nope'"),
+        (["hi", "-e", "o200k_bas"], "did you mean 'o200k_base'"),
+        (["hi", "-m", "nope"], "unknown model 'nope'"),
+        (["hi", "--ids"], "requires an argument"),
     ],
 )
 def test_usage_errors(args: list[str], message: str) -> None:
@@ -289,8 +302,7 @@ def test_negative_truncate_is_a_usage_error() -> None:
             "cannot read /nonexistent/notes.txt: No such file",
         ),
         (["-"], b"caf\xe9", "standard input is not valid UTF-8 (byte 0xE9 at offset 3)"),
-        (["hi", "-e", "nope"], None, "unknown encoding 'nope'"),
-        (["hi", "-m", "nope"], None, "unknown model 'nope'"),
+        (["--ids", "15496,99999"], None, "token id 99999 is not in gpt2"),
         (["a<|endoftext|>"], None, "special token <|endoftext|>; pass --allow-special"),
     ],
 )

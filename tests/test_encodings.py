@@ -285,7 +285,7 @@ def test_piece_of_a_split_character_shows_bytes() -> None:
     pieces = [encodings.token_piece(enc, i) for i in ids]
     assert len(ids) > 1
     assert b"".join(p.data for p in pieces) == "😀".encode()
-    assert all(p.text is None for p in pieces)
+    assert all(p.piece is None for p in pieces)
     assert pieces[0].display == "<" + " ".join(f"0x{b:02X}" for b in pieces[0].data) + ">"
     assert "\ufffd" not in "".join(p.display for p in pieces)
 

@@ -175,7 +175,7 @@ def test_report_pieces_and_limit() -> None:
     text = "Hello, world!"
     report = tokenize_report(enc, text, enc.encode(text), limit=2)
     assert report.count == 4 and report.characters == 13 and report.n_vocab == 50257
-    assert [(t.index, t.id, t.text, t.bytes_hex) for t in report.tokens] == [
+    assert [(t.index, t.id, t.piece, t.bytes) for t in report.tokens] == [
         (0, 15496, "Hello", "48656c6c6f"),
         (1, 11, ",", "2c"),
     ]

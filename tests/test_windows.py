@@ -71,7 +71,7 @@ def test_windows_equal_the_book_loader(max_length, stride, batch_size, keep_last
     args = [
         "windows",
         STORY,
-        "--max-length",
+        "-t",
         str(max_length),
         "--stride",
         str(stride),
@@ -83,9 +83,13 @@ def test_windows_equal_the_book_loader(max_length, stride, batch_size, keep_last
     data = run_json(*args)
     assert [(b["inputs"], b["targets"]) for b in data["batches"]] == expected
     assert data["num_tokens"] == len(ids)
-    assert data["num_windows"] == sum(len(x) for x, _ in expected)
+    # As torch counts them: len(dataset) is every window with a target, len(loader) the batches.
+    every = len(range(0, len(ids) - max_length, stride))
+    batched = sum(len(x) for x, _ in expected)
+    assert data["num_windows"] == every
     assert data["num_batches"] == len(expected)
-    last_start = (data["num_windows"] - 1) * stride
+    assert data["dropped_windows"] == every - batched
+    last_start = (batched - 1) * stride
     assert data["dropped_tokens"] == len(ids) - (last_start + max_length + 1)
 
     jsonl = runner.invoke(app, [a for a in args if a not in ("--limit", "1000")] + ["--jsonl"])
@@ -98,14 +102,14 @@ def test_windows_equal_the_book_loader(max_length, stride, batch_size, keep_last
 
 
 def test_special_tokens_are_allowed_between_documents() -> None:
-    data = run_json("windows", STORY, "--max-length", "40", "-b", "1")
+    data = run_json("windows", STORY, "-t", "40", "-b", "1")
     assert 50256 in data["batches"][0]["inputs"][0]
 
 
 def test_book_chapter_2_first_batch() -> None:
     """The verdict's first window, as printed in the book (tokens 40 367 2885 1464)."""
     text = "I HAD always thought Jack Gisburn rather a cheap genius"
-    data = run_json("windows", text, "--max-length", "4", "--stride", "1", "-b", "1")
+    data = run_json("windows", text, "--seq-len", "4", "--stride", "1", "-b", "1")
     assert data["batches"][0] == {
         "inputs": [[40, 367, 2885, 1464]],
         "targets": [[367, 2885, 1464, 1807]],
@@ -113,19 +117,26 @@ def test_book_chapter_2_first_batch() -> None:
 
 
 def test_windows_table_shows_the_shift() -> None:
-    result = runner.invoke(app, ["windows", STORY, "--max-length", "4", "-b", "2"])
+    result = runner.invoke(app, ["windows", STORY, "-t", "4", "-b", "2"])
     assert result.exit_code == 0, result.output
     assert "inputs (x) and targets (y = x shifted by one)" in result.stdout
-    assert "dropped at the" in result.stdout
+    assert "tokens at the end are in no batched window" in result.stdout
+    plan = json.loads(runner.invoke(app, ["windows", STORY, "-t", "4", "-b", "4", "--json"]).stdout)
+    shown = runner.invoke(app, ["windows", STORY, "-t", "4", "-b", "4"]).stdout
+    assert plan["dropped_windows"] > 0
+    dropped = plan["dropped_windows"]
+    assert f"drop_last leaves out the last {dropped} window" in " ".join(shown.split())
+    assert "--keep-last keeps" in shown
 
 
 @pytest.mark.parametrize(
     ("args", "message", "code"),
     [
-        (["a b c", "--max-length", "4"], "too few for one window", 1),
-        (["a b c d e f", "--max-length", "2", "-b", "8"], "fewer than one batch of 8", 1),
-        ([STORY, "--stride", "0"], "--stride must be at least 1, got 0", 2),
-        ([STORY, "--max-length", "0"], "--max-length must be at least 1, got 0", 2),
+        (["a b c", "-t", "4"], "too few for one window", 1),
+        (["a b c d e f", "-t", "2", "-b", "8"], "fewer than one batch of 8", 1),
+        ([STORY, "--stride", "0"], "'--stride': 0 is not in the range x>=1", 2),
+        ([STORY, "--seq-len", "0"], "'-t' / '--seq-len': 0 is not in the range x>=1", 2),
+        ([STORY, "--max-length", "0"], "'--max-length': 0 is not in the range x>=1", 2),
         ([STORY, "--json", "--jsonl"], "--json and --jsonl cannot be combined", 2),
     ],
 )
@@ -197,7 +208,7 @@ def test_streamed_file_equals_in_memory(tmp_path: Path, suffix: str, dtype: str,
         "embed",
         "-f",
         str(text_file),
-        "--window",
+        "--seq-len",
         "8",
         "-d",
         "16",
@@ -250,6 +261,8 @@ def test_stream_from_stdin_with_weights(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"wrote {out}: (2, 4, 4) float32")
+    # The old spelling still works for one release, and says so on stderr.
+    assert result.stderr == "Warning: --window is deprecated and will be removed; use --seq-len\n"
     ids = torch.tensor(get_encoding("gpt2").encode("one two three four five six seven eight"))
     expected = token[ids[:8].view(2, 4)] + position[:4]
     assert torch.equal(torch.from_numpy(np.load(out)), expected)
@@ -276,7 +289,7 @@ def test_interrupted_stream_leaves_no_file(tmp_path: Path, monkeypatch, failure)
             "embed",
             "-f",
             str(text_file),
-            "--window",
+            "--seq-len",
             "8",
             "-d",
             "8",
@@ -295,13 +308,14 @@ def test_interrupted_stream_leaves_no_file(tmp_path: Path, monkeypatch, failure)
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--window", "4"], "--window streams to a file: pass --output"),
-        (["--window", "4", "-o", "x.npy", "hi"], "read -f FILE or standard input"),
-        (["--window", "4", "-o", "x.pt"], "streaming writes .npy or .safetensors, not .pt"),
-        (["--stride", "2"], "--stride needs --window"),
+        (["-t", "4"], "--seq-len streams to a file: pass -o out.npy"),
+        (["-t", "4", "-o", "x.npy", "hi"], "read -f FILE or standard input"),
+        (["-t", "4", "-o", "x.pt"], "streaming writes .npy or .safetensors, not .pt"),
+        (["--stride", "2"], "--stride needs --seq-len"),
         (["--pool", "mean"], "--pool needs --lines"),
-        (["--lines", "--pool", "max"], "unknown --pool 'max'"),
-        (["--lines", "--window", "4", "-o", "x.npy"], "--lines and --window cannot be combined"),
+        (["--lines", "--pool", "max"], "'max' is not one of: none, mean, last"),
+        (["--lines", "-t", "4", "-o", "x.npy"], "--lines and --seq-len cannot be combined"),
+        (["-t", "4", "-o", "x.npy", "--truncate", "3"], "drop --truncate"),
         (["--lines", "-o", "x.npy"], "--lines writes JSON Lines to standard output"),
     ],
 )
@@ -316,7 +330,7 @@ def test_stream_window_beyond_context(tmp_path: Path) -> None:
         app,
         [
             "embed",
-            "--window",
+            "--seq-len",
             "64",
             "--context-length",
             "32",
@@ -328,14 +342,14 @@ def test_stream_window_beyond_context(tmp_path: Path) -> None:
         input=STORY,
     )
     assert result.exit_code == 1
-    assert "--window 64 exceeds the context length (32)" in result.stderr
+    assert "--seq-len (64) exceeds the context length (32)" in result.stderr
     assert list(tmp_path.iterdir()) == []
 
 
 def test_stream_non_utf8(tmp_path: Path) -> None:
     result = runner.invoke(
         app,
-        ["embed", "--window", "2", "-d", "4", "-o", str(tmp_path / "x.npy")],
+        ["embed", "-t", "2", "-d", "4", "-o", str(tmp_path / "x.npy")],
         input=b"ok ok \xff ok",
     )
     assert result.exit_code == 1
@@ -385,14 +399,20 @@ def test_lines_too_long_names_the_line() -> None:
         input="a b\none two three four\n",
     )
     assert result.exit_code == 1
-    assert "line 2 has 4 tokens, more than the context length (3)" in result.stderr
+    assert "line 2: length (4) exceeds the context length (3)" in result.stderr
     assert json.loads(result.stdout.splitlines()[0])["line"] == 1
     truncated = runner.invoke(
         app,
-        ["embed", "--lines", "-d", "4", "--context-length", "3", "--truncate"],
+        ["embed", "--lines", "-d", "4", "--context-length", "3", "--truncate-to-context"],
         input="a b\none two three four\n",
     )
     assert len(json.loads(truncated.stdout.splitlines()[1])["input_ids"]) == 3
+    cut = runner.invoke(
+        app,
+        ["embed", "--lines", "-d", "4", "--context-length", "3", "--truncate", "2"],
+        input="a b\none two three four\n",
+    )
+    assert [len(json.loads(line)["input_ids"]) for line in cut.stdout.splitlines()] == [2, 2]
 
 
 def test_stream_reports_progress(tmp_path: Path) -> None:
@@ -430,13 +450,18 @@ def test_stream_reports_progress(tmp_path: Path) -> None:
     assert tokens == sorted(tokens) and len(recorder.updates) > 1
 
 
-def test_rich_progress_bar_counts() -> None:
-    from embedcli.cli import _RichProgress
+def test_progress_bar_counts() -> None:
+    import io
 
-    progress = _RichProgress(total_bytes=100)
-    with progress.bar:
+    from rich.console import Console
+
+    from embedcli.render.progress import StreamProgress
+
+    console = Console(file=io.StringIO(), width=80, force_terminal=True)
+    with StreamProgress(100, console) as progress:
         progress.advance(60)
         progress.update(tokens=1234, windows=5)
-        task = progress.bar.tasks[0]
-        assert task.started and task.completed == 60 and task.total == 100
-        assert task.fields["tokens"] == 1234 and task.fields["windows"] == 5
+        assert progress.done == 60 and progress.fraction == 0.6
+        assert progress.tokens == 1234 and progress.windows == 5
+        line = progress.line(80).plain
+    assert "60%" in line and "1,234 tokens" in line and len(line) <= 80

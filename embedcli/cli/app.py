@@ -1,0 +1,104 @@
+"""The Typer app: the one error handler, --version, and the command families registered.
+
+torch is imported only inside the commands that need tensors, so ``embedcli --help`` and
+``embedcli tokenize`` start fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from embedcli import __version__
+from embedcli.cli import checkpoints, devices, embed, positions, shapes, tokens, windows
+from embedcli.cli.output import ClosedPipe
+from embedcli.errors import EmbedCLIError
+
+# Click's usage error (bad option, bad value), from whichever click typer runs on.
+_ClickUsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+class _Group(TyperGroup):
+    """The one error handler: a domain error is one ``Error:`` line on stderr (exit 1), a usage
+    error too (exit 2), never a traceback; a closed stdout (``| head -1``) ends the command
+    quietly with exit 0."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except EmbedCLIError as exc:
+            typer.echo(f"Error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+        except _ClickUsageError as exc:
+            command = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
+            typer.echo(f"Error: {exc.format_message()} (see {command} --help)", err=True)
+            ctx.exit(exc.exit_code)
+        except (ClosedPipe, BrokenPipeError):
+            _quiet_stdout()
+            ctx.exit(0)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's final flush finds no closed pipe to report."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+app = typer.Typer(
+    cls=_Group,
+    name="embedcli",
+    help=(
+        "See the input layer of a GPT-style transformer: text -> BPE tokens -> token ids -> "
+        "token embeddings (B, T, d) + positional embeddings (T, d) -> the tensor the first "
+        "block reads.\n\n"
+        "\b\n"
+        "Examples:\n"
+        '  embedcli embed "Hello, world!"\n'
+        '  embedcli tokenize "Hello" --encode\n'
+        "  embedcli tokenize -f notes.txt --count\n"
+        '  embedcli embed "hi" --json | jq .config'
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"embedcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    pass
+
+
+# One module per command family; each command reads as parse -> core -> emit.
+app.command()(embed.embed)
+app.command()(tokens.tokenize)
+app.command("inspect-shapes")(shapes.inspect_shapes)
+app.command()(shapes.broadcast)
+app.command()(windows.windows)
+app.command()(checkpoints.weights)
+app.command()(checkpoints.neighbors)
+app.command()(checkpoints.stats)
+app.command()(positions.positions)
+app.command()(devices.devices)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="embedcli")

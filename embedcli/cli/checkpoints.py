@@ -1,0 +1,116 @@
+"""What a table holds: `weights` (a checkpoint's tensors), `neighbors`, `stats`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from embedcli.cli import options as o
+from embedcli.cli.output import emit
+from embedcli.config import DEFAULT_SEED, Overrides
+
+
+def weights(
+    path: Annotated[Path, typer.Argument(help="Checkpoint: .safetensors, .pt/.pth/.bin or .npz.")],
+    token_key: o.TokenKey = None,
+    position_key: o.PositionKey = None,
+    as_json: o.AsJson = False,
+) -> None:
+    """Every tensor of a checkpoint, its layout, its tables, and whether the head is tied.
+
+    \b
+      embedcli weights model.safetensors
+      embedcli weights ckpt.pt --json | jq .head_tied
+    """
+    from embedcli.analysis import inspect_weights
+    from embedcli.jsonout import weights_json
+
+    emit(as_json, weights_json, "weights_view", inspect_weights(path, token_key, position_key))
+
+
+def neighbors(
+    texts: o.JoinedText = None,
+    file: o.File = None,
+    ids: o.Ids = None,
+    encoding: o.Encoding = None,
+    model: o.Model = None,
+    allow_special: o.AllowSpecial = False,
+    k: Annotated[
+        int,
+        typer.Option(
+            "-k", help="Neighbours per token.", min=1, metavar="K", rich_help_panel=o.DISPLAY
+        ),
+    ] = 10,
+    weights: o.Weights = None,
+    token_key: o.TokenKey = None,
+    d_model: o.DModel = None,
+    seed: o.Seed = DEFAULT_SEED,
+    device: o.Device = "auto",
+    as_json: o.AsJson = False,
+) -> None:
+    """The nearest tokens to each token of a text in the token table, by cosine similarity.
+
+    \b
+      embedcli neighbors " king" --weights gpt2.safetensors -k 5
+      embedcli neighbors --ids 6342 --weights ckpt.pt --json | jq '.tokens[0].neighbors'
+    """
+    from embedcli.analysis import neighbors_report, token_ids_for
+    from embedcli.encodings import get_encoding, resolve_encoding_name
+    from embedcli.jsonout import neighbors_json
+    from embedcli.sources import embed_source, source_tables
+
+    name = resolve_encoding_name(encoding, model)
+    enc = get_encoding(name)
+    token_ids = _ids_or_text(enc, texts, file, ids, allow_special)
+    seeded, _ = embed_source(name, Overrides(d_model=d_model, seed=seed))
+    token, _, source = source_tables(seeded, weights, token_key)
+    rows = neighbors_report(enc, token_ids_for(token_ids, token), token, k, device)
+    emit(as_json, neighbors_json, "neighbors_view", source, rows, seeded=weights is None)
+
+
+def _ids_or_text(
+    enc: object, texts: list[str] | None, file: Path | None, ids: list[str] | None, special: bool
+) -> list[int]:
+    """The token ids to look up: --ids as given, or the tokens of TEXT, a file or stdin."""
+    from embedcli.encodings import encode
+    from embedcli.errors import UsageError
+    from embedcli.textinput import read_joined_text
+
+    if ids:
+        if texts or file is not None:
+            raise UsageError("pass only one of TEXT, --file and --ids")
+        return [token for sequence in o.parse_ids(ids) for token in sequence]
+    stdin = typer.get_binary_stream("stdin")
+    return encode(enc, read_joined_text(texts, file, stdin, stdin.isatty()), allow_special=special)
+
+
+def stats(
+    weights: o.Weights = None,
+    token_key: o.TokenKey = None,
+    position_key: o.PositionKey = None,
+    encoding: o.Encoding = None,
+    model: o.Model = None,
+    d_model: o.DModel = None,
+    seed: o.Seed = DEFAULT_SEED,
+    as_json: o.AsJson = False,
+) -> None:
+    """Mean, std, min, max and row-norm percentiles of the token and positional tables.
+
+    \b
+      embedcli stats                       # the seeded tables: nn.Embedding's N(0, 1)
+      embedcli stats --weights model.safetensors --json
+    """
+    from embedcli.analysis import table_stats
+    from embedcli.encodings import resolve_encoding_name
+    from embedcli.jsonout import stats_json
+    from embedcli.sources import embed_source, source_tables
+
+    name = resolve_encoding_name(encoding, model)
+    seeded, _ = embed_source(name, Overrides(d_model=d_model, seed=seed))
+    token, position, source = source_tables(seeded, weights, token_key, position_key)
+    found = [table_stats("token_embeddings", token)]
+    if position is not None:
+        found.append(table_stats("position_embeddings", position))
+    emit(as_json, stats_json, "stats_view", source, found, seeded=weights is None)

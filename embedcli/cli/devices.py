@@ -1,0 +1,19 @@
+"""`embedcli devices`: what --device can be on this machine."""
+
+from __future__ import annotations
+
+from embedcli.cli import options as o
+from embedcli.cli.output import emit
+
+
+def devices(as_json: o.AsJson = False) -> None:
+    """List cpu, cuda:N and mps: availability, names, memory, and what --device auto picks.
+
+    \b
+      embedcli devices
+      embedcli devices --json | jq -r .auto
+    """
+    from embedcli.devices import machine_devices
+    from embedcli.jsonout import devices_json
+
+    emit(as_json, devices_json, "devices_table", *machine_devices())

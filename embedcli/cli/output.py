@@ -1,0 +1,84 @@
+"""One path from a report to stdout: JSON (never through rich), or tables (rich, plain when
+piped: no colour codes, no trailing spaces). Every write to stdout goes through here, so a closed
+pipe and a full disk are handled once (see app.py)."""
+
+from __future__ import annotations
+
+import errno
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from embedcli.errors import OutputError
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+
+class ClosedPipe(Exception):
+    """The reader of stdout went away (``| head -1``): not an error, stop quietly."""
+
+
+def write(text: str, *, newline: bool = True) -> None:
+    """UTF-8 bytes on stdout, whatever the locale (so text passes through unchanged)."""
+    out = typer.get_binary_stream("stdout")
+    try:
+        out.write(text.encode("utf-8") + (b"\n" if newline else b""))
+        out.flush()
+    except OSError as exc:
+        raise _stdout_error(exc) from None
+
+
+def _stdout_error(exc: OSError) -> Exception:
+    if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+        return ClosedPipe()
+    return OutputError(f"cannot write to standard output: {exc.strerror or exc}")
+
+
+def write_text(text: str) -> None:
+    """Decoded or cut text, byte for byte; a final newline only when a person is reading."""
+    write(text, newline=typer.get_binary_stream("stdout").isatty())
+
+
+def write_json(data: Any) -> None:
+    """One JSON document (or one JSON Lines record) on stdout."""
+    write(json.dumps(data, ensure_ascii=False))
+
+
+def show(view: Callable[..., RenderableType], *args: Any, **kwargs: Any) -> None:
+    """Render ``view(*args, width=..., plain=..., **kwargs)`` for this terminal: colour on a
+    terminal; plain text, without trailing spaces, when piped or with NO_COLOR."""
+    import io
+
+    from rich.console import Console
+
+    console = Console()
+    plain = console.no_color or console.color_system is None
+    renderable = view(*args, width=console.width, plain=plain, **kwargs)
+    if console.is_terminal and not plain:
+        try:
+            console.print(renderable)
+        except OSError as exc:
+            raise _stdout_error(exc) from None
+        return
+    buffer = Console(
+        file=io.StringIO(), width=console.width, color_system=None, no_color=True, highlight=False
+    )
+    buffer.print(renderable)
+    lines = buffer.file.getvalue().splitlines()
+    write("\n".join(line.rstrip() for line in lines))
+
+
+def emit(
+    as_json: bool, to_json: Callable[..., Any], view: str, *args: Any, **view_kwargs: Any
+) -> None:
+    """The ending every command shares: ``to_json(*args)`` as JSON, or the view named ``view``
+    in embedcli.render shown (imported only then, so --json never imports rich)."""
+    if as_json:
+        write_json(to_json(*args))
+        return
+    import embedcli.render
+
+    show(getattr(embedcli.render, view), *args, **view_kwargs)

@@ -1,0 +1,90 @@
+"""`inspect-shapes` (every tensor and parameter, for any model size) and `broadcast`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from embedcli.cli import options as o
+from embedcli.cli.output import emit
+from embedcli.config import Overrides
+from embedcli.errors import UsageError
+
+
+def inspect_shapes(
+    preset: o.Preset = None,
+    list_presets: Annotated[
+        bool,
+        typer.Option("--list-presets", help="List the presets and exit.", rich_help_panel=o.TABLES),
+    ] = False,
+    batch_size: o.BatchSize = None,
+    seq_len: o.SeqLen = None,
+    d_model: o.DModel = None,
+    vocab_size: o.VocabSize = None,
+    context_length: o.ContextLength = None,
+    positional: o.Positional = None,
+    dtype: o.DType = None,
+    device: Annotated[
+        str,
+        typer.Option(
+            help="meta (shapes only, allocates nothing), cpu, cuda, cuda:N or mps.",
+            callback=o.check_device,
+            autocompletion=o.complete_device,
+            rich_help_panel=o.DEVICE,
+        ),
+    ] = "meta",
+    weights: o.Weights = None,
+    token_key: o.TokenKey = None,
+    position_key: o.PositionKey = None,
+    as_json: o.AsJson = False,
+) -> None:
+    """Every tensor of the forward pass, its parameters and memory, for any model size.
+
+    \b
+      embedcli inspect-shapes --preset book-ch2
+      embedcli inspect-shapes --preset gpt3 --dtype bfloat16
+      embedcli inspect-shapes -b 2 -t 16 -d 64 --device cpu --json | jq '.tensors'
+    """
+    from embedcli.jsonout import presets_json, shapes_json
+
+    if list_presets:
+        from embedcli.config import PRESETS
+
+        return emit(as_json, presets_json, "presets_table", list(PRESETS.values()))
+    from embedcli.shapes import run_inspect
+    from embedcli.sources import shapes_source
+
+    overrides = Overrides(vocab_size, d_model, context_length, positional, dtype)
+    base, config, tables = shapes_source(
+        preset, overrides, weights, token_key, position_key, load=device != "meta"
+    )
+    report = run_inspect(
+        config, base, batch_size=batch_size, seq_len=seq_len, device=device, tables=tables
+    )
+    emit(as_json, shapes_json, "shapes_tables", report)
+
+
+def broadcast(
+    shapes: Annotated[
+        list[str],
+        typer.Argument(
+            help="Two or more shapes: 8,4,256  (8,4,256)  8x4x256  () for a scalar.",
+            show_default=False,
+        ),
+    ],
+    as_json: o.AsJson = False,
+) -> None:
+    """Explain NumPy/PyTorch broadcasting of two or more shapes, step by step.
+
+    \b
+      embedcli broadcast 8,4,256 4,256
+      embedcli broadcast "(8,4,256)" "(3,256)"
+      embedcli broadcast 8x1x6x1 7x1x5 --json | jq .result
+    """
+    from embedcli.broadcast import explain, parse_shape
+    from embedcli.jsonout import broadcast_json
+
+    if len(shapes) < 2:
+        raise UsageError("give at least two shapes, e.g. embedcli broadcast 8,4,256 4,256")
+    emit(as_json, broadcast_json, "broadcast_view", explain(*map(parse_shape, shapes)))

@@ -1,0 +1,131 @@
+"""`embedcli tokenize`: what are my tokens? Show them, count, encode, decode, or cut."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from embedcli.cli.options import (
+    DISPLAY,
+    AllowSpecial,
+    AsJson,
+    Encodings,
+    File,
+    Ids,
+    JoinedText,
+    Models,
+    Truncate,
+    parse_ids,
+)
+from embedcli.cli.output import emit, write, write_json, write_text
+from embedcli.errors import UsageError
+
+
+def _mode(flag: str, help_text: str) -> typer.models.OptionInfo:
+    return typer.Option(flag, help=help_text, rich_help_panel=DISPLAY)
+
+
+def tokenize(
+    texts: JoinedText = None,
+    file: File = None,
+    ids: Ids = None,
+    encoding: Encodings = None,
+    model: Models = None,
+    allow_special: AllowSpecial = False,
+    count: Annotated[bool, _mode("--count", "Print only the number of tokens.")] = False,
+    encode: Annotated[bool, _mode("--encode", "Print only the ids, space-separated.")] = False,
+    decode: Annotated[
+        bool, _mode("--decode", "Print the text of ids (given as --ids, TEXT or stdin).")
+    ] = False,
+    truncate: Truncate = None,
+    as_json: AsJson = False,
+) -> None:
+    """Show the tokens of a text: coloured pieces, ids and bytes; or count, encode, decode, cut.
+
+    \b
+      embedcli tokenize "Hello, world!"
+      embedcli tokenize -f notes.txt --count -e gpt2 -e o200k_base
+      embedcli tokenize "Hello" --encode | embedcli tokenize --decode
+      embedcli tokenize --ids 15496,11,995
+      embedcli tokenize - --truncate 100 < notes.txt
+    """
+    from embedcli.encodings import get_encoding, resolve_encoding_names
+    from embedcli.tokens import tokenize_ids, tokenize_text
+
+    modes = [f for f, on in (("--count", count), ("--encode", encode), ("--decode", decode)) if on]
+    modes += ["--truncate"] if truncate is not None else []
+    if len(modes) > 1:
+        raise UsageError(f"{' and '.join(modes)} cannot be combined; pick one")
+    names = resolve_encoding_names(encoding, model)
+    if len(names) > 1 and modes and modes[0] != "--count":
+        raise UsageError(f"{modes[0]} works with one encoding, but {len(names)} were given")
+    encodings = [get_encoding(name) for name in names]
+    if ids or decode:
+        token_ids = _input_ids(ids, texts, file)
+        results = [tokenize_ids(enc, token_ids) for enc in encodings]
+    else:
+        text = _input_text(texts, file)
+        results = [tokenize_text(enc, text, allow_special, count_only=count) for enc in encodings]
+    if decode:
+        _decoded(results[0], as_json)
+    elif truncate is not None:
+        cut = results[0].cut(truncate)
+        write_json(asdict(cut)) if as_json else write_text(cut.text)
+    elif count:
+        _counts(results, as_json)
+    elif encode:
+        found = results[0].encoded()
+        write_json(asdict(found)) if as_json else write(" ".join(map(str, found.ids)))
+    else:
+        _tables(results, as_json)
+
+
+def _input_text(texts: list[str] | None, file: Path | None) -> str:
+    from embedcli.textinput import read_joined_text
+
+    stdin = typer.get_binary_stream("stdin")
+    return read_joined_text(texts, file, stdin, stdin.isatty())
+
+
+def _input_ids(ids: list[str] | None, texts: list[str] | None, file: Path | None) -> list[int]:
+    """--ids, or (with --decode) ids written as TEXT, in a file, or on stdin."""
+    from embedcli.tokens import parse_ids as parse_text_ids
+
+    if not ids:
+        return parse_text_ids(_input_text(texts, file))
+    if texts or file is not None:
+        raise UsageError("pass only one of TEXT, --file and --ids")
+    return [token for sequence in parse_ids(ids) for token in sequence]
+
+
+def _decoded(result: object, as_json: bool) -> None:
+    decoded = result.decoded()
+    if decoded.partial:
+        typer.echo(
+            "Warning: these ids start or end inside a character; its bytes are shown as U+FFFD",
+            err=True,
+        )
+    write_json(asdict(decoded)) if as_json else write_text(decoded.text)
+
+
+def _counts(results: list, as_json: bool) -> None:
+    from embedcli.jsonout import tokenize_jsons
+
+    if as_json:
+        write_json(tokenize_jsons([r.report() for r in results]))
+    elif len(results) == 1:
+        write(str(results[0].count))
+    else:
+        write("\n".join(f"{r.enc.name}\t{r.count}" for r in results))
+
+
+def _tables(results: list, as_json: bool) -> None:
+    from embedcli.jsonout import tokenize_jsons
+    from embedcli.tokens import TOKEN_TABLE_LIMIT
+
+    reports = [r.report(limit=None if as_json else TOKEN_TABLE_LIMIT) for r in results]
+    view = "tokenize_view" if len(reports) == 1 else "compare_view"
+    emit(as_json, tokenize_jsons, view, reports[0] if len(reports) == 1 else reports)

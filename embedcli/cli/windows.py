@@ -1,0 +1,77 @@
+"""`embedcli windows`: the sliding-window data loader of LLM-from-scratch, chapter 2."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from embedcli.cli import options as o
+from embedcli.cli.output import emit, write_json
+from embedcli.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
+from embedcli.errors import UsageError
+
+
+def windows(
+    texts: o.JoinedText = None,
+    file: o.File = None,
+    encoding: o.Encoding = None,
+    model: o.Model = None,
+    seq_len: o.SeqLen = None,
+    stride: Annotated[
+        int | None,
+        typer.Option(
+            help="Tokens between window starts. \\[default: --seq-len]",
+            min=1,
+            show_default=False,
+            metavar="N",
+            rich_help_panel=o.BATCH,
+        ),
+    ] = None,
+    batch_size: o.BatchSize = None,
+    keep_last: Annotated[
+        bool,
+        typer.Option(
+            "--keep-last",
+            help="Keep a last batch shorter than --batch-size (drop_last=False).",
+            rich_help_panel=o.BATCH,
+        ),
+    ] = False,
+    limit: Annotated[
+        int,
+        typer.Option(
+            help="Batches shown (tables and --json).", min=1, metavar="N", rich_help_panel=o.DISPLAY
+        ),
+    ] = 1,
+    as_json: o.AsJson = False,
+    as_jsonl: Annotated[
+        bool,
+        typer.Option(
+            "--jsonl", help="Every window as one JSON line, streamed.", rich_help_panel=o.OUTPUT
+        ),
+    ] = False,
+    max_length: Annotated[int | None, o.deprecated_alias("--max-length", "--seq-len")] = None,
+) -> None:
+    """The sliding-window data loader: inputs and their targets, shifted by one token.
+
+    \b
+      embedcli windows -f the-verdict.txt -t 4 --stride 1
+      embedcli windows -f corpus.txt -t 256 --jsonl > windows.jsonl
+    """
+    from embedcli.encodings import encode, get_encoding, resolve_encoding_name
+    from embedcli.jsonout import windows_json
+    from embedcli.textinput import read_joined_text
+    from embedcli.windows import batches, plan_windows, window_records
+
+    if as_json and as_jsonl:
+        raise UsageError("--json and --jsonl cannot be combined; pick one")
+    enc = get_encoding(resolve_encoding_name(encoding, model))
+    stdin = typer.get_binary_stream("stdin")
+    ids = encode(enc, read_joined_text(texts, file, stdin, stdin.isatty()), allow_special=True)
+    length = max_length or seq_len or DEFAULT_SEQ_LEN
+    plan = plan_windows(len(ids), length, stride, batch_size or DEFAULT_BATCH_SIZE, keep_last)
+    if as_jsonl:
+        for record in window_records(ids, plan):
+            write_json(record)
+        return
+    emit(as_json, windows_json, "windows_view", enc, plan, batches(ids, plan, limit))

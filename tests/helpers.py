@@ -1,0 +1,15 @@
+"""Helpers shared by the CLI tests."""
+
+from __future__ import annotations
+
+
+def expect_error(result, message: str, code: int = 1) -> None:
+    """One ``Error:`` line on stderr with ``message`` in it, nothing on stdout, no traceback,
+    and exit ``code`` (1 for bad input or data, 2 for bad usage)."""
+    assert result.exit_code == code, (result.exit_code, result.output)
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    errors = [line for line in lines if line.startswith("Error: ")]
+    assert len(errors) == 1, result.stderr
+    assert message in errors[0], result.stderr
+    assert "Traceback" not in result.output
