@@ -1,0 +1,188 @@
+"""What a checkpoint holds, and what a table has learned: nearest tokens and statistics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from embedcli.broadcast import format_shape
+from embedcli.render.common import (
+    add_row,
+    first_fitting,
+    heading,
+    items_line,
+    new_table,
+    note,
+    pack,
+)
+
+if TYPE_CHECKING:
+    from embedcli.analysis import TableStats, TokenNeighbors, WeightsReport
+
+PIECE_WIDTH = 16  # longer pieces end in "…"
+BORDERS_4 = 13  # a boxed table of four columns: five rules and a space each side of every cell
+
+
+def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True) -> RenderableType:
+    """Every tensor, which ones are the tables, and whether the head is tied."""
+    table = new_table("tensor", "shape", "dtype", "role", wrap=("role",))
+    roles = {
+        report.token_key: "token table",
+        report.position_key: "positional table",
+        report.head_key: f"output head ({report.head_tied})",
+    }
+    for t in report.tensors:
+        add_row(table, t.name, format_shape(t.shape), t.dtype, roles.get(t.name, ""))
+    if report.layout is None:
+        summary = Text(f"no embedding tables detected: {report.detection_error}")
+    else:
+        summary = items_line(
+            [
+                f"layout: {report.layout}",
+                f"token table: {report.token_key}",
+                f"positions: {report.position_key or 'no learned table'}",
+                f"output head: {report.head_tied}",
+                f"{report.parameters:,} parameters (tied tensors counted once)",
+            ],
+            width,
+        )
+    parts: list[RenderableType] = [
+        items_line([report.path, report.format], width),
+        table,
+        summary,
+    ]
+    if report.extra:
+        parts.append(Text("other entries: " + ", ".join(report.extra), style="dim"))
+    return Group(*parts)
+
+
+def neighbors_view(
+    source: str,
+    rows: Sequence[TokenNeighbors],
+    *,
+    seeded: bool,
+    width: int = 100,
+    plain: bool = True,
+) -> RenderableType:
+    """Each token of the text, and its nearest tokens with their cosine similarity; a
+    neighbour and its score always share a line."""
+    table = new_table(
+        "index", "id", "piece", "nearest tokens (cosine similarity)", right=("index", "id")
+    )
+    table.columns[2].max_width = PIECE_WIDTH
+    table.columns[2].overflow = "ellipsis"
+    table.columns[3].no_wrap = False
+    used = sum(
+        max(cell_len(header), *(cell_len(value) for value in values), 1)
+        for header, values in (
+            ("index", [str(r.token.index) for r in rows]),
+            ("id", [str(r.token.id) for r in rows]),
+            ("piece", [r.token.display[:PIECE_WIDTH] for r in rows]),
+        )
+    )
+    available = max(12, width - BORDERS_4 - used)
+    for row in rows:
+        near = [f"{n.display} {n.score:.3f}" for n in row.neighbors]
+        near = [item + ("," if i < len(near) - 1 else "") for i, item in enumerate(near)]
+        add_row(
+            table,
+            row.token.index,
+            row.token.id,
+            row.token.display,
+            "\n".join(pack(near, available, " ")),
+        )
+    parts: list[RenderableType] = [Text(f"tables: {source}"), table]
+    if seeded:
+        parts.append(
+            note(
+                "these tables are untrained (seeded, not learned from text), so these neighbours "
+                "are random: pass --weights with a trained checkpoint to see related tokens"
+            )
+        )
+    return Group(*parts)
+
+
+def _stats_table(stats: Sequence[TableStats]) -> Table:
+    table = new_table(
+        "table",
+        "shape",
+        "mean",
+        "std",
+        "min",
+        "max",
+        "within ±1 std",
+        right=("mean", "std", "min", "max", "within ±1 std"),
+        wrap=("within ±1 std",),
+    )
+    for s in stats:
+        add_row(table, s.name, format_shape(s.shape), *_values(s))
+    return table
+
+
+def _values(s: TableStats) -> list[str]:
+    return [
+        f"{s.mean:+.4f}",
+        f"{s.std:.4f}",
+        f"{s.min:+.3f}",
+        f"{s.max:+.3f}",
+        f"{s.within_one_std:.1%}",
+    ]
+
+
+def _norms_table(stats: Sequence[TableStats]) -> Table:
+    keys = list(stats[0].row_norm_percentiles)
+    table = new_table("table", *keys, right=keys)
+    for s in stats:
+        add_row(table, s.name, *(f"{v:.3f}" for v in s.row_norm_percentiles.values()))
+    return table
+
+
+def _wide_stats(stats: Sequence[TableStats]) -> Group:
+    return Group(
+        heading("Table statistics"),
+        _stats_table(stats),
+        heading("Row norms (percentiles)"),
+        _norms_table(stats),
+    )
+
+
+def _narrow_stats(stats: Sequence[TableStats]) -> Group:
+    """One table, a column per table: the statistics, then the row-norm percentiles."""
+    table = new_table("statistic", *(s.name for s in stats), right=[s.name for s in stats])
+    add_row(table, "shape", *(format_shape(s.shape) for s in stats))
+    columns = [_values(s) for s in stats]
+    labels = ["mean", "std", "min", "max", "within ±1 std"]
+    for k, label in enumerate(labels):
+        add_row(table, label, *(c[k] for c in columns), end_section=k == len(labels) - 1)
+    for key in stats[0].row_norm_percentiles:
+        add_row(table, f"row norm {key}", *(f"{s.row_norm_percentiles[key]:.3f}" for s in stats))
+    return Group(heading("Table statistics, and row norms (percentiles)"), table)
+
+
+def stats_view(
+    source: str,
+    stats: Sequence[TableStats],
+    seeded: bool,
+    *,
+    width: int = 100,
+    plain: bool = True,
+) -> RenderableType:
+    """Mean, std, range, share within one std, and row-norm percentiles, per table."""
+    parts: list[RenderableType] = [
+        Text(f"tables: {source}"),
+        first_fitting(width, lambda: _wide_stats(stats), lambda: _narrow_stats(stats)),
+    ]
+    if seeded:
+        parts.append(
+            Text(
+                "nn.Embedding initialises its weights from N(0, 1), not from a uniform range: "
+                "mean ≈ 0, std ≈ 1, 68.3% of values within one std (a uniform distribution would "
+                "give 57.7%), and rows of length ≈ √d."
+            )
+        )
+    return Group(*parts)

@@ -1,0 +1,257 @@
+"""``embedcli embed``: the header, the pipeline, the addition, each sequence's tokens and
+vectors, similarity maps, and the notes on what the tables leave out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from embedcli.broadcast import format_shape
+from embedcli.render.common import (
+    add_row,
+    first_fitting,
+    heading,
+    items_line,
+    new_table,
+    note,
+    plural,
+)
+from embedcli.render.heatmap import heatmap_view
+from embedcli.render.shapes import addition_view
+
+if TYPE_CHECKING:
+    from embedcli.encodings import Token
+    from embedcli.pipeline import EmbedReport
+
+# Tables list at most this many positions of each sequence; --json always has them all.
+MAX_POSITIONS = 64
+PIECE_WIDTH = 12  # longer pieces end in "…" in the vectors table
+
+# What each traced tensor is, for readers learning the pipeline.
+STEP_OPERATIONS = {
+    "input_ids": "token ids, right-padded to the longest (T)",
+    "token_embeddings": "token_embedding(input_ids)",
+    "position_ids": "arange(T)",
+    "position_embeddings": "position_embedding(position_ids)",
+    "input_embeddings": "token_embeddings + position_embeddings",
+}
+
+
+def step_operation(name: str, positional: str) -> str:
+    """What made a traced tensor, for this positional family."""
+    if positional == "sinusoidal" and name == "position_embeddings":
+        return "sin/cos table[:T]: fixed, no parameters"
+    if positional == "rope" and name == "input_embeddings":
+        return "token_embeddings: rope adds nothing here"
+    if name == "rope_angles":
+        return "position_ids × 10000^(-2i/d): rotates queries and keys inside attention"
+    return STEP_OPERATIONS.get(name, "")
+
+
+def _header(report: EmbedReport, width: int) -> Text:
+    cfg = report.config
+    source = (
+        [f"weights {cfg['weights']}"] if cfg.get("weights") is not None else [f"seed {cfg['seed']}"]
+    )
+    return items_line(
+        [
+            cfg["encoding"],
+            f"vocab {cfg['vocab_size']:,}",
+            f"d {cfg['d_model']:,}",
+            f"context {cfg['context_length']:,}",
+            f"{cfg['positional']} positions",
+            *source,
+            cfg["device"],
+            cfg["dtype"],
+        ],
+        width,
+        lead="embed",
+    )
+
+
+def _pipeline_table(report: EmbedReport, *, stacked: bool) -> Table:
+    """Full: step, shape, dtype, device, operation. Stacked (narrow): the dtype under the shape,
+    the device left to the header line."""
+    columns = ("step", "shape", "operation") if stacked else ("step", "shape", "dtype", "device")
+    table = new_table(*columns, *(() if stacked else ("operation",)), wrap=("operation",))
+    for s in report.steps:
+        operation = step_operation(s.name, report.config["positional"])
+        if stacked:
+            add_row(table, s.name, f"{format_shape(s.shape)}\n{s.dtype}", operation)
+        else:
+            add_row(table, s.name, format_shape(s.shape), s.dtype, s.device, operation)
+    return table
+
+
+def pipeline_block(report: EmbedReport, width: int) -> Group:
+    """Every tensor the module made, in order, with the operation that made it."""
+    return Group(
+        heading("Pipeline"),
+        first_fitting(
+            width,
+            lambda: _pipeline_table(report, stacked=False),
+            lambda: _pipeline_table(report, stacked=True),
+        ),
+    )
+
+
+def rope_block(angles: Sequence[Sequence[float]], show: int, max_positions: int) -> Group:
+    """The first positions' rotation angles (radians) for the first pairs of dimensions."""
+    total = len(angles[0]) if angles else 0
+    pairs = min(show, total)
+    table = new_table("pos", *(f"pair {i}" for i in range(pairs)), right=["pos"])
+    for column in table.columns[1:]:
+        column.justify = "right"
+    for position, row in enumerate(angles[:max_positions]):
+        add_row(table, position, *(f"{v:.4f}" for v in row[:pairs]))
+    return Group(heading(f"RoPE angles, radians ({pairs} of {total} pairs)"), table)
+
+
+def _vectors_table(report: EmbedReport, b: int, dims: int, max_positions: int) -> Table:
+    """One sequence: each position's id and piece, then token + position = input, per
+    dimension (the first ``dims``); without a positional table, the token vector alone."""
+    added = report.position_embeddings is not None
+    table = new_table("pos", "id", "piece", *(["tensor"] if added else []), right=("pos", "id"))
+    table.columns[2].max_width = PIECE_WIDTH
+    table.columns[2].overflow = "ellipsis"
+    for i in range(dims):
+        table.add_column(Text(f"[{i}]"), justify="right", no_wrap=True)
+    for position, t in enumerate(report.tokens[b][:max_positions]):
+        piece = Text("(pad)", style="dim") if t.pad else Text(t.display)
+        vectors = [report.token_embeddings[b][position]]
+        if report.position_embeddings is not None:
+            vectors += [report.position_embeddings[position], report.input_embeddings[b][position]]
+        labels = ["token", "+ pos", "= input"] if added else [None]
+        for k, (label, vector) in enumerate(zip(labels, vectors, strict=True)):
+            first = k == 0
+            add_row(
+                table,
+                position if first else "",
+                t.id if first else "",
+                piece if first else "",
+                *([label] if added else []),
+                *(f"{v:+.4f}" for v in vector[:dims]),
+                end_section=added and k == len(vectors) - 1,
+            )
+    return table
+
+
+def vectors_block(
+    report: EmbedReport, b: int, show: int, max_positions: int, width: int
+) -> RenderableType:
+    """The sequence's tokens and the first ``show`` dimensions of their vectors, or as many
+    dimensions as the terminal fits."""
+    d = report.config["d_model"]
+    which = f"Sequence {b}: tokens" if len(report.tokens) > 1 else "Tokens"
+
+    def layout(dims: int) -> Group:
+        title = f"{which} and vectors, first {dims} of {plural(d, 'dimension')}"
+        if dims < min(show, d):
+            title += f" ({min(show, d)} asked: the terminal is too narrow)"
+        return Group(heading(title), _vectors_table(report, b, dims, max_positions))
+
+    counts = range(max(min(show, d), 1), 0, -1)
+    return first_fitting(width, *(lambda n=n: layout(n) for n in counts))
+
+
+def _similarity(report: EmbedReport, width: int, plain: bool) -> list[RenderableType]:
+    from embedcli.positions import Heatmap
+
+    parts: list[RenderableType] = []
+    for b, matrix in enumerate(report.similarity or ()):
+        tokens = report.tokens[b]
+        which = f" of sequence {b}" if len(report.tokens) > 1 else ""
+        heatmap = Heatmap(
+            f"cosine similarity between the input embeddings{which}",
+            "similarity",
+            "token",
+            "token",
+            matrix,
+            row_labels=[token_label(t, len(tokens)) for t in tokens],
+            column_labels=[str(t.index) for t in tokens],
+        )
+        parts.append(heatmap_view(heatmap, width=width, plain=plain))
+    return parts
+
+
+def _verify_line(report: EmbedReport) -> Text | None:
+    v = report.verify
+    if v is None:
+        return None
+    word, style = ("agrees", "green") if v.ok else ("DISAGREES", "bold red")
+    return Text.assemble(
+        f"verify: {v.device} ",
+        (word, style),
+        f" with the CPU: largest difference {v.max_abs_diff:.3g} "
+        f"(tolerance {v.tolerance:.3g} for {report.config['dtype']})",
+    )
+
+
+def _truncation_notes(report: EmbedReport) -> list[Text]:
+    multi = len(report.truncated) > 1
+    return [
+        Text(
+            f"truncation dropped {plural(dropped, 'token')} from the end of "
+            + (f"sequence {b}" if multi else "the sequence")
+        )
+        for b, dropped in enumerate(report.truncated)
+        if dropped
+    ]
+
+
+def _end_notes(report: EmbedReport, max_positions: int) -> list[Text]:
+    notes = []
+    pads = [t for seq in report.tokens for t in seq if t.pad]
+    if pads:
+        pad = pads[0]
+        notes.append(
+            note(
+                f"(pad) marks padding: id {pad.id} ({pad.display}) fills the shorter sequences "
+                "up to the longest; its attention_mask is 0, so attention ignores it"
+            )
+        )
+    length = len(report.input_ids[0]) if report.input_ids else 0
+    if length > max_positions:
+        notes.append(
+            note(
+                f"showing {max_positions:,} of {length:,} positions of each sequence: "
+                "--max-positions N changes the cap, --json has them all"
+            )
+        )
+    return notes
+
+
+def embed_tables(
+    report: EmbedReport,
+    show: int = 4,
+    *,
+    max_positions: int = MAX_POSITIONS,
+    width: int = 100,
+    plain: bool = True,
+) -> RenderableType:
+    """Header, pipeline steps, broadcast, each sequence's tokens and vectors (the first
+    ``max_positions`` positions, ``show`` dimensions), then what was left out."""
+    cfg = report.config
+    parts: list[RenderableType] = [_header(report, width), *_truncation_notes(report)]
+    parts.append(pipeline_block(report, width))
+    parts.append(addition_view(report.broadcast, cfg["positional"], width=width))
+    if report.rope_angles is not None:
+        parts.append(rope_block(report.rope_angles, show, max_positions))
+    for b in range(len(report.tokens)):
+        parts.append(vectors_block(report, b, show, max_positions, width))
+    parts += _similarity(report, width, plain)
+    verify = _verify_line(report)
+    if verify is not None:
+        parts.append(verify)
+    parts += _end_notes(report, max_positions)
+    return Group(*parts)
+
+
+def token_label(token: Token, length: int) -> str:
+    """`` 3 ␣world``: a token's position (aligned for ``length`` positions) and its visible
+    piece, or (pad), for row labels."""
+    return f"{token.index:>{len(str(length - 1))}} {'(pad)' if token.pad else token.display}"

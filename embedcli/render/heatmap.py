@@ -1,0 +1,151 @@
+"""Matrices as terminal pictures: a character ramp in plain text, coloured blocks otherwise."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from embedcli.render.common import heading, items_line
+
+if TYPE_CHECKING:
+    from embedcli.positions import Heatmap
+
+RAMP = " .:-=+*#%@"  # low to high, for terminals without colour
+HEATMAP_MAX_ROWS = 64  # more rows are sampled evenly
+LABEL_WIDTH = 14  # longer row labels end in "…"
+
+
+def _colour(t: float) -> str:
+    """``t`` from 0 to 1 as blue (low), white (middle), red (high): an rgb() colour."""
+    s = 2 * max(0.0, min(1.0, t)) - 1
+    if s < 0:
+        r, g, b = (255 + s * 255 * 0.8, 255 + s * 255 * 0.6, 255)
+    else:
+        r, g, b = (255, 255 - s * 255 * 0.8, 255 - s * 255 * 0.8)
+    return f"rgb({int(r)},{int(g)},{int(b)})"
+
+
+def _ramp(t: float) -> str:
+    return RAMP[min(len(RAMP) - 1, int(max(0.0, t) * len(RAMP)))]
+
+
+def sample(n: int, k: int) -> list[int]:
+    """``k`` of the indices 0..n-1, evenly spaced, first and last included (all when k >= n)."""
+    if k >= n:
+        return list(range(n))
+    if k <= 1:
+        return [0][:k]
+    return [round(i * (n - 1) / (k - 1)) for i in range(k)]
+
+
+def scale(heatmap: Heatmap) -> tuple[float, float, str]:
+    """(low, high, what they are): a similarity map runs over its off-diagonal values, so that
+    bands stand out and the diagonal (1) sits at the top; anything else is symmetric around 0."""
+    if heatmap.kind == "similarity":
+        off = [v for i, row in enumerate(heatmap.matrix) for j, v in enumerate(row) if i != j]
+        if off and max(off) > min(off):
+            return min(off), max(off), "off-diagonal range; the diagonal is 1"
+    return -heatmap.limit, heatmap.limit, ""
+
+
+def _labels(heatmap: Heatmap, rows: Sequence[int]) -> tuple[list[str], int]:
+    labels = heatmap.row_labels or [str(i) for i in range(len(heatmap.matrix))]
+    numbered = heatmap.row_labels is None
+    width = min(LABEL_WIDTH, max((cell_len(labels[i]) for i in rows), default=1))
+    out = []
+    for i in rows:
+        label = labels[i]
+        if cell_len(label) > width:
+            label = label[: width - 1] + "…"
+        pad = " " * (width - cell_len(label))
+        out.append(pad + label if numbered else label + pad)
+    return out, width
+
+
+def _pick(heatmap: Heatmap, width: int, label_width: int) -> tuple[list[int], list[int], int]:
+    """(rows, columns, cell width): what fits, sampled evenly; a square similarity map keeps the
+    same positions on both axes, so that its diagonal stays straight."""
+    n_rows = len(heatmap.matrix)
+    n_columns = len(heatmap.matrix[0]) if heatmap.matrix else 0
+    available = max(8, width - label_width - 1)
+    square = heatmap.kind == "similarity" and n_rows == n_columns
+    if square:
+        rows = sample(n_rows, min(HEATMAP_MAX_ROWS, available))
+        cell = max(1, min(3, available // max(len(rows), 1)))
+        return rows, rows, cell
+    rows = sample(n_rows, HEATMAP_MAX_ROWS)
+    cell = max(1, min(3, available // max(n_columns, 1)))
+    return rows, sample(n_columns, available // cell), cell
+
+
+def _grid(
+    heatmap: Heatmap, rows: list[int], columns: list[int], cell: int, plain: bool, labels: list[str]
+) -> Text:
+    low, high, _ = scale(heatmap)
+    span = high - low or 1.0
+    matrix = heatmap.matrix
+    half = not plain and heatmap.row_labels is None  # two numbered rows a line, in colour
+    step = 2 if half else 1
+    lines = Text()
+    for k in range(0, len(rows), step):
+        if k:
+            lines.append("\n")
+        line = Text(labels[k] + " ", style="dim")
+        upper = matrix[rows[k]]
+        lower = matrix[rows[k + 1]] if half and k + 1 < len(rows) else None
+        for j in columns:
+            t = (upper[j] - low) / span
+            if plain:
+                line.append(_ramp(t) * cell)
+            elif half:
+                below = "default" if lower is None else _colour((lower[j] - low) / span)
+                line.append("▀" * cell, style=f"{_colour(t)} on {below}")
+            else:
+                line.append("█" * cell, style=_colour(t))
+        line.rstrip()
+        lines.append_text(line)
+    return lines
+
+
+def _legend(heatmap: Heatmap, plain: bool) -> Text:
+    low, high, what = scale(heatmap)
+    legend = Text(f"scale: {low:+.2f} ")
+    for i in range(21):
+        t = i / 20
+        legend.append(_ramp(t) if plain else "█", style="" if plain else _colour(t))
+    legend.append(f" {high:+.2f}")
+    if what:
+        legend.append(f" ({what})")
+    return legend
+
+
+def heatmap_view(heatmap: Heatmap, *, width: int = 100, plain: bool = True) -> RenderableType:
+    """Rows top to bottom, columns left to right, both sampled evenly (never averaged: an
+    average invents stripes) to fit ``width``; a character ramp in plain text, coloured blocks
+    otherwise; then the scale."""
+    n_rows = len(heatmap.matrix)
+    n_columns = len(heatmap.matrix[0]) if heatmap.matrix else 0
+    labels, label_width = _labels(heatmap, sample(n_rows, HEATMAP_MAX_ROWS))
+    rows, columns, cell = _pick(heatmap, width, label_width)
+    labels, _ = _labels(heatmap, rows)
+    same = heatmap.row_axis == heatmap.column_axis
+    axes = [
+        f"rows: {heatmap.row_axis}",
+        f"columns: the same {heatmap.column_axis}s" if same else f"columns: {heatmap.column_axis}",
+    ]
+    if len(rows) < n_rows:
+        axes.append(f"{len(rows):,} of {n_rows:,} rows shown, evenly sampled")
+    if len(columns) < n_columns:
+        axes.append(f"{len(columns):,} of {n_columns:,} columns shown, evenly sampled")
+    if not plain and heatmap.row_labels is None and len(rows) > 1:
+        axes.append("two rows a line (upper and lower half)")
+    return Group(
+        heading(heatmap.title),
+        items_line(axes, width),
+        _grid(heatmap, rows, columns, cell, plain, labels),
+        _legend(heatmap, plain),
+    )

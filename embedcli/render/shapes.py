@@ -1,0 +1,280 @@
+"""inspect-shapes, its presets, and broadcasting (also how embed shows the addition)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from embedcli.broadcast import BroadcastPlan, format_shape
+from embedcli.devices import format_bytes
+from embedcli.render.common import (
+    add_row,
+    first_fitting,
+    heading,
+    items_line,
+    new_table,
+    note,
+    pack,
+)
+
+if TYPE_CHECKING:
+    from embedcli.config import Preset
+    from embedcli.shapes import ShapesReport
+
+TENSOR_NAMES = ("token_embeddings", "position_embeddings")
+MODEL_WIDTH = 18  # a preset's description wraps at this width under its name, on narrow terminals
+ADDITION_TITLE = "Broadcast: position embeddings are added to every sequence of the batch"
+
+
+def broadcast_table(plan: BroadcastPlan, names: Sequence[str], *, stacked: bool = False) -> Table:
+    """Per axis: each operand's size after left-padding, the result, and the rule applied;
+    ``stacked`` puts each padded shape on a line of its own (narrow terminals)."""
+    table = Table()
+    table.add_column(Text("axis"), justify="right", no_wrap=True)
+    for name, shape, aligned in zip(names, plan.shapes, plan.aligned, strict=True):
+        header = f"{name}\n{format_shape(shape)}"
+        if len(aligned) > len(shape):
+            header += "\n" if stacked else " "
+            header += f"→ {format_shape(aligned)}"
+        table.add_column(Text(header, justify="right"), justify="right", no_wrap=True)
+    table.add_column(Text("result"), justify="right", no_wrap=True)
+    table.add_column(Text("rule"), no_wrap=True)
+    for axis in plan.axes:
+        sizes = []
+        for shape, aligned, size in zip(plan.shapes, plan.aligned, axis.sizes, strict=True):
+            padded = axis.axis + len(aligned) < len(aligned) - len(shape)  # left of the real axes
+            sizes.append(f"{size} (padded)" if padded else str(size))
+        rule = "sizes equal: kept" if axis.rule == "equal" else f"1 stretched to {axis.result}"
+        add_row(table, axis.axis, *sizes, axis.result, rule)
+    return table
+
+
+def broadcast_block(plan: BroadcastPlan, names: Sequence[str], title: str, width: int) -> Group:
+    """Title, the axis table (stacked headers when the terminal is narrow), and the result."""
+    return Group(
+        heading(title),
+        first_fitting(
+            width,
+            lambda: broadcast_table(plan, names),
+            lambda: broadcast_table(plan, names, stacked=True),
+        ),
+        Text(f"result: {format_shape(plan.result)}"),
+    )
+
+
+def addition_view(plan: BroadcastPlan | None, positional: str, *, width: int) -> RenderableType:
+    """How positions enter: the broadcast of the addition, or why nothing is added."""
+    if plan is not None:
+        return broadcast_block(plan, TENSOR_NAMES, ADDITION_TITLE, width)
+    if positional == "rope":
+        return Text(
+            "positional rope: nothing is added, input_embeddings = token_embeddings; attention "
+            "rotates each pair of query and key dimensions by rope_angles = position × "
+            "10000^(-2i/d), so a rope model has no position_embeddings tensor at all"
+        )
+    return Text("positional none: nothing is added, input_embeddings = token_embeddings")
+
+
+def broadcast_view(plan: BroadcastPlan, *, width: int = 100, plain: bool = True) -> RenderableType:
+    """``embedcli broadcast``: the aligned shapes, each axis's rule, then the result."""
+    names = [f"shape {i}" for i in range(1, len(plan.shapes) + 1)]
+    steps = Text(
+        "Right-align the shapes and pad the shorter ones with 1s on the left; then, per axis, "
+        "equal sizes are kept and a 1 is stretched to the other size."
+    )
+    return Group(steps, broadcast_block(plan, names, "Broadcast, axis by axis", width))
+
+
+# ---------------------------------------------------------------- inspect-shapes
+
+
+def _tensors_table(report: ShapesReport, columns: Sequence[str]) -> Table:
+    table = new_table(*columns, right=("numel", "bytes"))
+    for t in report.tensors:
+        values = {
+            "tensor": t.name,
+            "shape": format_shape(t.shape),
+            "dtype": t.dtype,
+            "device": t.device,
+            "numel": f"{t.numel:,}",
+            "bytes": format_bytes(t.bytes),
+        }
+        add_row(table, *(values[c] for c in columns))
+    return table
+
+
+def tensors_block(report: ShapesReport, width: int) -> Group:
+    """Every tensor of the forward pass; narrow terminals lose device, then dtype (both are in
+    the header line)."""
+    full = ("tensor", "shape", "dtype", "device", "numel", "bytes")
+    return Group(
+        heading("Tensors of the forward pass"),
+        first_fitting(
+            width,
+            lambda: _tensors_table(report, full),
+            lambda: _tensors_table(report, [c for c in full if c != "device"]),
+            lambda: _tensors_table(report, [c for c in full if c not in ("device", "dtype")]),
+        ),
+    )
+
+
+def shapes_tables(report: ShapesReport, *, width: int = 100, plain: bool = True) -> RenderableType:
+    """Every tensor, the broadcast, the parameters, and addition versus concatenation."""
+    cfg = report.config
+    header = items_line(
+        [
+            f"preset {report.preset} ({report.preset_description})",
+            f"vocab {cfg['vocab_size']:,}",
+            f"d {cfg['d_model']:,}",
+            f"context {cfg['context_length']:,}",
+            f"{cfg['positional']} positions",
+            f"batch {cfg['batch_size']:,}",
+            f"seq-len {cfg['seq_len']:,}",
+            cfg["device"],
+            cfg["dtype"],
+        ],
+        width,
+        lead="inspect-shapes",
+    )
+    return Group(
+        header,
+        tensors_block(report, width),
+        addition_view(report.broadcast, cfg["positional"], width=width),
+        parameters_block(report, width),
+        combine_block(report),
+    )
+
+
+def _parameters_table(report: ShapesReport, half: str) -> Table:
+    p, cfg = report.parameters, report.config
+    table = new_table(
+        "table", "shape", "parameters", "float32", half, right=("parameters", "float32", half)
+    )
+    rows = [("token_embeddings", (cfg["vocab_size"], cfg["d_model"]), p.token_embeddings)]
+    if p.position_embeddings:
+        rows.append(
+            ("position_embeddings", (cfg["context_length"], cfg["d_model"]), p.position_embeddings)
+        )
+    for name, shape, count in rows:
+        add_row(
+            table,
+            name,
+            format_shape(shape),
+            f"{count:,}",
+            format_bytes(4 * count),
+            format_bytes(2 * count),
+        )
+    if cfg["positional"] in ("sinusoidal", "rope"):
+        fixed = "fixed buffer" if cfg["positional"] == "sinusoidal" else "none"
+        add_row(table, f"{cfg['positional']} positions", fixed, "0", "0 B", "0 B")
+    add_row(
+        table,
+        "total",
+        "",
+        f"{p.total:,}",
+        format_bytes(p.bytes_by_dtype["float32"]),
+        format_bytes(p.bytes_by_dtype["float16"]),
+    )
+    return table
+
+
+def parameters_block(report: ShapesReport, width: int) -> Group:
+    """Rows for each table and the total, with memory in every dtype; then the share."""
+    p = report.parameters
+    parts: list[RenderableType] = [
+        heading("Parameters"),
+        first_fitting(
+            width,
+            lambda: _parameters_table(report, "float16 / bfloat16"),
+            lambda: _parameters_table(report, "16-bit"),
+        ),
+    ]
+    if report.config["positional"] == "sinusoidal":
+        parts.append(note("sinusoidal positions are a fixed (context, d) buffer: no parameters"))
+    elif report.config["positional"] == "rope":
+        parts.append(note("rope angles are computed inside attention: no parameters"))
+    if p.model_parameters is not None and p.share_of_model is not None:
+        whole = (
+            f"the {p.model_parameters:,} parameters in {report.preset_description} (tied tensors "
+            "counted once)"
+            if report.preset == "checkpoint"
+            else f"the whole {report.preset} model's {p.model_parameters:,} parameters (output "
+            "head tied to the token table)"
+        )
+        parts.append(Text(f"the embeddings are {p.share_of_model:.2%} of {whole}"))
+    return Group(*parts)
+
+
+def combine_block(report: ShapesReport) -> Group:
+    """Adding keeps the width at d; concatenating doubles it, and the next layer pays."""
+    c = report.combine
+    table = new_table(
+        "combine",
+        "result width",
+        "first linear layer",
+        "its parameters",
+        right=("result width", "first linear layer", "its parameters"),
+    )
+    for name, size, params in (
+        ("add", c.add_width, c.add_linear_parameters),
+        ("concatenate", c.concat_width, c.concat_linear_parameters),
+    ):
+        add_row(table, name, f"{size:,}", f"{size:,} → {c.d_model:,}", f"{params:,}")
+    extra = c.concat_linear_parameters - c.add_linear_parameters
+    return Group(
+        heading("Add or concatenate token and position vectors?"),
+        table,
+        Text(f"concatenating costs {extra:,} more parameters in that layer alone"),
+    )
+
+
+# ---------------------------------------------------------------- presets
+
+
+def _presets_table(presets: Sequence[Preset], *, stacked: bool) -> Table:
+    columns = ["preset", "vocab", "d_model", "context", "batch × seq", "parameters"]
+    if not stacked:
+        columns.insert(1, "model")
+    table = new_table(
+        *columns,
+        right=columns[2 if not stacked else 1 :],
+        wrap=("model", "batch × seq"),
+    )
+    for p in presets:
+        cfg = p.config
+        name = Text(p.name)
+        if stacked:
+            lines = pack(p.description.split(" "), MODEL_WIDTH, " ")
+            name.append("\n" + "\n".join(lines), style="dim")
+        model = [p.description] if not stacked else []
+        params = "" if p.model_parameters is None else f"{p.model_parameters:,}"
+        add_row(
+            table,
+            name,
+            *model,
+            f"{cfg.vocab_size:,}",
+            f"{cfg.d_model:,}",
+            f"{cfg.context_length:,}",
+            f"{p.batch_size:,} × {p.seq_len:,}",
+            params,
+            end_section=stacked,
+        )
+    return table
+
+
+def presets_table(
+    presets: Sequence[Preset], *, width: int = 100, plain: bool = True
+) -> RenderableType:
+    """``inspect-shapes --list-presets``; narrow terminals show each model under its name."""
+    return Group(
+        heading("Presets (explicit flags override their values)"),
+        first_fitting(
+            width,
+            lambda: _presets_table(presets, stacked=False),
+            lambda: _presets_table(presets, stacked=True),
+        ),
+    )

@@ -1,0 +1,134 @@
+"""``embedcli tokenize``: the text cut into its tokens, each token's id, piece and bytes, and
+several encodings side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from embedcli.render.common import add_row, heading, items_line, new_table, note, plural
+
+if TYPE_CHECKING:
+    from embedcli.tokens import Segment, TokenizeReport
+
+# Alternating backgrounds for token pieces, as on the tiktokenizer page.
+SEGMENT_STYLES = (
+    "black on #ffd6a5",
+    "black on #caffbf",
+    "black on #9bf6ff",
+    "black on #bdb2ff",
+    "black on #ffadad",
+)
+TOKEN_TABLE_LIMIT = 500  # tokens listed by the table view; --ids and --json have them all
+PLAIN_SEPARATOR = "│"  # between pieces when there is no colour to tell them apart
+
+
+def coloured_text(segments: Sequence[Segment], *, width: int = 100, plain: bool = True) -> Text:
+    """The text, each token (or split character) on its own alternating background; lines
+    break between tokens (only a token wider than the terminal is cut)."""
+    text = Text()
+    column = 0
+    for i, segment in enumerate(segments):
+        for k, part in enumerate(segment.text.split("\n")):
+            if k:
+                text.append("\n")
+                column = 0
+            if not part:
+                continue
+            separator = PLAIN_SEPARATOR if plain and column else ""
+            if column and column + cell_len(separator + part) > width:
+                text.append("\n")
+                column, separator = 0, ""
+            if separator:
+                text.append(separator, style="dim")
+            style = "" if plain else SEGMENT_STYLES[i % len(SEGMENT_STYLES)]
+            text.append(part, style=style)
+            column += cell_len(separator + part)
+    text.rstrip()  # a cut-off list of tokens may end in a newline: no empty line after it
+    return text
+
+
+def _header(report: TokenizeReport, width: int) -> Text:
+    return items_line(
+        [
+            plural(report.count, "token"),
+            plural(report.characters, "character"),
+            f"vocabulary {report.n_vocab:,}",
+        ],
+        width,
+        lead=report.encoding,
+    )
+
+
+def _shown_note(report: TokenizeReport) -> Text | None:
+    shown = len(report.tokens or ())
+    if report.count <= shown:
+        return None
+    return note(
+        f"showing the first {shown:,} of {report.count:,} tokens: --ids or --json list them all"
+    )
+
+
+def tokenize_view(
+    report: TokenizeReport, *, width: int = 100, plain: bool = True
+) -> RenderableType:
+    """Header, the text token by token, then index / id / piece / bytes for each token."""
+    parts: list[RenderableType] = [
+        _header(report, width),
+        coloured_text(report.segments or (), width=width, plain=plain),
+    ]
+    if report.tokens:
+        table = new_table("index", "id", "piece", "bytes", right=("index", "id"), wrap=("bytes",))
+        for t in report.tokens:
+            hex_ = t.bytes or ""
+            data = " ".join(hex_[i : i + 2] for i in range(0, len(hex_), 2))
+            add_row(table, t.index, t.id, t.display, data)
+        parts.append(table)
+    shown = _shown_note(report)
+    if shown is not None:
+        parts.append(shown)
+    return Group(*parts)
+
+
+def compare_view(
+    reports: Sequence[TokenizeReport], *, width: int = 100, plain: bool = True
+) -> RenderableType:
+    """Several encodings: each one's text token by token, then their counts side by side."""
+    parts: list[RenderableType] = []
+    for report in reports:
+        parts += [
+            _header(report, width),
+            coloured_text(report.segments or (), width=width, plain=plain),
+        ]
+        shown = _shown_note(report)
+        if shown is not None:
+            parts.append(shown)
+        parts.append(Text(""))
+    versus = f"vs {reports[0].encoding}"
+    table = new_table(
+        "encoding",
+        "vocabulary",
+        "tokens",
+        "characters per token",
+        versus,
+        right=("vocabulary", "tokens", "characters per token", versus),
+        wrap=("characters per token", versus),
+    )
+    first = reports[0].count
+    for report in reports:
+        per_token = report.characters / report.count if report.count else 0.0
+        ratio = f"{report.count / first:.2f}×" if first else "—"
+        add_row(
+            table,
+            report.encoding,
+            f"{report.n_vocab:,}",
+            f"{report.count:,}",
+            f"{per_token:.2f}",
+            ratio,
+        )
+    parts += [heading("Token counts"), table]
+    return Group(*parts)
