@@ -269,6 +269,8 @@ STREAMING = [
     "embedcli tokenize -f {text} --encode",
     "embedcli embed {words} -d 4 --device cpu",
     "embedcli inspect-shapes",
+    "embedcli --help",
+    "embedcli embed --help",
 ]
 
 
@@ -315,3 +317,43 @@ def test_a_full_disk_is_one_error_line(args: list[str], tmp_path: Path) -> None:
         )
     assert done.returncode == 1
     assert done.stderr == "Error: cannot write to standard output: No space left on device\n"
+
+
+# ---------------------------------------------------------------- help
+
+
+@pytest.mark.parametrize("command", sorted(OPTIONS))
+def test_help_examples_are_whole_lines_at_80_columns(command: str) -> None:
+    """Every example of a command's help stays on one line, copy-pasteable, at 80 columns."""
+    group = typer.main.get_command(app)
+    examples = [
+        line.strip()
+        for line in (group.commands[command].help or "").splitlines()
+        if line.strip().startswith("embedcli ")
+    ]
+    assert examples
+    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    shown = [line.strip() for line in result.stdout.splitlines()]
+    for example in examples:
+        assert example in shown, example
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["tokenize", "Hello", "--ids"], "to print the ids of a text, use --encode"),
+        (
+            ["embed", "Hello", "--truncate"],
+            "to cut to the context length, use --truncate-to-context",
+        ),
+    ],
+)
+def test_an_old_spelling_says_what_it_became(args: list[str], hint: str) -> None:
+    result = runner.invoke(app, args)
+    expect_error(result, hint, code=2)
+    assert f"(see embedcli {args[0]} --help)" in result.stderr
+
+
+def test_a_bad_top_level_option_is_one_line() -> None:
+    expect_error(runner.invoke(app, ["--bogus"]), "No such option: --bogus", code=2)

@@ -27,6 +27,20 @@ class _Group(TyperGroup):
     error too (exit 2), never a traceback; a closed stdout (``| head -1``) ends the command
     quietly with exit 0."""
 
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except _ClickUsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                raise  # `embedcli` alone prints the help
+            typer.echo(f"Error: {exc.format_message()} (see {ctx.command_path} --help)", err=True)
+            ctx.exit(exc.exit_code)
+
+    def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        ctx.meta["embedcli.command"] = name  # for the usage-error line
+        return name, command, rest
+
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -34,12 +48,33 @@ class _Group(TyperGroup):
             typer.echo(f"Error: {exc}", err=True)
             ctx.exit(exc.exit_code)
         except _ClickUsageError as exc:
-            command = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
-            typer.echo(f"Error: {exc.format_message()} (see {command} --help)", err=True)
+            command = _command_path(ctx, exc)
+            hint = _RENAMED.get((command.rsplit(" ", 1)[-1], exc.format_message()), "")
+            typer.echo(f"Error: {exc.format_message()}{hint} (see {command} --help)", err=True)
             ctx.exit(exc.exit_code)
         except (ClosedPipe, BrokenPipeError):
             _quiet_stdout()
             ctx.exit(0)
+
+
+# What the old spelling of a renamed flag now means, said where its use fails.
+_RENAMED = {
+    ("tokenize", "Option '--ids' requires an argument."): (
+        " --ids now gives ids as input; to print the ids of a text, use --encode"
+    ),
+    ("embed", "Option '--truncate' requires an argument."): (
+        " --truncate N cuts to N tokens; to cut to the context length, use --truncate-to-context"
+    ),
+}
+
+
+def _command_path(ctx: typer.Context, exc: Exception) -> str:
+    """'embedcli embed' for an error in embed's options, else 'embedcli'."""
+    failed = getattr(exc, "ctx", None)
+    if failed is not None and failed is not ctx:
+        return failed.command_path
+    name = ctx.meta.get("embedcli.command")
+    return f"{ctx.command_path} {name}" if name else ctx.command_path
 
 
 def _quiet_stdout() -> None:
@@ -101,4 +136,13 @@ app.command()(devices.devices)
 
 def main() -> None:
     """Console-script entry point."""
-    app(prog_name="embedcli")
+    try:
+        app(prog_name="embedcli")
+    except SystemExit as exit:
+        # rich (help text) and click turn a closed stdout met outside a command into exit 1:
+        # that is a closed pipe (`embedcli --help | head -1`), not an error.
+        closed = isinstance(exit.__context__, BrokenPipeError)
+        if exit.code == 1 and (closed or type(sys.stdout).__name__ == "PacifyFlushWrapper"):
+            _quiet_stdout()
+            raise SystemExit(0) from None
+        raise

@@ -54,7 +54,7 @@ def neighbors(
 
     \b
       embedcli neighbors " king" --weights gpt2.safetensors -k 5
-      embedcli neighbors --ids 6342 --weights ckpt.pt --json | jq '.tokens[0].neighbors'
+      embedcli neighbors --ids 6342 --weights ckpt.pt --json | jq .tokens
     """
     from embedcli.analysis import neighbors_report, token_ids_for
     from embedcli.encodings import get_encoding, resolve_encoding_name
@@ -99,7 +99,7 @@ def stats(
     """Mean, std, min, max and row-norm percentiles of the token and positional tables.
 
     \b
-      embedcli stats                       # the seeded tables: nn.Embedding's N(0, 1)
+      embedcli stats                 # seeded tables: nn.Embedding's N(0, 1)
       embedcli stats --weights model.safetensors --json
     """
     from embedcli.analysis import table_stats

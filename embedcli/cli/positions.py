@@ -70,9 +70,9 @@ def positions(
     """A positional encoding as a picture: positions (rows) by dimensions (columns).
 
     \b
-      embedcli positions                      # sinusoids: stripes, slower to the right
-      embedcli positions --similarity         # the banded structure of sinusoids
-      embedcli positions --positional learned --similarity   # untrained table: noise
+      embedcli positions                  # sinusoids: stripes, slower to the right
+      embedcli positions --similarity     # the bands of sinusoids
+      embedcli positions --positional learned --similarity    # untrained: noise
       embedcli positions --png sinusoidal.png
     """
     from embedcli.jsonout import heatmap_json
