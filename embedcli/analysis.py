@@ -19,7 +19,7 @@ NEIGHBOR_CHUNK_ROWS = 8192  # rows compared at a time: memory stays (queries × 
 NORM_PERCENTILES = (0, 5, 25, 50, 75, 95, 100)
 
 
-# ---------------------------------------------------------------- neighbours
+# ---------------------------------------------------------------- neighbors
 
 
 def nearest_tokens(
@@ -49,7 +49,7 @@ def nearest_tokens(
         rows = rows / rows.norm(dim=1, keepdim=True).clamp_min(1e-12)
         scores = query @ rows.T  # (Q, R)
         ids = torch.arange(start, start + rows.shape[0], device=device).expand_as(scores)
-        scores = scores.masked_fill(ids == own, float("-inf"))  # a token is not its own neighbour
+        scores = scores.masked_fill(ids == own, float("-inf"))  # a token is not its own neighbor
         merged_scores = torch.cat([best_scores, scores], dim=1)
         merged_ids = torch.cat([best_ids, ids], dim=1)
         top = merged_scores.topk(min(k, merged_scores.shape[1]), dim=1)

@@ -17,6 +17,8 @@ DEFAULT_CONTEXT_LENGTH = 1024
 DEFAULT_SEED = 123
 DEFAULT_BATCH_SIZE = 8  # B, for every command that batches (windows, inspect-shapes, streaming)
 DEFAULT_SEQ_LEN = 4  # T, for windows and inspect-shapes (the book's max_length=4)
+PICTURE_POSITIONS = 64  # `positions` draws fewer rows and columns than embed's tables hold,
+PICTURE_D_MODEL = 128  # so that the picture fits a terminal
 
 
 @dataclass(frozen=True)

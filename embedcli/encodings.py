@@ -298,7 +298,7 @@ class Token:
     """One token, the one way every command describes it. Field names are the JSON keys.
 
     ``display`` is for tables only and never in JSON; ``index``, ``pad`` and ``score`` are filled
-    where they mean something (a token's place in its sequence, a padding position, a neighbour's
+    where they mean something (a token's place in its sequence, a padding position, a neighbor's
     cosine similarity) and are left out of JSON when None.
     """
 
@@ -314,6 +314,11 @@ class Token:
     def data(self) -> bytes | None:
         """The token's bytes, or None for an id the encoding lacks."""
         return None if self.bytes is None else bytes.fromhex(self.bytes)
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """'1 token', '2 tokens', '1,024 windows'; ``many`` where adding an s is wrong."""
+    return f"{count:,} {word if count == 1 else (many or word + 's')}"
 
 
 _VISIBLE = str.maketrans({" ": "␣", "\t": "⇥", "\r": "␍", "\n": "↵"})

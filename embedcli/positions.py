@@ -40,29 +40,41 @@ def cosine_similarity(rows: torch.Tensor) -> torch.Tensor:
 
 
 def position_table(
-    positional: str,
-    context_length: int,
-    d_model: int,
+    positional: str | None,
+    context_length: int | None,
+    d_model: int | None,
     seed: int,
     weights: Path | None = None,
     position_key: str | None = None,
-) -> tuple[torch.Tensor, str]:
-    """The (context_length, d) positional table to show, and where it came from."""
-    from embedcli.embedding import sinusoidal_table
+) -> tuple[torch.Tensor, str, str]:
+    """(the (context_length, d) positional table to show, where it came from, its family).
 
+    The family defaults to learned with ``weights`` (a checkpoint holds a learned table) and to
+    sinusoidal without; sizes default to a terminal-sized picture, and with ``weights`` come from
+    the checkpoint (a size given that disagrees with it is an error)."""
+    from embedcli.config import PICTURE_D_MODEL, PICTURE_POSITIONS, Overrides
+    from embedcli.embedding import sinusoidal_table
+    from embedcli.errors import UsageError
+
+    positional = positional or ("learned" if weights is not None else "sinusoidal")
+    if weights is not None and positional != "learned":
+        raise UsageError("--weights shows a checkpoint's learned table: drop --positional")
+    given = Overrides(d_model=d_model, context_length=context_length)
+    d_model = d_model or PICTURE_D_MODEL
+    context_length = context_length or PICTURE_POSITIONS
     if positional == "sinusoidal":
         # Validates the sizes (sin and cos pairs need an even d_model) before any work.
         EmbedConfig(d_model=d_model, context_length=context_length, positional="sinusoidal")
-        return sinusoidal_table(context_length, d_model), "sinusoidal (fixed)"
+        return sinusoidal_table(context_length, d_model), "sinusoidal (fixed)", positional
     from embedcli.sources import source_tables
 
     # The recipe draws the token table first, so the seeded positional table is the one `embed`
     # uses when both are built with embed's default vocabulary (gpt2's 50,257 rows).
     seeded = EmbedConfig(d_model=d_model, context_length=context_length, seed=seed)
-    _, position, source = source_tables(seeded, weights, None, position_key)
+    _, position, source = source_tables(seeded, weights, None, position_key, given)
     if position is None:
         raise WeightsError(f"{weights} has no learned positional table to show")
-    return position.detach().double(), f"learned, {source}"
+    return position.detach().double(), f"learned, {source}", positional
 
 
 def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Heatmap:

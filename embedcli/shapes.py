@@ -63,7 +63,9 @@ def count_parameters(config: EmbedConfig, preset: Preset) -> Parameters:
     position = config.context_length * config.d_model if config.has_positional_table else 0
     total = token + position
     # The share only means something for the preset's own sizes.
-    model = preset.model_parameters if config == preset.config else None
+    same = ("vocab_size", "d_model", "context_length", "positional")  # the dtype changes no count
+    own = all(getattr(config, name) == getattr(preset.config, name) for name in same)
+    model = preset.model_parameters if own else None
     return Parameters(
         token_embeddings=token,
         position_embeddings=position,
@@ -103,6 +105,7 @@ def run_inspect(
 
     batch_size = batch_size or preset.batch_size
     seq_len = seq_len or preset.seq_len
+    config.check_length(seq_len, "--seq-len", "lower -t/--seq-len or raise --context-length")
 
     module, target = prepare_module(config, device, tables, batch_size, seq_len, allow_meta=True)
     if target.type == "meta":

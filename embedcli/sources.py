@@ -52,13 +52,24 @@ def source_tables(
     weights: Path | None = None,
     token_key: str | None = None,
     position_key: str | None = None,
+    given: Overrides | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None, str]:
     """(token table, positional table or None, where they came from): a checkpoint's trained
-    tables, or the tables ``seeded`` describes, made by the seeded recipe."""
+    tables, or the tables ``seeded`` describes, made by the seeded recipe. A size in ``given``
+    (the flags) that disagrees with the checkpoint's tables is an error, as in embed."""
     if weights is not None:
-        from embedcli.weights import load_tables
+        from embedcli.weights import load_tables, tables_config
 
         tables = load_tables(weights, token_key, position_key)
+        given = given or Overrides()
+        tables_config(  # for its check of the flags against the tables
+            tuple(tables.token.shape),
+            None if tables.position is None else tuple(tables.position.shape),
+            dtype="float32",
+            vocab_size=given.vocab_size,
+            d_model=given.d_model,
+            context_length=given.context_length,
+        )
         return tables.token, tables.position, f"{weights.name}, {tables.layout}"
     from embedcli.embedding import InputEmbedding
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from embedcli.config import EmbedConfig
-from embedcli.encodings import encode
+from embedcli.encodings import encode, plural
 from embedcli.errors import InputTextError
 from embedcli.outputs import ArrayStreamWriter
 from embedcli.pipeline import id_hint, prepare_module
@@ -74,12 +74,13 @@ class StreamSummary:
 
     def line(self) -> str:
         """One line for people: what was written, from how much, how fast."""
-        windows = "window" if self.num_windows == 1 else "windows"
-        tokens = "token" if self.num_tokens == 1 else "tokens"
+        from embedcli.broadcast import format_shape
+
+        shape = format_shape((self.num_windows, self.seq_len, self.d_model))
         return (
-            f"wrote {self.output}: ({self.num_windows:,}, {self.seq_len:,}, {self.d_model:,}) "
-            f"{self.dtype}, {self.num_windows:,} {windows} of {self.num_tokens:,} {tokens} in "
-            f"{self.seconds:.1f} s ({self.tokens_per_second:,.0f} tokens/s on {self.device})"
+            f"wrote {self.output}: {shape} {self.dtype}, {plural(self.num_windows, 'window')} "
+            f"from {plural(self.num_tokens, 'token')} in {self.seconds:.2f} s "
+            f"({self.tokens_per_second:,.0f} tokens/s on {self.device})"
         )
 
 
@@ -154,8 +155,8 @@ def stream_embed(
             flush(batch)
         if writer.rows == 0:
             raise InputTextError(
-                f"the text has {windows.tokens} tokens, too few for one window of {window}; "
-                "lower --window"
+                f"the text has {plural(windows.tokens, 'token')}, too few for one window of "
+                f"{window}; lower --seq-len"
             )
     return StreamSummary(
         str(output),
@@ -197,7 +198,10 @@ def embed_lines(
     for number, raw in enumerate(stream, start=1):
         text = decode_utf8(raw, f"line {number} of {source}")
         text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
-        ids = encode(enc, text, allow_special=allow_special)[:limit]
+        try:
+            ids = encode(enc, text, allow_special=allow_special)[:limit]
+        except InputTextError as exc:
+            raise InputTextError(f"line {number}: {exc}") from None
         config.check_length(len(ids), f"line {number}: length")
         vectors: Any = [] if pool == "none" else None
         if ids:

@@ -171,7 +171,7 @@ def tokenize_report(
 def parse_ids(text: str) -> list[int]:
     """'15496 11, 995' -> [15496, 11, 995]; a word that is not an integer is named."""
     ids = []
-    for word in text.replace(",", " ").split():
+    for word in text.replace(",", " ").replace("[", " ").replace("]", " ").split():
         try:
             ids.append(int(word))
         except ValueError:
@@ -220,6 +220,8 @@ class Decoded:
     character (its bytes then show as U+FFFD)."""
 
     encoding: str
+    n_vocab: int
+    count: int
     ids: list[int]
     text: str
     partial: bool
@@ -252,7 +254,9 @@ class Tokenized:
         """The text behind the ids."""
         data = decode_ids(self.enc, self.ids or ())
         text = data.decode("utf-8", errors="replace")
-        return Decoded(self.enc.name, list(self.ids or ()), text, text.encode("utf-8") != data)
+        ids = list(self.ids or ())
+        partial = text.encode("utf-8") != data
+        return Decoded(self.enc.name, self.enc.n_vocab, len(ids), ids, text, partial)
 
     def cut(self, limit: int) -> Cut:
         """The text of the first ``limit`` tokens."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from embedcli.encodings import encode
+from embedcli.encodings import encode, plural
 from embedcli.errors import InputTextError, UsageError
 from embedcli.tokens import last_cut
 
@@ -83,15 +83,17 @@ def plan_windows(
         if value is not None and value < 1:
             raise UsageError(f"{name} must be at least 1, got {value}")
     plan = WindowPlan(num_tokens, seq_len, stride or seq_len, batch_size, keep_last)
+    if num_tokens == 0:
+        raise InputTextError("the text is empty: there is nothing to cut into windows")
     if len(plan.starts) == 0:
         raise InputTextError(
-            f"the text has {num_tokens} tokens, too few for one window: an input of "
-            f"{seq_len} tokens and its target need {seq_len + 1}; lower --seq-len"
+            f"the text has {plural(num_tokens, 'token')}, too few for one window: an input of "
+            f"{plural(seq_len, 'token')} and its target need {seq_len + 1}; lower --seq-len"
         )
     if plan.batched_windows == 0:
         raise InputTextError(
-            f"the text gives {len(plan.starts)} windows, fewer than one batch of {batch_size}; "
-            "pass --keep-last or lower --batch-size"
+            f"the text gives {plural(len(plan.starts), 'window')}, fewer than one batch of "
+            f"{batch_size}; pass --keep-last or lower --batch-size"
         )
     return plan
 

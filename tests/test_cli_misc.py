@@ -106,8 +106,8 @@ def test_console_script_error_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2  # a usage error
     assert done.stdout == ""
     assert done.stderr == (
-        "Error: Invalid value for '--device': 'tpu' is not a device: use auto, cpu, cuda, "
-        "cuda:N, mps or meta; did you mean 'cpu'? (see embedcli embed --help)\n"
+        "Error: Invalid value for '--device': 'tpu' is not a device here: use auto, cpu, cuda, "
+        "cuda:N or mps; did you mean 'cpu'? (see embedcli embed --help)\n"
     )
     done = run_script(["embedcli", "embed", "hi", "--vocab-size", "5"], tmp_path)
     assert done.returncode == 1  # bad data

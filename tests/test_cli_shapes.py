@@ -203,7 +203,7 @@ def test_meta_gpt3_stays_small(tmp_path: Path) -> None:
 
 def test_sequence_beyond_context_is_the_core_error() -> None:
     result = runner.invoke(app, ["inspect-shapes", "--preset", "book-ch2", "-t", "5"])
-    expect_error(result, "sequence length (5) exceeds the context length (4)")
+    expect_error(result, "--seq-len (5) exceeds the context length (4); lower -t/--seq-len")
 
 
 @pytest.mark.parametrize(

@@ -164,10 +164,13 @@ def test_decode() -> None:
     assert ok("--decode", input="15496,11,995,0\n") == "Hello, world!"
     assert json.loads(ok("15496 11", "--decode", "--json")) == {
         "encoding": "gpt2",
+        "n_vocab": 50257,
+        "count": 2,
         "ids": [15496, 11],
         "text": "Hello,",
         "partial": False,
     }
+    assert ok("[15496, 11]", "--decode") == "Hello,"  # a Python list pastes as it is
 
 
 def test_ids_are_input() -> None:
@@ -277,7 +280,7 @@ def test_table_is_capped_for_long_texts() -> None:
         (["hi", "--encode", "-e", "gpt2", "-e", "o200k_base"], "--encode works with one encoding"),
         (["hi", "-f", "x.txt"], "pass TEXT or --file, not both"),
         (["hi", "--ids", "15496"], "pass only one of TEXT, --file and --ids"),
-        (["--ids", "15496,x"], "'15496,x' is not a list of integers"),
+        (["--ids", "15496,x"], "'15496,x' is not a list of token ids"),
         (["hi", "-e", "nope"], "unknown encoding 'nope'"),
         (["hi", "-e", "o200k_bas"], "did you mean 'o200k_base'"),
         (["hi", "-m", "nope"], "unknown model 'nope'"),

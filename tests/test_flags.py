@@ -90,6 +90,9 @@ def test_a_shared_option_is_declared_once() -> None:
         ("windows", "--stride"),
         # The similarity of what each command shows: tokens, or positions.
         ("positions", "--similarity"),
+        # embed makes a batch of repeated --ids; tokenize and neighbors join them.
+        ("tokenize", "--ids"),
+        ("neighbors", "--ids"),
     }
     seen: dict[str, tuple[str, object, str | None, list[str]]] = {}
     for command, options in OPTIONS.items():

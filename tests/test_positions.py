@@ -198,8 +198,13 @@ def test_learned_positions_from_weights(tmp_path: Path) -> None:
         ).stdout
     )
     np.testing.assert_allclose(data["matrix"], table.double().numpy(), atol=1e-7)
-    result = runner.invoke(app, ["positions", "--weights", str(path)])
-    assert result.exit_code == 2 and "add --positional learned" in result.stderr
+    # --weights alone means the checkpoint's learned table; its sizes come from the checkpoint.
+    plain = json.loads(runner.invoke(app, ["positions", "--weights", str(path), "--json"]).stdout)
+    assert plain["matrix"] == data["matrix"] and plain["positional"] == "learned"
+    result = runner.invoke(app, ["positions", "--weights", str(path), "--positional", "sinusoidal"])
+    assert result.exit_code == 2 and "drop --positional" in result.stderr
+    result = runner.invoke(app, ["positions", "--weights", str(path), "-d", "8"])
+    assert result.exit_code == 1 and "--d-model 8 conflicts with the checkpoint" in result.stderr
 
 
 def png_size(path: Path) -> tuple[int, int]:

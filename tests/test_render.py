@@ -109,8 +109,8 @@ def views(tmp_path: Path) -> dict[str, tuple[Callable[..., RenderableType], tupl
     trained, _, trained_source = source_tables(small, path)
     window_ids = encode(enc, WINDOW_TEXT)
     plan = plan_windows(len(window_ids), 3, None, 3, False)
-    sinusoids, where = position_table("sinusoidal", 64, 128, 123)
-    learned, learned_where = position_table("learned", 48, 32, 123)
+    sinusoids, where, _ = position_table("sinusoidal", 64, 128, 123)
+    learned, learned_where, _ = position_table("learned", 48, 32, 123)
     devices = [
         DeviceInfo("cpu", True, "x86_64, 16 cores", None, None),
         DeviceInfo("cuda:0", True, "NVIDIA H200", 150_000_000_000, 149_000_000_000),
@@ -285,7 +285,7 @@ WHOLE = {
     "embed_long": ["truncation dropped", "--max-positions N", "showing 64 of 72 positions"],
     "shapes_gpt2": ["position_embeddings", "vocab 50,257", "context 1,024", "seq-len 4"],
     "shapes_gpt3": ["position_embeddings", "d 12,288", "context 2,048"],
-    "weights": ["transformer.h.0.attn.c_attn.weight", "[/x]", "output head: equal values"],
+    "weights": ["transformer.h.0.attn.c_attn.weight", "[/x]", "output head: tied (equal values)"],
     "windows": ["seq-len 3", "--keep-last keeps them"],
 }
 
@@ -300,7 +300,7 @@ def test_known_strings_stay_whole(all_views, name: str, width: int) -> None:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_neighbour_and_score_share_a_line(all_views, width: int) -> None:
+def test_neighbor_and_score_share_a_line(all_views, width: int) -> None:
     view, (source, rows), kwargs = all_views["neighbors_seeded"]
     text = render(view, source, rows, width=width, **kwargs)
     for row in rows:

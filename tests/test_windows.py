@@ -260,7 +260,7 @@ def test_stream_from_stdin_with_weights(tmp_path: Path) -> None:
         input="one two three four five six seven eight",
     )
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith(f"wrote {out}: (2, 4, 4) float32")
+    assert result.stdout.startswith(f"wrote {out}: (2,4,4) float32, 2 windows from 8 tokens")
     # The old spelling still works for one release, and says so on stderr.
     assert result.stderr == "Warning: --window is deprecated and will be removed; use --seq-len\n"
     ids = torch.tensor(get_encoding("gpt2").encode("one two three four five six seven eight"))

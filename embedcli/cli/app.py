@@ -55,6 +55,9 @@ class _Group(TyperGroup):
         except (ClosedPipe, BrokenPipeError):
             _quiet_stdout()
             ctx.exit(0)
+        except KeyboardInterrupt:
+            typer.echo("Interrupted: no output file was written or changed", err=True)
+            ctx.exit(130)
 
 
 # What the old spelling of a renamed flag now means, said where its use fails.

@@ -33,14 +33,14 @@ def weights(
 def neighbors(
     texts: o.JoinedText = None,
     file: o.File = None,
-    ids: o.Ids = None,
+    ids: o.JoinedIds = None,
     encoding: o.Encoding = None,
     model: o.Model = None,
     allow_special: o.AllowSpecial = False,
     k: Annotated[
         int,
         typer.Option(
-            "-k", help="Neighbours per token.", min=1, metavar="K", rich_help_panel=o.DISPLAY
+            "-k", help="Neighbors per token.", min=1, metavar="K", rich_help_panel=o.DISPLAY
         ),
     ] = 10,
     weights: o.Weights = None,
@@ -64,8 +64,9 @@ def neighbors(
     name = resolve_encoding_name(encoding, model)
     enc = get_encoding(name)
     token_ids = _ids_or_text(enc, texts, file, ids, allow_special)
-    seeded, _ = embed_source(name, Overrides(d_model=d_model, seed=seed))
-    token, _, source = source_tables(seeded, weights, token_key)
+    given = Overrides(d_model=d_model, seed=seed)
+    seeded, _ = embed_source(name, given)
+    token, _, source = source_tables(seeded, weights, token_key, given=given)
     rows = neighbors_report(enc, token_ids_for(token_ids, token), token, k, device)
     emit(as_json, neighbors_json, "neighbors_view", source, rows, seeded=weights is None)
 
@@ -108,8 +109,9 @@ def stats(
     from embedcli.sources import embed_source, source_tables
 
     name = resolve_encoding_name(encoding, model)
-    seeded, _ = embed_source(name, Overrides(d_model=d_model, seed=seed))
-    token, position, source = source_tables(seeded, weights, token_key, position_key)
+    given = Overrides(d_model=d_model, seed=seed)
+    seeded, _ = embed_source(name, given)
+    token, position, source = source_tables(seeded, weights, token_key, position_key, given)
     found = [table_stats("token_embeddings", token)]
     if position is not None:
         found.append(table_stats("position_embeddings", position))

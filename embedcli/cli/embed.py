@@ -155,10 +155,11 @@ def embed(
     from embedcli.encodings import resolve_encoding_name
     from embedcli.sources import embed_source
 
-    seq_len = seq_len if window is None else window
+    seq_len = o.renamed(seq_len, window, "--seq-len", "--window")
     _check_modes(
-        texts, ids, file, output, seq_len, stride, lines, pool, truncate, truncate_to_context
-    )
+        texts, ids, file, output, seq_len, stride, lines, pool, truncate, truncate_to_context,
+        batch_size,
+    )  # fmt: skip
     name = resolve_encoding_name(encoding, model)
     overrides = Overrides(vocab_size, d_model, context_length, positional, dtype, seed)
     config, tables = embed_source(name, overrides, weights, token_key, position_key)
@@ -209,6 +210,12 @@ def _embed_batch(
         result.report.verify.ensure_ok()  # after rendering, so the numbers are on screen
     if output is not None:
         write_tensor(output, result.input_embeddings)
+        if not as_json:
+            from embedcli.broadcast import format_shape
+            from embedcli.cli.output import write
+
+            shape = format_shape(tuple(result.input_embeddings.shape))
+            write(f"wrote {output}: input_embeddings {shape} {config.dtype}")
 
 
 def _sources(
@@ -236,6 +243,7 @@ def _check_modes(
     pool: str,
     truncate: int | None,
     truncate_to_context: bool,
+    batch_size: int | None,
 ) -> None:
     """Refuse option combinations that mean nothing, before any work."""
     text_given = bool(texts) and texts != ["-"]
@@ -251,6 +259,7 @@ def _check_modes(
         (lines and output is not None, "--lines writes JSON Lines to standard output; drop -o"),
         (streaming and output is None, "--seq-len streams to a file: pass -o out.npy"),
         (stride is not None and not streaming, "--stride needs --seq-len"),
+        (batch_size is not None and not streaming, "--batch-size needs --seq-len"),
         (pool != "none" and not lines, "--pool needs --lines"),
         (
             truncate is not None and truncate_to_context,

@@ -77,11 +77,23 @@ def choices(
 
 
 def check_device(value: str) -> str:
+    """auto, cpu, cuda, cuda:N or mps."""
+    return _device(value, meta=False)
+
+
+def _device(value: str, *, meta: bool) -> str:
+    """auto, cpu, cuda, cuda:N, mps (and meta where shapes alone are wanted)."""
     key = value.strip().lower()
+    names = DEVICE_NAMES if meta else tuple(n for n in DEVICE_NAMES if n != "meta")
+    if key == "meta" and not meta:
+        raise typer.BadParameter(
+            "the meta device holds shapes but no values, so there is nothing to compute here; "
+            "use auto, cpu, cuda or mps (inspect-shapes takes meta)"
+        )
     if _DEVICE.match(key) is None:
         raise typer.BadParameter(
-            f"{value!r} is not a device: use auto, cpu, cuda, cuda:N, mps or meta"
-            + suggest(key.split(":")[0], DEVICE_NAMES)
+            f"{value!r} is not a device here: use {', '.join(names[:-1])}, cuda:N or {names[-1]}"
+            + suggest(key.split(":")[0], names)
         )
     if ":" in key and not key.startswith("cuda"):
         raise typer.BadParameter(f"{value!r}: only cuda takes an index (cuda:N)")
@@ -94,8 +106,18 @@ def _check_seed(value: int) -> int:
     return value
 
 
+def check_shapes_device(value: str) -> str:
+    """--device of inspect-shapes: meta too."""
+    return _device(value, meta=True)
+
+
 def complete_device(incomplete: str) -> list[str]:
     """Device names for shell completion."""
+    return [d for d in DEVICE_NAMES if d.startswith(incomplete) and d != "meta"]
+
+
+def complete_shapes_device(incomplete: str) -> list[str]:
+    """Device names for shell completion, meta included."""
     return [d for d in DEVICE_NAMES if d.startswith(incomplete)]
 
 
@@ -170,6 +192,15 @@ Ids = Annotated[
     typer.Option(
         "--ids",
         help="Token ids as input instead of text, e.g. 15496,11,995 (repeat for a batch).",
+        show_default=False,
+        rich_help_panel=INPUT,
+    ),
+]
+JoinedIds = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--ids",
+        help="Token ids as input instead of text, e.g. 15496,11,995 (repeat to add more).",
         show_default=False,
         rich_help_panel=INPUT,
     ),
@@ -410,7 +441,8 @@ Pool = Annotated[
 
 
 def deprecated_alias(old: str, new: str, help_panel: str = OUTPUT) -> typer.models.OptionInfo:
-    """A hidden option under an old name; using it prints one deprecation line on stderr."""
+    """A hidden option under an old name; using it prints one deprecation line on stderr (the
+    command refuses it beside the new name: see :func:`renamed`)."""
 
     def warn(value: object) -> object:
         if value is not None:
@@ -420,17 +452,27 @@ def deprecated_alias(old: str, new: str, help_panel: str = OUTPUT) -> typer.mode
     return typer.Option(old, hidden=True, callback=warn, min=1, rich_help_panel=help_panel)
 
 
+def renamed(new: int | None, old: int | None, new_flag: str, old_flag: str) -> int | None:
+    """The value of a renamed option, from its new or its old name, never both."""
+    if new is not None and old is not None:
+        from embedcli.errors import UsageError
+
+        raise UsageError(f"pass {new_flag} or the old {old_flag}, not both")
+    return old if new is None else new
+
+
 def parse_ids(values: list[str]) -> list[list[int]]:
-    """'2,3,5,1' (or '2 3 5 1') per --ids -> one sequence each; a bad list is a usage error."""
+    """'15496,11' (or '15496 11', '[15496, 11]') per --ids -> one sequence each; a bad list is a
+    usage error."""
     sequences = []
     for value in values:
-        parts = value.replace(",", " ").split()
+        parts = value.strip().strip("[]").replace(",", " ").split()
         try:
             sequences.append([int(p) for p in parts])
         except ValueError:
             raise typer.BadParameter(
-                f"{value!r} is not a list of integers like 2,3,5,1", param_hint="'--ids'"
+                f"{value!r} is not a list of token ids like 15496,11,995", param_hint="'--ids'"
             ) from None
         if not parts:
-            raise typer.BadParameter("empty list; pass ids like 2,3,5,1", param_hint="'--ids'")
+            raise typer.BadParameter("empty list; pass ids like 15496,11,995", param_hint="'--ids'")
     return sequences

@@ -9,43 +9,48 @@ import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.output import emit
-from embedcli.config import DEFAULT_SEED
-from embedcli.errors import UsageError
+from embedcli.config import DEFAULT_SEED, PICTURE_D_MODEL, PICTURE_POSITIONS
 
 _FAMILY_CHECK, _FAMILY_COMPLETE = o.choices(("learned", "sinusoidal"))
 
 
 def positions(
     positional: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="learned (the seeded table, or --weights) or sinusoidal.",
+            help="learned (the seeded table, or --weights) or sinusoidal. "
+            "\\[default: sinusoidal; learned with --weights]",
             callback=_FAMILY_CHECK,
             autocompletion=_FAMILY_COMPLETE,
             metavar="FAMILY",
+            show_default=False,
             rich_help_panel=o.TABLES,
         ),
-    ] = "sinusoidal",
+    ] = None,
     context_length: Annotated[
-        int,
+        int | None,
         typer.Option(
-            help="Positions (rows); fewer than embed's 1024, so the picture fits a terminal.",
+            help="Positions (rows); fewer than embed's 1024, so the picture fits a terminal. "
+            f"\\[default: {PICTURE_POSITIONS}; the checkpoint's with --weights]",
             min=1,
             metavar="ROWS",
+            show_default=False,
             rich_help_panel=o.TABLES,
         ),
-    ] = 64,
+    ] = None,
     d_model: Annotated[
-        int,
+        int | None,
         typer.Option(
             "-d",
             "--d-model",
-            help="Dimensions (columns); fewer than embed's 768, to fit a terminal.",
+            help="Dimensions (columns); fewer than embed's 768, to fit a terminal. "
+            f"\\[default: {PICTURE_D_MODEL}; the checkpoint's with --weights]",
             min=1,
             metavar="D",
+            show_default=False,
             rich_help_panel=o.TABLES,
         ),
-    ] = 128,
+    ] = None,
     seed: o.Seed = DEFAULT_SEED,
     weights: o.Weights = None,
     position_key: o.PositionKey = None,
@@ -78,10 +83,14 @@ def positions(
     from embedcli.jsonout import heatmap_json
     from embedcli.positions import position_table, positions_heatmap, save_png
 
-    if weights is not None and positional != "learned":
-        raise UsageError("--weights shows a learned table: add --positional learned")
-    table, source = position_table(positional, context_length, d_model, seed, weights, position_key)
+    table, source, family = position_table(
+        positional, context_length, d_model, seed, weights, position_key
+    )
     heatmap = positions_heatmap(table, source, similarity)
     if png is not None:
         save_png(heatmap, png)
-    emit(as_json, lambda h: heatmap_json(positional, h), "heatmap_view", heatmap)
+    emit(as_json, lambda h: heatmap_json(family, h), "heatmap_view", heatmap)
+    if png is not None and not as_json:
+        from embedcli.cli.output import write
+
+        write(f"wrote {png}")

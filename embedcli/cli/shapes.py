@@ -29,8 +29,9 @@ def inspect_shapes(
         str,
         typer.Option(
             help="meta (shapes only, allocates nothing), cpu, cuda, cuda:N or mps.",
-            callback=o.check_device,
-            autocompletion=o.complete_device,
+            callback=o.check_shapes_device,
+            autocompletion=o.complete_shapes_device,
+            metavar="DEVICE",
             rich_help_panel=o.DEVICE,
         ),
     ] = "meta",

@@ -14,7 +14,7 @@ from embedcli.cli.options import (
     AsJson,
     Encodings,
     File,
-    Ids,
+    JoinedIds,
     JoinedText,
     Models,
     Truncate,
@@ -31,7 +31,7 @@ def _mode(flag: str, help_text: str) -> typer.models.OptionInfo:
 def tokenize(
     texts: JoinedText = None,
     file: File = None,
-    ids: Ids = None,
+    ids: JoinedIds = None,
     encoding: Encodings = None,
     model: Models = None,
     allow_special: AllowSpecial = False,

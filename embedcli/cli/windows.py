@@ -68,7 +68,7 @@ def windows(
     enc = get_encoding(resolve_encoding_name(encoding, model))
     stdin = typer.get_binary_stream("stdin")
     ids = encode(enc, read_joined_text(texts, file, stdin, stdin.isatty()), allow_special=True)
-    length = max_length or seq_len or DEFAULT_SEQ_LEN
+    length = o.renamed(seq_len, max_length, "--seq-len", "--max-length") or DEFAULT_SEQ_LEN
     plan = plan_windows(len(ids), length, stride, batch_size or DEFAULT_BATCH_SIZE, keep_last)
     if as_jsonl:
         for record in window_records(ids, plan):

@@ -28,6 +28,16 @@ PIECE_WIDTH = 16  # longer pieces end in "…"
 BORDERS_4 = 13  # a boxed table of four columns: five rules and a space each side of every cell
 
 
+# How the output head relates to the token table, in words.
+_HEAD = {
+    "same storage": "output head: tied (same storage)",
+    "equal values": "output head: tied (equal values)",
+    "not tied": "output head: not tied",
+    "no output head": "no output head",
+}
+_TIED = ("same storage", "equal values")
+
+
 def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True) -> RenderableType:
     """Every tensor, which ones are the tables, and whether the head is tied."""
     table = new_table("tensor", "shape", "dtype", "role", wrap=("role",))
@@ -46,8 +56,9 @@ def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True)
                 f"layout: {report.layout}",
                 f"token table: {report.token_key}",
                 f"positions: {report.position_key or 'no learned table'}",
-                f"output head: {report.head_tied}",
-                f"{report.parameters:,} parameters (tied tensors counted once)",
+                _HEAD[report.head_tied],
+                f"{report.parameters:,} parameters"
+                + (" (tied tensors counted once)" if report.head_tied in _TIED else ""),
             ],
             width,
         )
@@ -70,7 +81,7 @@ def neighbors_view(
     plain: bool = True,
 ) -> RenderableType:
     """Each token of the text, and its nearest tokens with their cosine similarity; a
-    neighbour and its score always share a line."""
+    neighbor and its score always share a line."""
     table = new_table(
         "index", "id", "piece", "nearest tokens (cosine similarity)", right=("index", "id")
     )
@@ -100,7 +111,7 @@ def neighbors_view(
     if seeded:
         parts.append(
             note(
-                "these tables are untrained (seeded, not learned from text), so these neighbours "
+                "these tables are untrained (seeded, not learned from text), so these neighbors "
                 "are random: pass --weights with a trained checkpoint to see related tokens"
             )
         )

@@ -11,16 +11,13 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from embedcli.encodings import plural as plural  # re-exported for the views
+
 WIDE = 10_000  # a width at which nothing wraps: the layout as it was meant to be
 SEPARATOR = " · "  # between the items of a header or summary line
 
 # Box drawing and block elements: table borders and heatmap cells, never part of a word.
 _BOXES = str.maketrans({chr(c): " " for c in range(0x2500, 0x25A0)})
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    """1 token, 2 tokens, 1,234 tokens; ``many`` where adding an s is wrong (batch, batches)."""
-    return f"{n:,} {word if n == 1 else many or word + 's'}"
 
 
 def strip_trailing(text: str) -> str:

@@ -149,7 +149,9 @@ def vectors_block(
     which = f"Sequence {b}: tokens" if len(report.tokens) > 1 else "Tokens"
 
     def layout(dims: int) -> Group:
-        title = f"{which} and vectors, first {dims} of {plural(d, 'dimension')}"
+        title = f"{which} and vectors, " + (
+            f"all {plural(d, 'dimension')}" if dims == d else f"first {dims} of {d:,} dimensions"
+        )
         if dims < min(show, d):
             title += f" ({min(show, d)} asked: the terminal is too narrow)"
         return Group(heading(title), _vectors_table(report, b, dims, max_positions))
@@ -184,9 +186,9 @@ def _verify_line(report: EmbedReport) -> Text | None:
         return None
     word, style = ("agrees", "green") if v.ok else ("DISAGREES", "bold red")
     return Text.assemble(
-        f"verify: {v.device} ",
+        f"verify: the {v.device} result ",
         (word, style),
-        f" with the CPU: largest difference {v.max_abs_diff:.3g} "
+        f" with a separate CPU computation: largest difference {v.max_abs_diff:.3g} "
         f"(tolerance {v.tolerance:.3g} for {report.config['dtype']})",
     )
 

@@ -79,7 +79,12 @@ def _pick(heatmap: Heatmap, width: int, label_width: int) -> tuple[list[int], li
         return rows, rows, cell
     rows = sample(n_rows, HEATMAP_MAX_ROWS)
     cell = max(1, min(3, available // max(n_columns, 1)))
-    return rows, sample(n_columns, available // cell), cell
+    fit = available // cell
+    if heatmap.column_axis == "dimension" and n_columns % 2 == 0 and fit < n_columns:
+        # Dimensions come in (sin, cos) pairs: sample whole pairs, or the stride invents stripes.
+        pairs = sample(n_columns // 2, fit // 2)
+        return rows, [c for p in pairs for c in (2 * p, 2 * p + 1)], cell
+    return rows, sample(n_columns, fit), cell
 
 
 def _grid(

@@ -140,13 +140,15 @@ def shapes_tables(report: ShapesReport, *, width: int = 100, plain: bool = True)
         width,
         lead="inspect-shapes",
     )
-    return Group(
+    parts = [
         header,
         tensors_block(report, width),
         addition_view(report.broadcast, cfg["positional"], width=width),
         parameters_block(report, width),
-        combine_block(report),
-    )
+    ]
+    if report.broadcast is not None:  # only where position vectors are added at all
+        parts.append(combine_block(report))
+    return Group(*parts)
 
 
 def _parameters_table(report: ShapesReport, half: str) -> Table:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from embedcli.windows import WindowPlan
 
 WINDOW_COLUMNS = 8  # positions drawn per window at most; longer windows end in "…"
-PIECE_WIDTH = 10  # longer pieces end in "…"
+PIECE_WIDTH = 16  # longer pieces end in "…"
 
 
 def _batch_table(
