@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from embedcli import cache as ranks_cache
-from embedcli.errors import EncodingError, InputTextError
+from embedcli.errors import EncodingError, InputTextError, UsageError
 
 if TYPE_CHECKING:
     import tiktoken
@@ -267,7 +267,7 @@ def resolve_encoding_name(encoding: str | None, model: str | None) -> str:
         return encoding or DEFAULT_ENCODING
     from_model = encoding_name_for_model(model)
     if encoding is not None and encoding != from_model:
-        raise EncodingError(
+        raise UsageError(
             f"--model {model} uses encoding {from_model}, but --encoding {encoding} was given; "
             "pass only one of them"
         )

@@ -47,7 +47,13 @@ class MemoryLimitError(EmbedCLIError):
 
 
 class OutputError(EmbedCLIError):
-    """An output file cannot be written (unknown suffix, unwritable place, unsupported dtype)."""
+    """An output file cannot be written (unwritable place, full disk, closed stdout)."""
+
+
+class OutputFormatError(OutputError):
+    """An output name whose suffix (or dtype) no writer handles: a bad option value."""
+
+    exit_code = 2
 
 
 class VerificationError(EmbedCLIError):

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from embedcli.errors import OutputError
+from embedcli.errors import OutputError, OutputFormatError
 
 if TYPE_CHECKING:
     import torch
@@ -23,12 +23,12 @@ def check_output_path(path: Path, dtype: str) -> Path:
     """Refuse a bad --output before any work is done: suffix, folder, permissions, dtype."""
     suffix = path.suffix.lower()
     if suffix not in OUTPUT_SUFFIXES:
-        raise OutputError(
+        raise OutputFormatError(
             f"cannot tell the format of {path} from its suffix {suffix or '(none)'!r}; "
             f"use one of: {', '.join(OUTPUT_SUFFIXES)}"
         )
     if suffix == ".npy" and dtype == "bfloat16":
-        raise OutputError(
+        raise OutputFormatError(
             "NumPy has no bfloat16, so .npy cannot hold it exactly; write .pt or .safetensors, "
             "or pass --dtype float32"
         )
@@ -113,7 +113,7 @@ class ArrayStreamWriter:
     ) -> None:
         suffix = path.suffix.lower()
         if suffix not in STREAM_SUFFIXES:
-            raise OutputError(
+            raise OutputFormatError(
                 f"streaming writes .npy or .safetensors, not {suffix or 'a file without suffix'}"
                 f" ({path})"
             )

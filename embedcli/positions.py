@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from embedcli.config import EmbedConfig
-from embedcli.errors import OutputError, WeightsError
+from embedcli.errors import OutputError, OutputFormatError, WeightsError
 from embedcli.outputs import atomic_write
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def save_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: in
             "--png needs matplotlib, which is not installed: pip install 'embedcli[plot]'"
         ) from None
     if path.suffix.lower() != ".png":
-        raise OutputError(f"--png writes PNG images; name the file *.png, not {path.name}")
+        raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {path.name}")
     dpi = 100
     figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
     try:

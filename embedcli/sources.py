@@ -18,6 +18,12 @@ if TYPE_CHECKING:
     from embedcli.weights import LoadedTables
 
 
+def _keys_need_weights(weights: Path | None, *keys: str | None) -> None:
+    """--token-key and --position-key name tables of a checkpoint: alone they mean nothing."""
+    if weights is None and any(key is not None for key in keys):
+        raise UsageError("--token-key and --position-key name tables in --weights: pass --weights")
+
+
 def embed_source(
     encoding: str,
     overrides: Overrides,
@@ -29,6 +35,7 @@ def embed_source(
     encoding's), or a checkpoint's tables with the flags checked against them."""
     from embedcli.encodings import get_encoding
 
+    _keys_need_weights(weights, token_key, position_key)
     if weights is None:
         vocab = get_encoding(encoding).n_vocab
         return overrides.apply(EmbedConfig(vocab_size=vocab)), None
@@ -57,6 +64,7 @@ def source_tables(
     """(token table, positional table or None, where they came from): a checkpoint's trained
     tables, or the tables ``seeded`` describes, made by the seeded recipe. A size in ``given``
     (the flags) that disagrees with the checkpoint's tables is an error, as in embed."""
+    _keys_need_weights(weights, token_key, position_key)
     if weights is not None:
         from embedcli.weights import load_tables, tables_config
 
@@ -93,6 +101,7 @@ def shapes_source(
 ) -> tuple[Preset, EmbedConfig, tuple[torch.Tensor, torch.Tensor | None] | None]:
     """(preset, config, tables or None) for inspect-shapes: a named preset with the flags
     applied, or a checkpoint's shapes (its tables too when ``load``)."""
+    _keys_need_weights(weights, token_key, position_key)
     if weights is None:
         base, config = preset_config(preset, overrides)
         return base, config, None

@@ -422,17 +422,17 @@ def test_output_keeps_bfloat16_in_safetensors(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "extra", "message"),
+    ("name", "extra", "message", "code"),
     [
-        ("x.txt", [], "cannot tell the format of"),
-        ("x", [], "suffix '(none)'"),
-        ("missing/x.npy", [], "the folder"),
-        ("x.npy", ["--dtype", "bfloat16"], "NumPy has no bfloat16"),
+        ("x.txt", [], "cannot tell the format of", 2),  # a bad option value: usage
+        ("x", [], "suffix '(none)'", 2),
+        ("missing/x.npy", [], "the folder", 1),
+        ("x.npy", ["--dtype", "bfloat16"], "NumPy has no bfloat16", 2),
     ],
 )
-def test_output_errors(tmp_path: Path, name: str, extra: list[str], message: str) -> None:
+def test_output_errors(tmp_path: Path, name: str, extra: list[str], message: str, code) -> None:
     result = embed("hi", *SMALL, *extra, "-o", str(tmp_path / name))
-    expect_error(result, message)
+    expect_error(result, message, code=code)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -472,7 +472,6 @@ def test_failed_write_leaves_no_file(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-e", "gpt2", "-m", "gpt-4o"], "--model gpt-4o uses encoding o200k_base"),
         (["-d", "100000000000"], "need "),
         (
             ["--vocab-size", "1000000000", "-d", "100000"],
@@ -492,6 +491,9 @@ def test_errors_are_one_line(args: list[str], message: str) -> None:
         (["-e", "nope"], "unknown encoding 'nope'"),
         (["-m", "nope"], "unknown model 'nope'"),
         (["--device", "tpu"], "'tpu' is not a device"),
+        (["-e", "gpt2", "-m", "gpt-4o"], "--model gpt-4o uses encoding o200k_base"),
+        (["--truncate", "0"], "--truncate 0 leaves nothing to embed"),
+        (["--token-key", "wte"], "--token-key and --position-key name tables in --weights"),
         (["--device", "meta"], "the meta device holds shapes but no values"),
         (["--device", "cdua"], "did you mean 'cuda'?"),
         (["--device", "mps:1"], "only cuda takes an index"),

@@ -13,7 +13,7 @@ from conftest import assert_python_ok
 from tiktoken_ext import openai_public
 
 from embedcli import encodings
-from embedcli.errors import EncodingError, InputTextError
+from embedcli.errors import EncodingError, InputTextError, UsageError
 
 # Published token ids: the example, OpenAI's cookbook "How to count tokens with tiktoken",
 # and "Build a Large Language Model (From Scratch)", chapter 2.
@@ -249,7 +249,7 @@ def test_model_maps_through_tiktokens_table(model: str, expected: str) -> None:
 
 
 def test_model_and_encoding_must_agree() -> None:
-    with pytest.raises(EncodingError, match="--model gpt-4o uses encoding o200k_base"):
+    with pytest.raises(UsageError, match="--model gpt-4o uses encoding o200k_base"):
         encodings.resolve_encoding_name("gpt2", "gpt-4o")
 
 

@@ -360,3 +360,68 @@ def test_an_old_spelling_says_what_it_became(args: list[str], hint: str) -> None
 
 def test_a_bad_top_level_option_is_one_line() -> None:
     expect_error(runner.invoke(app, ["--bogus"]), "No such option: --bogus", code=2)
+
+
+# ---------------------------------------------------------------- closed streams, full disks
+
+
+def _shell(line: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", "-c", line],
+        env=script_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("embedcli tokenize <&-", "Error: standard input is closed"),
+        ("embedcli embed -d 4 --device cpu <&-", "Error: standard input is closed"),
+        ("embedcli windows <&-", "Error: standard input is closed"),
+        ("embedcli tokenize hi >&-", "Error: standard output is closed"),
+        ("embedcli devices --json >&-", "Error: standard output is closed"),
+        ("embedcli --help > /dev/full", "Error: cannot write to standard output"),
+        ("embedcli embed --help > /dev/full", "Error: cannot write to standard output"),
+        ("embedcli --version > /dev/full", "Error: cannot write to standard output"),
+    ],
+)
+def test_closed_streams_and_full_disks_are_one_error_line(
+    line: str, message: str, tmp_path: Path
+) -> None:
+    if "/dev/full" in line and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    done = _shell(line, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(message) and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_deprecation_warning_only_after_success(tmp_path: Path) -> None:
+    """A failing command's stderr is its one Error: line, even with an old flag."""
+    result = runner.invoke(app, ["windows", "a b c", "--max-length", "4"])
+    expect_error(result, "too few for one window")
+    assert "deprecated" not in result.stderr
+    result = runner.invoke(app, ["windows", TEXT, "--max-length", "2", "-b", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    assert (
+        result.stderr == "Warning: --max-length is deprecated and will be removed; use --seq-len\n"
+    )
+
+
+def test_bare_command_prints_the_help_and_succeeds() -> None:
+    result = runner.invoke(app, [])
+    assert result.exit_code == 0 and "Usage" in result.stdout and result.stderr == ""
+
+
+def test_ids_take_ascii_digits_only() -> None:
+    expect_error(runner.invoke(app, ["embed", "--ids", "١٢"]), "is not a list of token ids", code=2)
+
+
+@pytest.mark.parametrize("columns", ["0", "-5", "abc"])
+def test_a_nonsense_terminal_width_still_shows_the_tables(columns: str) -> None:
+    result = runner.invoke(app, ["broadcast", "8,4,256", "4,256"], env={"COLUMNS": columns})
+    assert result.exit_code == 0, result.output
+    assert "result: (8,4,256)" in result.stdout

@@ -235,7 +235,7 @@ def test_png_without_matplotlib_names_the_extra(tmp_path: Path, monkeypatch) -> 
 def test_png_needs_a_png_name(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     result = runner.invoke(app, ["positions", "--png", str(tmp_path / "x.jpg")])
-    assert result.exit_code == 1 and "name the file *.png" in result.stderr
+    assert result.exit_code == 2 and "name the file *.png" in result.stderr
 
 
 # ---------------------------------------------------------------- embed --similarity

@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 
 from embedcli import __version__
 from embedcli.cli import checkpoints, devices, embed, positions, shapes, tokens, windows
+from embedcli.cli.options import WARNINGS
 from embedcli.cli.output import ClosedPipe
 from embedcli.errors import EmbedCLIError
 
@@ -31,8 +32,9 @@ class _Group(TyperGroup):
         try:
             return super().parse_args(ctx, args)
         except _ClickUsageError as exc:
-            if type(exc).__name__ == "NoArgsIsHelpError":
-                raise  # `embedcli` alone prints the help
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `embedcli` alone: the help, exit 0
+                typer.echo(ctx.get_help())
+                ctx.exit(0)
             typer.echo(f"Error: {exc.format_message()} (see {ctx.command_path} --help)", err=True)
             ctx.exit(exc.exit_code)
 
@@ -43,7 +45,10 @@ class _Group(TyperGroup):
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            done = super().invoke(ctx)
+            for line in ctx.meta.get(WARNINGS, ()):
+                typer.echo(line, err=True)
+            return done
         except EmbedCLIError as exc:
             typer.echo(f"Error: {exc}", err=True)
             ctx.exit(exc.exit_code)
@@ -149,3 +154,7 @@ def main() -> None:
             _quiet_stdout()
             raise SystemExit(0) from None
         raise
+    except OSError as exc:  # help or --version written to a full disk
+        typer.echo(f"Error: cannot write to standard output: {exc.strerror or exc}", err=True)
+        _quiet_stdout()
+        raise SystemExit(1) from None

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from embedcli.cli import options as o
-from embedcli.cli.output import emit
+from embedcli.cli.output import emit, stdin
 from embedcli.config import DEFAULT_SEED, Overrides
 
 
@@ -83,8 +83,10 @@ def _ids_or_text(
         if texts or file is not None:
             raise UsageError("pass only one of TEXT, --file and --ids")
         return [token for sequence in o.parse_ids(ids) for token in sequence]
-    stdin = typer.get_binary_stream("stdin")
-    return encode(enc, read_joined_text(texts, file, stdin, stdin.isatty()), allow_special=special)
+    reader = stdin()
+    return encode(
+        enc, read_joined_text(texts, file, reader, reader.isatty()), allow_special=special
+    )
 
 
 def stats(

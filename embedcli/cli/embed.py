@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 import typer
 
 from embedcli.cli import options as o
+from embedcli.cli.output import stdin
 from embedcli.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
 from embedcli.errors import UsageError
 
@@ -224,12 +225,12 @@ def _sources(
     """{"texts": [...]} from TEXT, a file or stdin; or {"ids": [[...]]} from --ids."""
     from embedcli.textinput import read_joined_text, read_texts
 
-    stdin = typer.get_binary_stream("stdin")
+    reader = stdin()
     if ids:
         return {"ids": o.parse_ids(ids)}
     if file is not None:
-        return {"texts": [read_joined_text(None, file, stdin, False)]}
-    return {"texts": read_texts(texts, stdin, stdin.isatty())}
+        return {"texts": [read_joined_text(None, file, reader, False)]}
+    return {"texts": read_texts(texts, reader, reader.isatty())}
 
 
 def _check_modes(
@@ -267,8 +268,10 @@ def _check_modes(
         ),
         (
             streaming and (truncate is not None or truncate_to_context),
-            "--seq-len cuts the text into windows: drop --truncate",
+            "--seq-len cuts the text into windows: drop "
+            + ("--truncate" if truncate is not None else "--truncate-to-context"),
         ),
+        (truncate == 0, "--truncate 0 leaves nothing to embed; pass N of 1 or more"),
     )
     for refused, message in refusals:
         if refused:
@@ -338,7 +341,7 @@ def _input_stream(file: Path | None) -> Iterator[tuple[BinaryIO, str, int | None
     from embedcli.errors import InputTextError
 
     if file is None:
-        yield typer.get_binary_stream("stdin"), "standard input", None
+        yield stdin(), "standard input", None
         return
     try:
         handle = open(file, "rb")  # noqa: SIM115 (closed by the with below)

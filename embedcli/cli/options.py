@@ -32,6 +32,8 @@ from embedcli.config import (
 )
 from embedcli.encodings import BUNDLED_ENCODINGS
 
+WARNINGS = "embedcli.warnings"  # ctx.meta key: lines to print on stderr after a success
+
 # Help panels, in the order they appear.
 INPUT = "Input"
 TABLES = "Tables"
@@ -441,12 +443,14 @@ Pool = Annotated[
 
 
 def deprecated_alias(old: str, new: str, help_panel: str = OUTPUT) -> typer.models.OptionInfo:
-    """A hidden option under an old name; using it prints one deprecation line on stderr (the
-    command refuses it beside the new name: see :func:`renamed`)."""
+    """A hidden option under an old name; using it prints one deprecation line on stderr once
+    the command has succeeded (a failing command prints its one Error: line alone); the command
+    refuses it beside the new name (see :func:`renamed`)."""
 
-    def warn(value: object) -> object:
+    def warn(ctx: typer.Context, value: object) -> object:
         if value is not None:
-            typer.echo(f"Warning: {old} is deprecated and will be removed; use {new}", err=True)
+            line = f"Warning: {old} is deprecated and will be removed; use {new}"
+            ctx.find_root().meta.setdefault(WARNINGS, []).append(line)
         return value
 
     return typer.Option(old, hidden=True, callback=warn, min=1, rich_help_panel=help_panel)
@@ -468,6 +472,8 @@ def parse_ids(values: list[str]) -> list[list[int]]:
     for value in values:
         parts = value.strip().strip("[]").replace(",", " ").split()
         try:
+            if not all(p.isascii() for p in parts):
+                raise ValueError  # int() would read other scripts' digits
             sequences.append([int(p) for p in parts])
         except ValueError:
             raise typer.BadParameter(

@@ -7,11 +7,11 @@ from __future__ import annotations
 import errno
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import typer
 
-from embedcli.errors import OutputError
+from embedcli.errors import InputTextError, OutputError
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -21,9 +21,27 @@ class ClosedPipe(Exception):
     """The reader of stdout went away (``| head -1``): not an error, stop quietly."""
 
 
+def stdin() -> BinaryIO:
+    """Standard input as bytes; a closed one (``<&-``) is a data error, not a crash."""
+    try:
+        return typer.get_binary_stream("stdin")
+    except RuntimeError:  # sys.stdin is None
+        raise InputTextError(
+            "standard input is closed: pass TEXT or -f FILE, or pipe text in"
+        ) from None
+
+
+def stdout() -> BinaryIO:
+    """Standard output as bytes; a closed one (``>&-``) is an output error, not a crash."""
+    try:
+        return typer.get_binary_stream("stdout")
+    except RuntimeError:  # sys.stdout is None
+        raise OutputError("standard output is closed: there is nowhere to write") from None
+
+
 def write(text: str, *, newline: bool = True) -> None:
     """UTF-8 bytes on stdout, whatever the locale (so text passes through unchanged)."""
-    out = typer.get_binary_stream("stdout")
+    out = stdout()
     try:
         out.write(text.encode("utf-8") + (b"\n" if newline else b""))
         out.flush()
@@ -39,7 +57,7 @@ def _stdout_error(exc: OSError) -> Exception:
 
 def write_text(text: str) -> None:
     """Decoded or cut text, byte for byte; a final newline only when a person is reading."""
-    write(text, newline=typer.get_binary_stream("stdout").isatty())
+    write(text, newline=stdout().isatty())
 
 
 def write_json(data: Any) -> None:
@@ -55,6 +73,8 @@ def show(view: Callable[..., RenderableType], *args: Any, **kwargs: Any) -> None
     from rich.console import Console
 
     console = Console()
+    if console.width < 20:  # COLUMNS=0 or nonsense: draw for a common terminal instead
+        console = Console(width=80)
     plain = console.no_color or console.color_system is None
     renderable = view(*args, width=console.width, plain=plain, **kwargs)
     if console.is_terminal and not plain:

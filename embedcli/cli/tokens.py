@@ -20,7 +20,7 @@ from embedcli.cli.options import (
     Truncate,
     parse_ids,
 )
-from embedcli.cli.output import emit, write, write_json, write_text
+from embedcli.cli.output import emit, stdin, write, write_json, write_text
 from embedcli.errors import UsageError
 
 
@@ -86,8 +86,8 @@ def tokenize(
 def _input_text(texts: list[str] | None, file: Path | None) -> str:
     from embedcli.textinput import read_joined_text
 
-    stdin = typer.get_binary_stream("stdin")
-    return read_joined_text(texts, file, stdin, stdin.isatty())
+    reader = stdin()
+    return read_joined_text(texts, file, reader, reader.isatty())
 
 
 def _input_ids(ids: list[str] | None, texts: list[str] | None, file: Path | None) -> list[int]:

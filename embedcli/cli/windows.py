@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from embedcli.cli import options as o
-from embedcli.cli.output import emit, write_json
+from embedcli.cli.output import emit, stdin, write_json
 from embedcli.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
 from embedcli.errors import UsageError
 
@@ -66,8 +66,8 @@ def windows(
     if as_json and as_jsonl:
         raise UsageError("--json and --jsonl cannot be combined; pick one")
     enc = get_encoding(resolve_encoding_name(encoding, model))
-    stdin = typer.get_binary_stream("stdin")
-    ids = encode(enc, read_joined_text(texts, file, stdin, stdin.isatty()), allow_special=True)
+    reader = stdin()
+    ids = encode(enc, read_joined_text(texts, file, reader, reader.isatty()), allow_special=True)
     length = o.renamed(seq_len, max_length, "--seq-len", "--max-length") or DEFAULT_SEQ_LEN
     plan = plan_windows(len(ids), length, stride, batch_size or DEFAULT_BATCH_SIZE, keep_last)
     if as_jsonl:
