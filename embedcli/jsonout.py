@@ -192,7 +192,7 @@ def heatmap_json(positional: str, heatmap: Heatmap) -> dict[str, Any]:
         "positional": positional,
         "kind": heatmap.kind,
         "source": heatmap.source,
-        "shape": [len(heatmap.matrix), len(heatmap.matrix[0]) if heatmap.matrix else 0],
+        "shape": list(heatmap.matrix.shape),
         "matrix": heatmap.matrix,
     }
 

@@ -1,6 +1,8 @@
 """The embed job: texts or ids -> padded batch -> core module -> a plain report.
 
-The report holds numbers, lists and strings only; ``render`` turns it into tables or JSON.
+The report holds numbers, lists, strings and CPU tensors (never converted to Python lists
+whole: tables slice what they show, and JSON is written from the tensors row by row), so its
+memory stays proportional to the batch; ``render`` and ``jsonout`` turn it into tables or JSON.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from embedcli.devices import (
     available_memory,
     check_dtype_on_device,
     dtype_size,
-    ensure_fits,
+    format_bytes,
     host_available_memory,
     resolve_device,
     torch_dtype,
@@ -23,6 +25,7 @@ from embedcli.devices import (
 from embedcli.encodings import Token, encode, get_encoding, token_piece
 from embedcli.errors import (
     InputTextError,
+    MemoryLimitError,
     TokenIdError,
     VerificationError,
 )
@@ -69,12 +72,12 @@ class EmbedReport:
     truncated: list[int]  # tokens dropped from the end of each sequence by --truncate
     steps: list[TraceStep]
     broadcast: BroadcastPlan | None  # None when nothing is added (positional "none")
-    token_embeddings: list[list[list[float]]]
-    position_embeddings: list[list[float]] | None
-    input_embeddings: list[list[list[float]]]
+    token_embeddings: torch.Tensor  # (B, T, d) float32 on the CPU: tables slice what they show
+    position_embeddings: torch.Tensor | None  # (T, d)
+    input_embeddings: torch.Tensor  # (B, T, d)
     verify: VerifyResult | None = None
-    rope_angles: list[list[float]] | None = None  # (T, d/2) with positional rope
-    similarity: list[list[list[float]]] | None = None  # (B, T, T) cosine, when asked for
+    rope_angles: torch.Tensor | None = None  # (T, d/2) with positional rope
+    similarity: torch.Tensor | None = None  # (B, T, T) cosine in float64, when asked for
 
 
 @dataclass
@@ -132,31 +135,79 @@ def pad_batch(
     return ids, mask
 
 
+@dataclass(frozen=True)
+class Keep:
+    """What a job keeps besides the module's own tensors: the CPU copies of a report (the
+    three (B, T, d) tensors, in float32) and the (B, T, T) similarity matrices."""
+
+    report: bool = False
+    similarity: bool = False
+
+
 def check_memory(
-    config: EmbedConfig, device: torch.device, batch: int, length: int, *, verify: bool = False
+    config: EmbedConfig,
+    device: torch.device,
+    batch: int,
+    length: int,
+    *,
+    verify: bool = False,
+    keep: Keep = Keep(),
 ) -> None:
-    """Estimate the bytes the job needs and refuse before allocating, rather than be killed."""
+    """Count every byte the job will hold (tables, activations, what the report keeps) and
+    refuse before allocating, naming the largest part and what to lower."""
     if device.type == "meta":
         return  # shapes only: nothing is allocated
+    d, size = config.d_model, dtype_size(config.dtype)
     rows = config.vocab_size + (config.context_length if config.has_positional_table else 0)
-    sizes = f"({config.vocab_size:,} + {rows - config.vocab_size:,} rows × d {config.d_model:,})"
-    hint = "lower --d-model, --vocab-size or --context-length"
-    elements = rows * config.d_model
-    outputs = 3 * batch * length * config.d_model
-    # The tables are always created on the CPU in float32 first.
-    host_need = elements * 4 * (2 if verify else 1)  # --verify builds a CPU reference copy
-    if device.type == "cpu":
-        if config.dtype != "float32":
-            host_need += elements * dtype_size(config.dtype)
-        host_need += outputs * dtype_size(config.dtype)
-    ensure_fits(
-        f"the float32 tables {sizes}", host_need, host_available_memory(), "this machine", hint
+    # The tables are always created on the CPU in float32 first; --verify makes a CPU copy.
+    tables = rows * d * 4 * (2 if verify else 1)
+    activations = 3 * batch * length * d * size  # token, position and input embeddings
+    kept = 3 * batch * length * d * 4 if keep.report else 0
+    if keep.similarity:
+        kept += batch * length * (length + d) * 8  # float64: normalised rows, then (T, T)
+    on_cpu = device.type == "cpu"
+    if on_cpu and config.dtype != "float32":
+        tables += rows * d * size
+    parts = {
+        f"the float32 tables ({config.vocab_size:,} + {rows - config.vocab_size:,} rows × d "
+        f"{d:,})": (
+            tables,
+            "lower --d-model, --vocab-size or --context-length",
+        ),
+        f"the activations ({batch:,} × {length:,} tokens × d {d:,}, three tensors)": (
+            activations,
+            "lower -b/--batch-size or -t/--seq-len, or embed fewer or shorter texts "
+            "(--truncate N)",
+        ),
+        f"what the report keeps ({batch:,} × {length:,} positions)": (
+            kept,
+            "cut the text (--truncate N), drop --similarity, or stream windows to a file "
+            "(-t T -o out.npy)",
+        ),
+    }
+    host_need = tables + kept + (activations if on_cpu else 0)
+    _refuse_largest(parts, host_need, host_available_memory(), "this machine")
+    if not on_cpu:  # the device holds the tables in the dtype, and the activations
+        table_name, activation_name = list(parts)[:2]
+        on_device = {
+            table_name: (rows * d * size, parts[table_name][1]),
+            activation_name: parts[activation_name],
+        }
+        need = rows * d * size + activations
+        _refuse_largest(on_device, need, available_memory(device), str(device))
+
+
+def _refuse_largest(
+    parts: dict[str, tuple[int, str]], needed: int, available: int | None, where: str
+) -> None:
+    """Raise MemoryLimitError naming the part that needs the most, when the sum does not fit."""
+    if available is None or needed <= available:
+        return
+    name, (part, hint) = max(parts.items(), key=lambda item: item[1][0])
+    raise MemoryLimitError(
+        f"{name} need {format_bytes(part)} ({format_bytes(needed)} in all), but only "
+        f"{format_bytes(available)} is available on {where}; {hint}"
     )
-    if device.type != "cpu":
-        need = (elements + outputs) * dtype_size(config.dtype)
-        ensure_fits(
-            f"the {config.dtype} tables {sizes}", need, available_memory(device), str(device), hint
-        )
 
 
 def verify_on_cpu(
@@ -174,6 +225,11 @@ def verify_on_cpu(
     scale = float(expected.float().abs().max()) if expected.numel() else 0.0
     tolerance = torch.finfo(dtype).eps * max(scale, 1.0)  # one rounding of the sum
     return VerifyResult(str(actual.device), "cpu", diff, tolerance)
+
+
+def _on_cpu(tensor: torch.Tensor | None) -> torch.Tensor | None:
+    """A float32 CPU copy for the report (tables slice it; JSON streams it row by row)."""
+    return None if tensor is None else tensor.detach().float().cpu()
 
 
 def _token_rows(
@@ -207,6 +263,7 @@ def prepare_module(
     *,
     verify: bool = False,
     allow_meta: bool = False,
+    keep: Keep = Keep(),
 ) -> tuple[InputEmbedding, torch.device]:
     """Resolve the device, check the dtype on it and the memory for a (batch, length) job, then
     build the module there: the one way every command gets its module."""
@@ -214,7 +271,7 @@ def prepare_module(
 
     target = resolve_device(device, allow_meta=allow_meta)
     check_dtype_on_device(config.dtype, target)
-    check_memory(config, target, batch, length, verify=verify)
+    check_memory(config, target, batch, length, verify=verify, keep=keep)
     return build_embedding(config, target, tables), target
 
 
@@ -269,7 +326,8 @@ def run_embed(
         torch.tensor(padded, dtype=torch.long), config, id_hint(config, tables)
     )
     pair = None if tables is None else (tables.token, tables.position)
-    module, target = prepare_module(config, device, pair, *ids_cpu.shape, verify=verify)
+    keep = Keep(report=True, similarity=similarity)
+    module, target = prepare_module(config, device, pair, *ids_cpu.shape, verify=verify, keep=keep)
     with torch.inference_mode():
         trace = module.trace(ids_cpu, checked=True)
     checked = None
@@ -294,17 +352,13 @@ def run_embed(
         truncated=dropped,
         steps=trace.steps,
         broadcast=trace.addition,
-        token_embeddings=trace.token_embeddings.float().cpu().tolist(),
-        position_embeddings=(
-            None
-            if trace.position_embeddings is None
-            else trace.position_embeddings.float().cpu().tolist()
-        ),
-        input_embeddings=trace.input_embeddings.float().cpu().tolist(),
+        token_embeddings=_on_cpu(trace.token_embeddings),
+        position_embeddings=_on_cpu(trace.position_embeddings),
+        input_embeddings=_on_cpu(trace.input_embeddings),
         verify=checked,
-        rope_angles=None if trace.rope_angles is None else trace.rope_angles.cpu().tolist(),
+        rope_angles=_on_cpu(trace.rope_angles),
         similarity=(
-            [cosine_similarity(seq).tolist() for seq in trace.input_embeddings.cpu()]
+            torch.stack([cosine_similarity(seq) for seq in trace.input_embeddings.cpu()])
             if similarity
             else None
         ),

@@ -11,6 +11,7 @@ from embedcli.errors import OutputError, OutputFormatError, WeightsError
 from embedcli.outputs import atomic_write
 
 if TYPE_CHECKING:
+    import numpy as np
     import torch
 
 
@@ -22,7 +23,7 @@ class Heatmap:
     kind: str  # "encoding" or "similarity"
     row_axis: str
     column_axis: str
-    matrix: list[list[float]]
+    matrix: np.ndarray  # (rows, columns) float64
     row_labels: list[str] | None = None  # None: rows are numbered
     column_labels: list[str] | None = None
     source: str | None = None  # where the matrix came from (positions: the table's source)
@@ -30,7 +31,10 @@ class Heatmap:
     @property
     def limit(self) -> float:
         """The largest magnitude: the colour scale runs from -limit to +limit."""
-        return max((abs(v) for row in self.matrix for v in row), default=1.0) or 1.0
+        import numpy as np
+
+        finite = np.abs(self.matrix[np.isfinite(self.matrix)]) if len(self.matrix) else []
+        return float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
 
 
 def cosine_similarity(rows: torch.Tensor) -> torch.Tensor:
@@ -85,7 +89,7 @@ def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Hea
             "similarity",
             "position",
             "position",
-            cosine_similarity(table).tolist(),
+            cosine_similarity(table).numpy(),
             source=source,
         )
     return Heatmap(
@@ -93,7 +97,7 @@ def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Hea
         "encoding",
         "position",
         "dimension",
-        table.double().tolist(),
+        table.double().numpy(),
         source=source,
     )
 

@@ -529,9 +529,28 @@ def test_memory_estimate_refuses_before_allocating(monkeypatch: pytest.MonkeyPat
     result = embed("hi", "-d", "768", "--device", "cpu")
     expect_error(
         result,
-        "the float32 tables (50,257 + 1,024 rows × d 768) need 150.2 MiB, "
-        "but only 976.6 KiB is available on this machine",
+        "the float32 tables (50,257 + 1,024 rows × d 768) need 150.2 MiB (150.3 MiB in all), "
+        "but only 976.6 KiB is available on this machine; lower --d-model",
     )
+
+
+def test_memory_refusal_names_what_is_too_big(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """The check counts everything the command holds and blames the part that needs most."""
+    from embedcli import pipeline
+
+    monkeypatch.setattr(pipeline, "host_available_memory", lambda: 50_000_000)
+    long_text = " ".join(["word"] * 3000)
+    expect_error(
+        embed(long_text, "-d", "8", "--context-length", "4096", "--device", "cpu", "--similarity"),
+        "what the report keeps (1 × 3,000 positions) need",
+    )
+    result = runner.invoke(
+        app,
+        ["embed", "-t", "4", "-b", str(10**9), "-d", "8", "-o", str(tmp_path / "o.npy")],
+        input=long_text,
+    )
+    expect_error(result, "the activations (1,000,000,000 × 4 tokens × d 8, three tensors)")
+    assert "lower -b/--batch-size" in result.stderr and list(tmp_path.iterdir()) == []
 
 
 def test_invalid_positional_is_a_usage_error() -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import errno
 import json
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import typer
@@ -61,8 +62,84 @@ def write_text(text: str) -> None:
 
 
 def write_json(data: Any) -> None:
-    """One JSON document (or one JSON Lines record) on stdout."""
-    write(json.dumps(data, ensure_ascii=False))
+    """One JSON document (or one JSON Lines record) on stdout. Tensors and arrays in ``data`` are
+    written row by row, never converted whole; NaN and infinities (not JSON) are written as null.
+    """
+    out = stdout()
+    buffered: list[str] = []
+    size = 0
+    try:
+        for chunk in json_chunks(data):
+            buffered.append(chunk)
+            size += len(chunk)
+            if size > 1 << 20:
+                out.write("".join(buffered).encode("utf-8"))
+                buffered, size = [], 0
+        out.write("".join(buffered).encode("utf-8") + b"\n")
+        out.flush()
+    except OSError as exc:
+        raise _stdout_error(exc) from None
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "tolist") and hasattr(value, "shape")
+
+
+def _plain(value: Any) -> str:
+    """JSON for plain data; NaN and infinities become null."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), ensure_ascii=False, allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def json_chunks(value: Any) -> Iterator[str]:
+    """The JSON text of ``value`` in pieces, formatted as ``json.dumps`` formats it."""
+    if _is_array(value):
+        if len(value.shape) <= 1:
+            yield _plain(value.tolist())
+            return
+        yield "["
+        for index, row in enumerate(value):
+            if index:
+                yield ", "
+            yield from json_chunks(row)
+        yield "]"
+    elif isinstance(value, dict) and any(_holds_array(v) for v in value.values()):
+        yield "{"
+        for index, (key, item) in enumerate(value.items()):
+            yield (", " if index else "") + json.dumps(str(key), ensure_ascii=False) + ": "
+            yield from json_chunks(item)
+        yield "}"
+    elif isinstance(value, (list, tuple)) and any(_holds_array(v) for v in value):
+        yield "["
+        for index, item in enumerate(value):
+            if index:
+                yield ", "
+            yield from json_chunks(item)
+        yield "]"
+    else:
+        yield _plain(value)
+
+
+def _holds_array(value: Any) -> bool:
+    if _is_array(value):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_array(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_array(v) for v in value)
+    return False
 
 
 def show(view: Callable[..., RenderableType], *args: Any, **kwargs: Any) -> None:

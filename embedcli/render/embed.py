@@ -101,13 +101,13 @@ def pipeline_block(report: EmbedReport, width: int) -> Group:
 
 def rope_block(angles: Sequence[Sequence[float]], show: int, max_positions: int) -> Group:
     """The first positions' rotation angles (radians) for the first pairs of dimensions."""
-    total = len(angles[0]) if angles else 0
+    total = angles.shape[1] if len(angles) else 0
     pairs = min(show, total)
     table = new_table("pos", *(f"pair {i}" for i in range(pairs)), right=["pos"])
     for column in table.columns[1:]:
         column.justify = "right"
     for position, row in enumerate(angles[:max_positions]):
-        add_row(table, position, *(f"{v:.4f}" for v in row[:pairs]))
+        add_row(table, position, *(f"{v:.4f}" for v in row[:pairs].tolist()))
     return Group(heading(f"RoPE angles, radians ({pairs} of {total} pairs)"), table)
 
 
@@ -134,7 +134,7 @@ def _vectors_table(report: EmbedReport, b: int, dims: int, max_positions: int) -
                 t.id if first else "",
                 piece if first else "",
                 *([label] if added else []),
-                *(f"{v:+.4f}" for v in vector[:dims]),
+                *(f"{v:+.4f}" for v in vector[:dims].tolist()),
                 end_section=added and k == len(vectors) - 1,
             )
     return table
@@ -164,7 +164,7 @@ def _similarity(report: EmbedReport, width: int, plain: bool) -> list[Renderable
     from embedcli.positions import Heatmap
 
     parts: list[RenderableType] = []
-    for b, matrix in enumerate(report.similarity or ()):
+    for b, matrix in enumerate(() if report.similarity is None else report.similarity):
         tokens = report.tokens[b]
         which = f" of sequence {b}" if len(report.tokens) > 1 else ""
         heatmap = Heatmap(
@@ -172,7 +172,7 @@ def _similarity(report: EmbedReport, width: int, plain: bool) -> list[Renderable
             "similarity",
             "token",
             "token",
-            matrix,
+            matrix.numpy(),
             row_labels=[token_label(t, len(tokens)) for t in tokens],
             column_labels=[str(t.index) for t in tokens],
         )

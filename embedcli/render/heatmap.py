@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -46,9 +47,13 @@ def scale(heatmap: Heatmap) -> tuple[float, float, str]:
     """(low, high, what they are): a similarity map runs over its off-diagonal values, so that
     bands stand out and the diagonal (1) sits at the top; anything else is symmetric around 0."""
     if heatmap.kind == "similarity":
-        off = [v for i, row in enumerate(heatmap.matrix) for j, v in enumerate(row) if i != j]
-        if off and max(off) > min(off):
-            return min(off), max(off), "off-diagonal range; the diagonal is 1"
+        import numpy as np
+
+        matrix = np.asarray(heatmap.matrix, dtype=float)
+        off = matrix[~np.eye(*matrix.shape, dtype=bool)] if matrix.size else matrix
+        off = off[np.isfinite(off)]
+        if off.size and off.max() > off.min():
+            return float(off.min()), float(off.max()), "off-diagonal range; the diagonal is 1"
     return -heatmap.limit, heatmap.limit, ""
 
 
@@ -70,7 +75,7 @@ def _pick(heatmap: Heatmap, width: int, label_width: int) -> tuple[list[int], li
     """(rows, columns, cell width): what fits, sampled evenly; a square similarity map keeps the
     same positions on both axes, so that its diagonal stays straight."""
     n_rows = len(heatmap.matrix)
-    n_columns = len(heatmap.matrix[0]) if heatmap.matrix else 0
+    n_columns = len(heatmap.matrix[0]) if len(heatmap.matrix) else 0
     available = max(8, width - label_width - 1)
     square = heatmap.kind == "similarity" and n_rows == n_columns
     if square:
@@ -104,10 +109,14 @@ def _grid(
         lower = matrix[rows[k + 1]] if half and k + 1 < len(rows) else None
         for j in columns:
             t = (upper[j] - low) / span
+            t = t if math.isfinite(t) else 0.0  # NaN or infinity: drawn as the lowest value
             if plain:
                 line.append(_ramp(t) * cell)
             elif half:
-                below = "default" if lower is None else _colour((lower[j] - low) / span)
+                below_t = None if lower is None else (lower[j] - low) / span
+                below = "default" if below_t is None else _colour(
+                    below_t if math.isfinite(below_t) else 0.0
+                )
                 line.append("▀" * cell, style=f"{_colour(t)} on {below}")
             else:
                 line.append("█" * cell, style=_colour(t))
@@ -133,7 +142,7 @@ def heatmap_view(heatmap: Heatmap, *, width: int = 100, plain: bool = True) -> R
     average invents stripes) to fit ``width``; a character ramp in plain text, coloured blocks
     otherwise; then the scale."""
     n_rows = len(heatmap.matrix)
-    n_columns = len(heatmap.matrix[0]) if heatmap.matrix else 0
+    n_columns = len(heatmap.matrix[0]) if len(heatmap.matrix) else 0
     labels, label_width = _labels(heatmap, sample(n_rows, HEATMAP_MAX_ROWS))
     rows, columns, cell = _pick(heatmap, width, label_width)
     labels, _ = _labels(heatmap, rows)
