@@ -18,7 +18,7 @@ def format_shape(shape: Sequence[int]) -> str:
 
 
 _SEPARATORS = re.compile(r"\s*[,xX×]\s*")
-_SIZE = re.compile(r"[0-9]+")
+_SIZE = re.compile(r"[0-9]{1,19}")  # up to int64's width: any size torch could hold, and more
 
 
 def parse_shape(text: str) -> Shape:
@@ -33,8 +33,8 @@ def parse_shape(text: str) -> Shape:
         parts.pop()
     if not all(_SIZE.fullmatch(part) for part in parts):
         raise UsageError(
-            f"cannot read the shape {text!r}: write sizes like 8,4,256 or (8,4,256) or 8x4x256, "
-            "and () for a scalar"
+            f"cannot read the shape {text[:40]!r}{'…' if len(text) > 40 else ''}: write sizes "
+            "of at most 19 digits like 8,4,256 or (8,4,256) or 8x4x256, and () for a scalar"
         )
     return tuple(int(part) for part in parts)
 

@@ -102,6 +102,9 @@ def check_token_ids(
     Checked before any lookup, so a bad id is a clear message, never an IndexError or a CUDA
     device-side assert.
     """
+    if isinstance(ids, list):  # Python ints: checked before a tensor could overflow on them
+        _check_id_lists(ids, config.vocab_size, hint)
+        ids = torch.tensor(ids, dtype=torch.long)
     if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
         raise TokenIdError(f"token ids must be integers, got a {ids.dtype} tensor")
     if ids.dim() == 1:
@@ -124,6 +127,20 @@ def check_token_ids(
                 f"(valid ids: 0 to {vocab - 1}); {hint}"
             )
     return ids.long()
+
+
+def _check_id_lists(rows: list[list[int]], vocab: int, hint: str) -> None:
+    """The same checks as on a tensor, on Python ints of any size (torch would overflow)."""
+    for row_index, row in enumerate(rows):
+        for col, value in enumerate(row):
+            if not 0 <= value < vocab:
+                where = f"(sequence {row_index}, position {col})"
+                if value < 0:
+                    raise TokenIdError(f"token id {value} {where} is negative; ids start at 0")
+                raise TokenIdError(
+                    f"token id {value} {where} is out of range for a vocabulary of {vocab} "
+                    f"(valid ids: 0 to {vocab - 1}); {hint}"
+                )
 
 
 class InputEmbedding(nn.Module):

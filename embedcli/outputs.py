@@ -6,7 +6,7 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -19,8 +19,33 @@ if TYPE_CHECKING:
 OUTPUT_SUFFIXES = (".npy", ".pt", ".safetensors")
 
 
-def check_output_path(path: Path, dtype: str) -> Path:
-    """Refuse a bad --output before any work is done: suffix, folder, permissions, dtype."""
+def check_not_an_input(path: Path, inputs: Iterable[Path | int | None], flag: str) -> None:
+    """Refuse an output that is the same file as any input (a path, through links too, or an
+    open file descriptor such as stdin's), before anything is written: it would be destroyed."""
+    try:
+        target = os.stat(path)
+    except OSError:
+        return  # not there yet: it cannot be an input
+    for source in inputs:
+        if source is None:
+            continue
+        try:
+            found = os.fstat(source) if isinstance(source, int) else os.stat(source)
+        except (OSError, ValueError):
+            continue
+        if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
+            what = "standard input" if isinstance(source, int) else str(source)
+            raise OutputError(
+                f"{flag} {path} is the same file as the input {what}: writing it would destroy "
+                "the input; choose another name"
+            )
+
+
+def check_output_path(
+    path: Path, dtype: str, inputs: Iterable[Path | int | None] = (), flag: str = "--output"
+) -> Path:
+    """Refuse a bad --output before any work is done: suffix, folder, permissions, dtype, and
+    an output that is one of the ``inputs``."""
     suffix = path.suffix.lower()
     if suffix not in OUTPUT_SUFFIXES:
         raise OutputFormatError(
@@ -41,6 +66,7 @@ def check_output_path(path: Path, dtype: str) -> Path:
         raise OutputError(f"cannot write {path}: the folder {folder} is not writable")
     if path.exists() and not os.access(path, os.W_OK):
         raise OutputError(f"cannot write {path}: the file exists and is read-only")
+    check_not_an_input(path, inputs, flag)
     return path
 
 

@@ -322,9 +322,7 @@ def run_embed(
     )
     pad = enc.eot_token if pad_id is None else pad_id
     padded, mask = pad_batch(sequences, pad, config.vocab_size)
-    ids_cpu = check_token_ids(  # (B, T)
-        torch.tensor(padded, dtype=torch.long), config, id_hint(config, tables)
-    )
+    ids_cpu = check_token_ids(padded, config, id_hint(config, tables))  # (B, T)
     pair = None if tables is None else (tables.token, tables.position)
     keep = Keep(report=True, similarity=similarity)
     module, target = prepare_module(config, device, pair, *ids_cpu.shape, verify=verify, keep=keep)

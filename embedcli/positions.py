@@ -66,6 +66,7 @@ def position_table(
     given = Overrides(d_model=d_model, context_length=context_length)
     d_model = d_model or PICTURE_D_MODEL
     context_length = context_length or PICTURE_POSITIONS
+    _check_picture_memory(context_length, d_model)
     if positional == "sinusoidal":
         # Validates the sizes (sin and cos pairs need an even d_model) before any work.
         EmbedConfig(d_model=d_model, context_length=context_length, positional="sinusoidal")
@@ -79,6 +80,20 @@ def position_table(
     if position is None:
         raise WeightsError(f"{weights} has no learned positional table to show")
     return position.detach().double(), f"learned, {source}", positional
+
+
+def _check_picture_memory(rows: int, d_model: int) -> None:
+    """The (rows, d) table in float64 and its (rows, rows) similarities must fit."""
+    from embedcli.devices import ensure_fits, host_available_memory
+
+    need = rows * d_model * 8 * 2 + rows * rows * 8
+    ensure_fits(
+        f"a picture of {rows:,} positions × {d_model:,} dimensions (and its similarities)",
+        need,
+        host_available_memory(),
+        "this machine",
+        "lower --context-length or -d",
+    )
 
 
 def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Heatmap:

@@ -79,8 +79,12 @@ def source_tables(
             context_length=given.context_length,
         )
         return tables.token, tables.position, f"{weights.name}, {tables.layout}"
-    from embedcli.embedding import InputEmbedding
+    import torch
 
+    from embedcli.embedding import InputEmbedding
+    from embedcli.pipeline import check_memory
+
+    check_memory(seeded, torch.device("cpu"), 1, 1)  # the seeded tables, before they are made
     module = InputEmbedding(seeded)
     position = module.position_embedding
     return (

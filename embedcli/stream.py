@@ -188,14 +188,20 @@ def embed_lines(
     import torch
 
     from embedcli.embedding import check_token_ids
-    from embedcli.textinput import decode_utf8
+    from embedcli.textinput import decode_utf8, text_limit
 
     limit = config.context_length if truncate_to_context and truncate is None else truncate
     if limit is not None:
         config.check_length(limit, "--truncate", "lower --truncate or raise --context-length")
     module, _ = prepare_module(config, device, _pair(tables), 1, config.context_length)
     hint = id_hint(config, tables)
-    for number, raw in enumerate(stream, start=1):
+    longest = text_limit()
+    for number, raw in enumerate(iter(lambda: stream.readline(longest + 1), b""), start=1):
+        if len(raw) > longest:
+            raise InputTextError(
+                f"line {number} of {source} is longer than {longest:,} bytes, more than this "
+                "machine's free memory can hold"
+            )
         text = decode_utf8(raw, f"line {number} of {source}")
         text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
         try:

@@ -7,6 +7,37 @@ from typing import BinaryIO
 
 from embedcli.errors import InputTextError, UsageError
 
+# A text held whole (tokenize, embed, windows) costs about this many bytes of memory per byte of
+# input, measured with gpt2 on English: the bytes, the str, the token ids as Python ints.
+BYTES_PER_TEXT_BYTE = 16
+
+
+def text_limit() -> int:
+    """The most bytes of text a command reads whole: what this machine's free memory can hold
+    (1 GiB where it cannot be told)."""
+    from embedcli.devices import host_available_memory
+
+    available = host_available_memory()
+    return (available or 16 << 30) // BYTES_PER_TEXT_BYTE
+
+
+def read_bounded(handle: BinaryIO, source: str, limit: int | None = None) -> bytes:
+    """All of ``handle``, read in blocks; a source larger than ``limit`` (endless like
+    /dev/zero, or just too big) is refused as soon as the limit is passed."""
+    limit = text_limit() if limit is None else limit
+    blocks, size = [], 0
+    while True:
+        block = handle.read(1 << 20)
+        if not block:
+            return b"".join(blocks)
+        size += len(block)
+        if size > limit:
+            raise InputTextError(
+                f"{source} is larger than {limit:,} bytes, more than this machine's free memory "
+                "can hold as one text; stream it with embed -t T -o out.npy, or cut it"
+            )
+        blocks.append(block)
+
 
 def decode_utf8(data: bytes, source: str) -> str:
     """Decode strictly, naming the first bad byte and where it is."""
@@ -42,7 +73,7 @@ def read_texts(args: list[str] | None, stdin: BinaryIO, stdin_is_tty: bool) -> l
     texts = []
     for index, arg in enumerate(args, start=1):
         if arg == "-":
-            texts.append(decode_utf8(stdin.read(), "standard input"))
+            texts.append(decode_utf8(read_bounded(stdin, "standard input"), "standard input"))
         else:
             texts.append(check_argument(arg, index))
     for index, text in enumerate(texts, start=1):
@@ -60,12 +91,13 @@ def read_joined_text(
         if args:
             raise UsageError("pass TEXT or --file, not both")
         try:
-            data = file.read_bytes()
+            with open(file, "rb") as handle:
+                data = read_bounded(handle, str(file))
         except OSError as exc:
             raise InputTextError(f"cannot read {file}: {exc.strerror or exc}") from None
         return decode_utf8(data, str(file))
     if args == ["-"] or (not args and not stdin_is_tty):
-        return decode_utf8(stdin.read(), "standard input")
+        return decode_utf8(read_bounded(stdin, "standard input"), "standard input")
     if not args:
         raise UsageError(
             "no text given: pass TEXT, --file PATH, '-' to read standard input, or pipe text in"

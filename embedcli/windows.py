@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     import tiktoken
 
 READ_BYTES = 1 << 18  # 256 KiB read and tokenized at a time: small blocks keep the id lists small
+# Text is cut only before a space that follows a non-space (tokens.split_points); a run longer
+# than this with no such place would have to be held whole, so it is refused instead.
+MAX_UNCUT_CHARS = 8 << 20
 
 
 # ---------------------------------------------------------------- the data loader
@@ -145,12 +148,16 @@ def token_blocks(
     pending, offset = "", 0
     while True:
         data = stream.read(read_bytes)
+        # The decoder may hold the first bytes of a character from the last read: the bytes it
+        # decodes now start that many bytes before this read's offset.
+        held = len(decoder.getstate()[0])
         try:
             pending += decoder.decode(data, final=not data)
         except UnicodeDecodeError as exc:
-            position = offset + exc.start
+            bad = exc.object[exc.start]
+            position = offset - held + exc.start
             raise InputTextError(
-                f"{source} is not valid UTF-8 (byte 0x{data[exc.start]:02X} at offset {position})"
+                f"{source} is not valid UTF-8 (byte 0x{bad:02X} at offset {position})"
             ) from None
         offset += len(data)
         if on_bytes is not None:
@@ -164,6 +171,12 @@ def token_blocks(
         if cut > 0:
             yield encode(enc, pending[:cut], allow_special=allow_special)
             pending = pending[cut:]
+        elif len(pending) > MAX_UNCUT_CHARS:
+            raise InputTextError(
+                f"{source} has a run of more than {MAX_UNCUT_CHARS:,} characters with no space "
+                f"(near byte {offset:,}): streaming cuts the text only before a space, so that "
+                "the tokens are exactly those of one pass; add spaces or line breaks with spaces"
+            )
 
 
 @dataclass

@@ -71,6 +71,7 @@ def test_windows_equal_the_book_loader(max_length, stride, batch_size, keep_last
     args = [
         "windows",
         STORY,
+        "--allow-special",
         "-t",
         str(max_length),
         "--stride",
@@ -101,9 +102,13 @@ def test_windows_equal_the_book_loader(max_length, stride, batch_size, keep_last
     assert [r["start"] for r in rows] == [i * stride for i in range(len(rows))]
 
 
-def test_special_tokens_are_allowed_between_documents() -> None:
-    data = run_json("windows", STORY, "-t", "40", "-b", "1")
+def test_special_tokens_between_documents_need_allow_special() -> None:
+    """As everywhere: <|endoftext|> in the text is an error unless --allow-special (the book's
+    allowed_special={"<|endoftext|>"})."""
+    data = run_json("windows", STORY, "-t", "40", "-b", "1", "--allow-special")
     assert 50256 in data["batches"][0]["inputs"][0]
+    result = runner.invoke(app, ["windows", STORY, "-t", "40", "-b", "1"])
+    assert result.exit_code == 1 and "pass --allow-special" in result.stderr
 
 
 def test_book_chapter_2_first_batch() -> None:
@@ -117,12 +122,16 @@ def test_book_chapter_2_first_batch() -> None:
 
 
 def test_windows_table_shows_the_shift() -> None:
-    result = runner.invoke(app, ["windows", STORY, "-t", "4", "-b", "2"])
+    result = runner.invoke(app, ["windows", STORY, "-t", "4", "-b", "2", "--allow-special"])
     assert result.exit_code == 0, result.output
     assert "inputs (x) and targets (y = x shifted by one)" in result.stdout
     assert "tokens at the end are in no batched window" in result.stdout
-    plan = json.loads(runner.invoke(app, ["windows", STORY, "-t", "4", "-b", "4", "--json"]).stdout)
-    shown = runner.invoke(app, ["windows", STORY, "-t", "4", "-b", "4"]).stdout
+    plan = json.loads(
+        runner.invoke(
+            app, ["windows", STORY, "-t", "4", "-b", "4", "--json", "--allow-special"]
+        ).stdout
+    )
+    shown = runner.invoke(app, ["windows", STORY, "-t", "4", "-b", "4", "--allow-special"]).stdout
     assert plan["dropped_windows"] > 0
     dropped = plan["dropped_windows"]
     assert f"drop_last leaves out the last {dropped} window" in " ".join(shown.split())

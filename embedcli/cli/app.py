@@ -7,7 +7,9 @@ torch is imported only inside the commands that need tensors, so ``embedcli --he
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import warnings
 from typing import Annotated, Any
 
 import typer
@@ -45,7 +47,11 @@ class _Group(TyperGroup):
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
-            done = super().invoke(ctx)
+            with warnings.catch_warnings():
+                # torch and numpy warn on stderr about things that are not the user's concern
+                # (a read-only NumPy array, a deprecated torch call): the contract is one line.
+                warnings.simplefilter("ignore")
+                done = super().invoke(ctx)
             for line in ctx.meta.get(WARNINGS, ()):
                 typer.echo(line, err=True)
             return done
@@ -63,6 +69,9 @@ class _Group(TyperGroup):
         except KeyboardInterrupt:
             typer.echo("Interrupted: no output file was written or changed", err=True)
             ctx.exit(130)
+        except Terminated:
+            typer.echo("Terminated: no output file was written or changed", err=True)
+            ctx.exit(143)
 
 
 # What the old spelling of a renamed flag now means, said where its use fails.
@@ -142,8 +151,18 @@ app.command()(positions.positions)
 app.command()(devices.devices)
 
 
+class Terminated(BaseException):
+    """SIGTERM (sent by timeout, systemd, Kubernetes): unwinds like Ctrl-C, so that every
+    temporary file is removed on the way out."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main() -> None:
     """Console-script entry point."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app(prog_name="embedcli")
     except SystemExit as exit:

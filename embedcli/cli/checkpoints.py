@@ -40,7 +40,12 @@ def neighbors(
     k: Annotated[
         int,
         typer.Option(
-            "-k", help="Neighbors per token.", min=1, metavar="K", rich_help_panel=o.DISPLAY
+            "-k",
+            help="Neighbors per token.",
+            min=1,
+            callback=o.bounded,
+            metavar="K",
+            rich_help_panel=o.DISPLAY,
         ),
     ] = 10,
     weights: o.Weights = None,

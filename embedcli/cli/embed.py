@@ -68,6 +68,7 @@ def embed(
         typer.Option(
             help="Dimensions of each vector to preview.",
             min=1,
+            callback=o.bounded,
             metavar="N",
             rich_help_panel=o.DISPLAY,
         ),
@@ -77,6 +78,7 @@ def embed(
         typer.Option(
             help="Positions of each sequence shown in the tables (--json has all).",
             min=1,
+            callback=o.bounded,
             metavar="N",
             rich_help_panel=o.DISPLAY,
         ),
@@ -105,6 +107,7 @@ def embed(
             "--seq-len",
             help="Stream every window of T tokens of the text to --output.",
             min=1,
+            callback=o.bounded,
             metavar="T",
             show_default=False,
             rich_help_panel=o.OUTPUT,
@@ -115,6 +118,7 @@ def embed(
         typer.Option(
             help="Tokens between window starts. \\[default: --seq-len]",
             min=1,
+            callback=o.bounded,
             show_default=False,
             metavar="N",
             rich_help_panel=o.OUTPUT,
@@ -128,6 +132,7 @@ def embed(
             help="Windows embedded at a time (speed only: the output is the same). "
             f"\\[default: {DEFAULT_BATCH_SIZE}]",
             min=1,
+            callback=o.bounded,
             show_default=False,
             metavar="B",
             rich_help_panel=o.OUTPUT,
@@ -201,22 +206,24 @@ def _embed_batch(
     from embedcli.pipeline import run_embed
 
     if output is not None:
-        check_output_path(output, config.dtype)
+        check_output_path(output, config.dtype, _inputs(file, common["tables"]))
     result = run_embed(
         config, name, **_sources(texts, ids, file), **common, **cut,
         pad_id=pad_id, verify=verify, similarity=similarity,
     )  # fmt: skip
-    emit(as_json, embed_json, "embed_tables", result.report, **view)
-    if result.report.verify is not None:
-        result.report.verify.ensure_ok()  # after rendering, so the numbers are on screen
-    if output is not None:
+    verify = result.report.verify
+    if verify is not None and not verify.ok:
+        emit(as_json, embed_json, "embed_tables", result.report, **view)
+        verify.ensure_ok()  # after rendering, so the numbers are on screen; no file written
+    if output is not None:  # before the report: a file that cannot be written is the error
         write_tensor(output, result.input_embeddings)
-        if not as_json:
-            from embedcli.broadcast import format_shape
-            from embedcli.cli.output import write
+    emit(as_json, embed_json, "embed_tables", result.report, **view)
+    if output is not None and not as_json:
+        from embedcli.broadcast import format_shape
+        from embedcli.cli.output import write
 
-            shape = format_shape(tuple(result.input_embeddings.shape))
-            write(f"wrote {output}: input_embeddings {shape} {config.dtype}")
+        shape = format_shape(tuple(result.input_embeddings.shape))
+        write(f"wrote {output}: input_embeddings {shape} {config.dtype}")
 
 
 def _sources(
@@ -319,7 +326,7 @@ def _stream(
     from embedcli.outputs import check_output_path
     from embedcli.stream import NoProgress, stream_embed
 
-    check_output_path(output, config.dtype)
+    check_output_path(output, config.dtype, _inputs(file, tables))
     stderr = Console(stderr=True)
     with ExitStack() as stack:
         stream, source, size = stack.enter_context(_input_stream(file))
@@ -333,6 +340,12 @@ def _stream(
             batch_size=batch_size or DEFAULT_BATCH_SIZE, progress=progress, **options,
         )  # fmt: skip
     write_json(summary.json()) if as_json else write(summary.line())
+
+
+def _inputs(file: Path | None, tables: LoadedTables | None) -> list[Path | int | None]:
+    """Every file the command reads: the text (or stdin), and the checkpoint."""
+    weights = None if tables is None else Path(tables.path)
+    return [file, weights, 0 if file is None else None]
 
 
 @contextmanager

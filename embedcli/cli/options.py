@@ -102,6 +102,16 @@ def _device(value: str, *, meta: bool) -> str:
     return key
 
 
+MAX_SIZE = 2**40  # above any size a machine could hold; far below int64, where torch overflows
+
+
+def bounded(value: int | None) -> int | None:
+    """A size or count no larger than MAX_SIZE: a 30-digit -d is a usage error, not a crash."""
+    if value is not None and value > MAX_SIZE:
+        raise typer.BadParameter(f"{value} is too large (at most 2**40 = {MAX_SIZE:,})")
+    return value
+
+
 def _check_seed(value: int) -> int:
     if not 0 <= value < 2**64:  # torch.manual_seed's range
         raise typer.BadParameter(f"{value} is not in the range 0 to 2**64 - 1")
@@ -271,6 +281,7 @@ Truncate = Annotated[
         "--truncate",
         help="Cut to the first N tokens.",
         min=0,
+        callback=bounded,
         metavar="N",
         show_default=False,
         rich_help_panel=INPUT,
@@ -284,6 +295,7 @@ VocabSize = Annotated[
     typer.Option(
         help="Rows of the token table. \\[default: the encoding's size]",
         min=1,
+        callback=bounded,
         metavar="ROWS",
         show_default=False,
         rich_help_panel=TABLES,
@@ -296,6 +308,7 @@ DModel = Annotated[
         "--d-model",
         help=f"Embedding width d. \\[default: {DEFAULT_D_MODEL}]",
         min=1,
+        callback=bounded,
         metavar="D",
         show_default=False,
         rich_help_panel=TABLES,
@@ -307,6 +320,7 @@ ContextLength = Annotated[
         help="Rows of the positional table: the longest sequence. "
         f"\\[default: {DEFAULT_CONTEXT_LENGTH}]",
         min=1,
+        callback=bounded,
         metavar="ROWS",
         show_default=False,
         rich_help_panel=TABLES,
@@ -364,6 +378,7 @@ BatchSize = Annotated[
         "--batch-size",
         help=f"B: sequences (windows) a batch. \\[default: {DEFAULT_BATCH_SIZE}]",
         min=1,
+        callback=bounded,
         metavar="B",
         show_default=False,
         rich_help_panel=BATCH,
@@ -376,6 +391,7 @@ SeqLen = Annotated[
         "--seq-len",
         help=f"T: tokens a sequence (window). \\[default: {DEFAULT_SEQ_LEN}]",
         min=1,
+        callback=bounded,
         metavar="T",
         show_default=False,
         rich_help_panel=BATCH,
@@ -447,7 +463,8 @@ def deprecated_alias(old: str, new: str, help_panel: str = OUTPUT) -> typer.mode
     the command has succeeded (a failing command prints its one Error: line alone); the command
     refuses it beside the new name (see :func:`renamed`)."""
 
-    def warn(ctx: typer.Context, value: object) -> object:
+    def warn(ctx: typer.Context, value: int | None) -> int | None:
+        bounded(value)
         if value is not None:
             line = f"Warning: {old} is deprecated and will be removed; use {new}"
             ctx.find_root().meta.setdefault(WARNINGS, []).append(line)

@@ -33,6 +33,7 @@ def positions(
             help="Positions (rows); fewer than embed's 1024, so the picture fits a terminal. "
             f"\\[default: {PICTURE_POSITIONS}; the checkpoint's with --weights]",
             min=1,
+            callback=o.bounded,
             metavar="ROWS",
             show_default=False,
             rich_help_panel=o.TABLES,
@@ -46,6 +47,7 @@ def positions(
             help="Dimensions (columns); fewer than embed's 768, to fit a terminal. "
             f"\\[default: {PICTURE_D_MODEL}; the checkpoint's with --weights]",
             min=1,
+            callback=o.bounded,
             metavar="D",
             show_default=False,
             rich_help_panel=o.TABLES,
@@ -88,6 +90,9 @@ def positions(
     )
     heatmap = positions_heatmap(table, source, similarity)
     if png is not None:
+        from embedcli.outputs import check_not_an_input
+
+        check_not_an_input(png, [weights], "--png")
         save_png(heatmap, png)
     emit(as_json, lambda h: heatmap_json(family, h), "heatmap_view", heatmap)
     if png is not None and not as_json:

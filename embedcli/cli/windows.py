@@ -17,12 +17,14 @@ def windows(
     file: o.File = None,
     encoding: o.Encoding = None,
     model: o.Model = None,
+    allow_special: o.AllowSpecial = False,
     seq_len: o.SeqLen = None,
     stride: Annotated[
         int | None,
         typer.Option(
             help="Tokens between window starts. \\[default: --seq-len]",
             min=1,
+            callback=o.bounded,
             show_default=False,
             metavar="N",
             rich_help_panel=o.BATCH,
@@ -40,7 +42,11 @@ def windows(
     limit: Annotated[
         int,
         typer.Option(
-            help="Batches shown (tables and --json).", min=1, metavar="N", rich_help_panel=o.DISPLAY
+            help="Batches shown (tables and --json).",
+            min=1,
+            callback=o.bounded,
+            metavar="N",
+            rich_help_panel=o.DISPLAY,
         ),
     ] = 1,
     as_json: o.AsJson = False,
@@ -56,6 +62,7 @@ def windows(
 
     \b
       embedcli windows -f the-verdict.txt -t 4 --stride 1
+      embedcli windows -f docs.txt -t 8 --allow-special    # <|endoftext|> between
       embedcli windows -f corpus.txt -t 256 --jsonl > windows.jsonl
     """
     from embedcli.encodings import encode, get_encoding, resolve_encoding_name
@@ -67,7 +74,8 @@ def windows(
         raise UsageError("--json and --jsonl cannot be combined; pick one")
     enc = get_encoding(resolve_encoding_name(encoding, model))
     reader = stdin()
-    ids = encode(enc, read_joined_text(texts, file, reader, reader.isatty()), allow_special=True)
+    text = read_joined_text(texts, file, reader, reader.isatty())
+    ids = encode(enc, text, allow_special=allow_special)
     length = o.renamed(seq_len, max_length, "--seq-len", "--max-length") or DEFAULT_SEQ_LEN
     plan = plan_windows(len(ids), length, stride, batch_size or DEFAULT_BATCH_SIZE, keep_last)
     if as_jsonl:
