@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from embedcli.errors import WeightsError
-from embedcli.weights import Checkpoint, TensorInfo, find_tables
+from embedcli.weights import Checkpoint, TableKeys, TensorInfo, find_tables
 
 if TYPE_CHECKING:
     import tiktoken
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from embedcli.encodings import Token
 
 NEIGHBOR_CHUNK_ROWS = 8192  # rows compared at a time: memory stays (queries × chunk), not V × V
+CHUNK_ELEMENTS = 1 << 21  # values converted to float64 at a time (16 MiB), however wide a row
 NORM_PERCENTILES = (0, 5, 25, 50, 75, 95, 100)
 
 
@@ -32,33 +35,78 @@ def nearest_tokens(
     """For each query row, the ``k`` other rows with the highest cosine similarity, best first.
 
     The table is moved to ``device`` a chunk of rows at a time; scores are float64 where the
-    device has it (MPS does not: float32 there)."""
+    device has it (MPS does not: float32 there). Rows holding NaN or infinite values are never
+    neighbors (a list can then be shorter than ``k``); a query row holding them is an error."""
     import torch
 
     device = torch.device(device)
     precision = torch.float32 if device.type == "mps" else torch.float64
     k = min(k, table.shape[0] - 1)
     unique = sorted(set(queries))
+    chunk_rows = max(1, min(chunk_rows, CHUNK_ELEMENTS // max(table.shape[1], 1)))
+    _check_search_memory(len(unique), chunk_rows, table.shape[1], k, device)
     query = table[unique].to(device, precision)  # (Q, d)
-    query = query / query.norm(dim=1, keepdim=True).clamp_min(1e-12)
+    finite = torch.isfinite(query).all(dim=1)
+    if not bool(finite.all()):
+        token = unique[int((~finite).nonzero()[0])]
+        raise WeightsError(
+            f"the row of token {token} holds NaN or infinite values, so it has no cosine "
+            "similarity to any other row; the table is damaged"
+        )
+    query = _unit_rows(query)
     best_scores = torch.full((len(unique), 0), float("-inf"), dtype=precision, device=device)
     best_ids = torch.empty((len(unique), 0), dtype=torch.long, device=device)
     own = torch.tensor(unique, device=device).unsqueeze(1)  # (Q, 1)
     for start in range(0, table.shape[0], chunk_rows):
         rows = table[start : start + chunk_rows].to(device, precision)  # (R, d)
-        rows = rows / rows.norm(dim=1, keepdim=True).clamp_min(1e-12)
-        scores = query @ rows.T  # (Q, R)
+        usable = torch.isfinite(rows).all(dim=1)  # (R,)
+        scores = query @ _unit_rows(rows).T  # (Q, R)
         ids = torch.arange(start, start + rows.shape[0], device=device).expand_as(scores)
         scores = scores.masked_fill(ids == own, float("-inf"))  # a token is not its own neighbor
+        scores = scores.masked_fill(~usable, float("-inf"))  # nor is a row of NaN or inf
         merged_scores = torch.cat([best_scores, scores], dim=1)
         merged_ids = torch.cat([best_ids, ids], dim=1)
         top = merged_scores.topk(min(k, merged_scores.shape[1]), dim=1)
         best_scores, best_ids = top.values, merged_ids.gather(1, top.indices)
     found = {
-        token: list(zip(best_ids[i].tolist(), best_scores[i].double().tolist(), strict=True))
+        token: [
+            (other, score)
+            for other, score in zip(
+                best_ids[i].tolist(), best_scores[i].double().tolist(), strict=True
+            )
+            if score != float("-inf")
+        ]
         for i, token in enumerate(unique)
     }
     return [found[token] for token in queries]
+
+
+def _unit_rows(rows: torch.Tensor) -> torch.Tensor:
+    """Rows scaled to length 1 (a zero row stays zero); each row is first divided by its largest
+    magnitude, so that squaring huge or tiny values neither overflows nor underflows."""
+    import torch
+
+    peak = rows.abs().amax(dim=1, keepdim=True)  # (R, 1)
+    rows = rows / peak.clamp_min(torch.finfo(rows.dtype).tiny)
+    return rows / rows.norm(dim=1, keepdim=True).clamp_min(1e-12)
+
+
+def _check_search_memory(
+    queries: int, chunk_rows: int, width: int, k: int, device: torch.device
+) -> None:
+    """Refuse a search whose working copies (queries and a chunk, normalised) would not fit."""
+    from embedcli.devices import available_memory, ensure_fits
+
+    size = 4 if device.type == "mps" else 8  # float32 on MPS, float64 elsewhere
+    rows = queries + 3 * chunk_rows  # the chunk, its scaled and its normalised copies
+    scores = 3 * queries * (chunk_rows + k) * (size + 8)  # scores and ids, merged
+    ensure_fits(
+        f"the neighbor search ({queries:,} tokens × d {width:,})",
+        rows * width * size + scores,
+        available_memory(device),
+        str(device),
+        "look up fewer tokens at a time",
+    )
 
 
 def token_ids_for(ids: list[int], table: torch.Tensor) -> list[int]:
@@ -127,27 +175,110 @@ class TableStats:
     min: float
     max: float
     within_one_std: float  # share of values within mean ± std: 0.683 for a normal distribution
-    row_norm_percentiles: dict[str, float]
+    row_norm_percentiles: dict[str, float]  # over the rows whose values are all finite
+    non_finite: int = 0  # NaN and ±inf values, left out of every statistic above
 
 
 def table_stats(name: str, table: torch.Tensor) -> TableStats:
-    """Mean, std, min, max, share within one std, and row-norm percentiles, in float64."""
+    """Mean, std, min, max, share within one std, and row-norm percentiles, in float64.
+
+    NaN and infinite values are counted and left out (rows holding one have no norm). The table
+    is read a chunk of rows at a time into one float64 buffer, worked on in place: memory stays
+    the table plus a chunk and a norm per row."""
+    import numpy as np
     import torch
 
-    values = table.detach().double()
-    mean, std = float(values.mean()), float(values.std())
-    norms = values.norm(dim=1)
-    levels = torch.tensor([p / 100 for p in NORM_PERCENTILES], dtype=torch.float64)
-    quantiles = torch.quantile(norms, levels).tolist()
+    rows, width = table.shape
+    step = max(1, CHUNK_ELEMENTS // max(width, 1))
+    _check_stats_memory(name, rows, step * width)
+    buffer = torch.empty((min(step, rows), width), dtype=torch.float64)  # (R, d)
+    holed: set[int] = set()  # the chunks (by first row) that hold NaN or inf
+
+    def chunks(scale: float = 1.0):  # (values / scale in float64, finite mask or None: all are)
+        for start in range(0, rows, step):
+            values = buffer[: min(step, rows - start)]
+            values.copy_(table[start : start + step].detach())
+            if scale != 1.0:
+                values.div_(scale)
+            if start not in holed and math.isfinite(float(values.sum())):
+                yield values, None  # a finite sum: no NaN or inf in the chunk
+            else:
+                holed.add(start)
+                yield values, values.isfinite()
+
+    count, low, high, total, norms = _first_pass(chunks())
+    if not count:
+        raise WeightsError(f"the {name} table holds no finite values: all are NaN or infinite")
+    scale = _scale(max(abs(low), abs(high)))  # so that sums and squares cannot overflow
+    if scale != 1.0:
+        _, _, _, total, norms = _first_pass(chunks(scale))
+    mean = total / count  # of the scaled values
+    squares, within = 0.0, 0
+    for values, finite in chunks(scale):
+        values.sub_(mean)
+        if finite is not None:
+            values.masked_fill_(~finite, 0)
+        squares += float(values.square_().sum())
+    std = (squares / (count - 1)) ** 0.5 if count > 1 else 0.0
+    for values, _ in chunks(scale):
+        within += int((values.sub_(mean).abs_() <= std).count_nonzero())  # NaN compares False
+    every = np.concatenate(norms) * scale
+    if not len(every):
+        raise WeightsError(
+            f"every row of the {name} table holds a NaN or infinite value: no row has a norm"
+        )
+    quantiles = np.percentile(every, NORM_PERCENTILES)
     return TableStats(
         name=name,
         shape=tuple(table.shape),
-        mean=mean,
-        std=std,
-        min=float(values.min()),
-        max=float(values.max()),
-        within_one_std=float(((values - mean).abs() <= std).double().mean()),
-        row_norm_percentiles={f"p{p}": q for p, q in zip(NORM_PERCENTILES, quantiles, strict=True)},
+        mean=mean * scale,
+        std=std * scale,
+        min=low * scale,
+        max=high * scale,
+        within_one_std=within / count,
+        row_norm_percentiles={
+            f"p{p}": float(q) for p, q in zip(NORM_PERCENTILES, quantiles, strict=True)
+        },
+        non_finite=rows * width - count,
+    )
+
+
+def _first_pass(chunks: Iterable[tuple[torch.Tensor, torch.Tensor | None]]) -> tuple:
+    """(count, min, max, sum of the finite values, norms of the rows without NaN or inf);
+    the chunks are changed in place."""
+    count, low, high, total, norms = 0, float("inf"), float("-inf"), 0.0, []
+    for values, finite in chunks:
+        if finite is None:
+            count += values.numel()
+            lowest, highest = (float(v) for v in values.aminmax())
+            norms.append(values.norm(dim=1).numpy())  # (R,)
+        else:
+            holes = ~finite
+            count += int(finite.count_nonzero())
+            lowest = float(values.masked_fill_(holes, float("inf")).min())
+            highest = float(values.masked_fill_(holes, float("-inf")).max())
+            values.masked_fill_(holes, 0)
+            norms.append(values[finite.all(dim=1)].norm(dim=1).numpy())  # (R',)
+        low, high = min(low, lowest), max(high, highest)
+        total += float(values.sum())
+    return count, low, high, total, norms
+
+
+def _scale(peak: float) -> float:
+    """1, or the largest magnitude where squaring values would overflow or underflow float64."""
+    return 1.0 if peak == 0 or 1e-100 <= peak <= 1e100 else peak
+
+
+def _check_stats_memory(name: str, rows: int, chunk: int) -> None:
+    """Refuse statistics whose working copies would not fit: norms and a chunk, in float64."""
+    from embedcli import devices
+
+    devices.ensure_fits(
+        f"statistics of the {name} table (float64 row norms and a chunk of rows)",
+        4 * rows * 8 + 6 * chunk * 8,
+        devices.host_available_memory(),
+        "this machine",
+        "free some memory, or use a machine with more",
     )
 
 
@@ -175,8 +306,6 @@ def inspect_weights(
     path: Path | Checkpoint, token_key: str | None = None, position_key: str | None = None
 ) -> WeightsReport:
     """List every tensor, detect the tables, and tell whether the output head is tied."""
-    import torch
-
     checkpoint = path if isinstance(path, Checkpoint) else Checkpoint(path)
     path = checkpoint.path
     parameters = checkpoint.unique_parameters()
@@ -196,21 +325,9 @@ def inspect_weights(
             str(exc),
             sorted(checkpoint.extra),
         )
-    tied = "no output head"
-    if keys.head is not None:
-        if checkpoint.shares_storage(keys.token, keys.head):
-            tied = "same storage"
-        else:
-            head = checkpoint.load(keys.head)
-            token = checkpoint.load(keys.token)
-            head = head.T if keys.head_transposed else head
-            tied = (
-                "equal values"
-                if head.shape == token.shape and torch.equal(head, token)
-                else ("not tied")
-            )
-            if tied == "equal values":
-                parameters -= head.numel()  # one table stored twice: count it once
+    tied = "no output head" if keys.head is None else _head_tied(checkpoint, keys)
+    if tied == "equal values":
+        parameters -= checkpoint.info(keys.head).numel  # one table stored twice: count it once
     return WeightsReport(
         str(path),
         checkpoint.format,
@@ -224,3 +341,23 @@ def inspect_weights(
         None,
         sorted(checkpoint.extra),
     )
+
+
+def _head_tied(checkpoint: Checkpoint, keys: TableKeys) -> str:
+    """'same storage', 'equal values' or 'not tied': the head compared with the token table,
+    from the header first (shape and dtype), then a chunk of rows at a time."""
+    if checkpoint.shares_storage(keys.token, keys.head):
+        return "same storage"
+    token, head = checkpoint.info(keys.token), checkpoint.info(keys.head)
+    shape = head.shape[::-1] if keys.head_transposed else head.shape
+    if shape != token.shape or head.dtype != token.dtype:
+        return "not tied"
+    first = checkpoint.load(keys.token)
+    second = checkpoint.load(keys.head)
+    second = second.T if keys.head_transposed else second
+    step = max(1, CHUNK_ELEMENTS // max(first.shape[1], 1))
+    for start in range(0, first.shape[0], step):
+        a, b = first[start : start + step], second[start : start + step]  # (R, d)
+        if not bool(((a == b) | (a.isnan() & b.isnan())).all()):
+            return "not tied"
+    return "equal values"
