@@ -82,23 +82,25 @@ def position_table(
     return position.detach().double(), f"learned, {source}", positional
 
 
-def _check_picture_memory(rows: int, d_model: int) -> None:
-    """The (rows, d) table in float64 and its (rows, rows) similarities must fit."""
+def _check_picture_memory(rows: int, d_model: int, similarity: bool = False) -> None:
+    """The (rows, d) table in float64 (and its (rows, rows) similarities) must fit."""
     from embedcli.devices import ensure_fits, host_available_memory
 
-    need = rows * d_model * 8 * 2 + rows * rows * 8
+    need = rows * d_model * 8 * 2 + (rows * rows * 8 if similarity else 0)
+    what = f"a picture of {rows:,} positions × {d_model:,} dimensions"
     ensure_fits(
-        f"a picture of {rows:,} positions × {d_model:,} dimensions (and its similarities)",
+        what + (" and its similarities" if similarity else ""),
         need,
         host_available_memory(),
         "this machine",
-        "lower --context-length or -d",
+        "lower --context-length or -d" + (", or drop --similarity" if similarity else ""),
     )
 
 
 def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Heatmap:
     """The table (positions × dimensions) or its position-by-position cosine similarity."""
     if similarity:
+        _check_picture_memory(*table.shape, similarity=True)
         return Heatmap(
             f"cosine similarity between positions: {source}",
             "similarity",

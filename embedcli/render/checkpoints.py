@@ -19,6 +19,7 @@ from embedcli.render.common import (
     new_table,
     note,
     pack,
+    plural,
 )
 
 if TYPE_CHECKING:
@@ -188,6 +189,14 @@ def stats_view(
         Text(f"tables: {source}"),
         first_fitting(width, lambda: _wide_stats(stats), lambda: _narrow_stats(stats)),
     ]
+    for table in stats:
+        if table.non_finite:
+            parts.append(
+                Text(
+                    f"{table.name} holds {plural(table.non_finite, 'NaN or infinite value')}: "
+                    "the statistics leave them out, and the row norms leave out their rows"
+                )
+            )
     if seeded:
         parts.append(
             Text(
