@@ -141,7 +141,10 @@ def embed(
     lines: Annotated[
         bool,
         typer.Option(
-            "--lines", help="One record per input line, as JSON Lines.", rich_help_panel=o.OUTPUT
+            "--lines",
+            help="One record per input line, as JSON Lines, each written when done: after an "
+            "error the lines before it are out, and the exit code says not all were.",
+            rich_help_panel=o.OUTPUT,
         ),
     ] = False,
     pool: o.Pool = "none",

@@ -53,7 +53,9 @@ def windows(
     as_jsonl: Annotated[
         bool,
         typer.Option(
-            "--jsonl", help="Every window as one JSON line, streamed.", rich_help_panel=o.OUTPUT
+            "--jsonl",
+            help="Every window as one JSON line, streamed (each line a complete record).",
+            rich_help_panel=o.OUTPUT,
         ),
     ] = False,
     max_length: Annotated[int | None, o.deprecated_alias("--max-length", "--seq-len")] = None,
