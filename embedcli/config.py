@@ -38,6 +38,12 @@ class EmbedConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 flag = "--" + name.replace("_", "-")
                 raise ConfigError(f"{name} must be a positive integer, got {value!r} ({flag})")
+        rows = max(self.vocab_size, self.context_length)
+        if rows * self.d_model * 8 >= 2**63:  # torch counts a tensor's bytes in an int64
+            raise ConfigError(
+                f"a ({rows:,}, {self.d_model:,}) table has more bytes than torch can count; "
+                "lower --d-model, --vocab-size or --context-length"
+            )
         if self.positional not in POSITIONAL_FAMILIES:
             raise ConfigError(
                 f"unknown positional family {self.positional!r}; "

@@ -106,12 +106,12 @@ def run_inspect(
     batch_size = batch_size or preset.batch_size
     seq_len = seq_len or preset.seq_len
     config.check_length(seq_len, "--seq-len", "lower -t/--seq-len or raise --context-length")
-    if batch_size * seq_len * config.d_model >= 2**62:  # torch's element counts are int64
+    if batch_size * seq_len * config.d_model * 8 >= 2**63:  # torch counts bytes in an int64
         from embedcli.errors import ConfigError
 
         raise ConfigError(
-            f"a ({batch_size:,}, {seq_len:,}, {config.d_model:,}) tensor has more elements than "
-            "torch can count (2**62); lower -b, -t or -d"
+            f"a ({batch_size:,}, {seq_len:,}, {config.d_model:,}) tensor has more bytes than "
+            "torch can count; lower -b, -t or -d"
         )
 
     module, target = prepare_module(config, device, tables, batch_size, seq_len, allow_meta=True)

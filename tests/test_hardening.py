@@ -152,8 +152,13 @@ def test_stream_without_a_place_to_cut_is_refused(monkeypatch: pytest.MonkeyPatc
         (["embed", "--ids", str(2**63), *SMALL], "is out of range for a vocabulary", 1),
         (["broadcast", "1" + "0" * 5000, "3"], "sizes of at most 19 digits", 2),
         (
+            ["inspect-shapes", "--d-model", str(2**31 - 1), "--vocab-size", str(2**31 - 1)],
+            "table has more bytes than torch can count",
+            1,
+        ),
+        (
             ["inspect-shapes", "-b", str(2**40), "-t", "1024", "-d", str(2**40)],
-            "more elements than torch can count",
+            "more bytes than torch can count",
             1,
         ),
     ],
