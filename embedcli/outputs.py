@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -87,11 +88,17 @@ def atomic_write(path: Path) -> Iterator[BinaryIO]:
     replaces); on any error or Ctrl-C the temporary file is removed. Raises OSError."""
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(name)
+    handle = os.fdopen(fd, "wb")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
+        yield handle
+        handle.close()  # the last buffered bytes: a full disk may show only here
         os.chmod(tmp, _permissions(path))  # mkstemp makes 0600
         os.replace(tmp, path)
+    except BaseException:
+        # Clean up without raising over the real error (closing flushes, which can fail too).
+        with contextlib.suppress(OSError):
+            handle.close()
+        raise
     finally:
         tmp.unlink(missing_ok=True)  # still there only on failure
 

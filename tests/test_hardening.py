@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import subprocess
 import time
@@ -259,3 +260,39 @@ def test_library_warnings_do_not_precede_the_error(monkeypatch: pytest.MonkeyPat
     expect_error(result, "the real reason")
     assert result.stderr == "Error: the real reason\n"
 
+
+
+def test_a_full_disk_while_streaming_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills mid-stream, and closing the file (a flush) fails as well: the error is the
+    write's, and no temporary file is left behind."""
+    import embedcli.outputs as outputs
+
+    real_fdopen = os.fdopen
+
+    class FullDisk(io.BufferedWriter):
+        written = 0
+
+        def write(self, data) -> int:
+            FullDisk.written += len(data)
+            if FullDisk.written > 50_000:
+                raise OSError(28, "No space left on device")
+            return super().write(data)
+
+        def close(self) -> None:
+            super().close()
+            raise OSError(28, "No space left on device (on close)")
+
+    def fdopen(fd: int, mode: str = "r", *args, **kwargs):
+        return FullDisk(real_fdopen(fd, mode, buffering=0))
+
+    monkeypatch.setattr(outputs.os, "fdopen", fdopen)
+    text = tmp_path / "t.txt"
+    text.write_text("one two three four five six seven eight " * 3000, encoding="utf-8")
+    result = runner.invoke(
+        app, ["embed", "-f", str(text), "-t", "8", *SMALL, "-q", "-o", str(tmp_path / "o.npy")]
+    )
+    expect_error(result, "No space left on device")
+    assert "on close" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.txt"]
