@@ -173,7 +173,8 @@ def main() -> None:
             _quiet_stdout()
             raise SystemExit(0) from None
         raise
-    except OSError as exc:  # help or --version written to a full disk
-        typer.echo(f"Error: cannot write to standard output: {exc.strerror or exc}", err=True)
+    except OSError as exc:  # help or --version written to a full disk, and the unforeseen
+        where = exc.filename or "standard output"
+        typer.echo(f"Error: cannot write to {where}: {exc.strerror or exc}", err=True)
         _quiet_stdout()
         raise SystemExit(1) from None
