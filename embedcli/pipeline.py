@@ -176,8 +176,7 @@ def check_memory(
         ),
         f"the activations ({batch:,} × {length:,} tokens × d {d:,}, three tensors)": (
             activations,
-            "lower -b/--batch-size or -t/--seq-len, or embed fewer or shorter texts "
-            "(--truncate N)",
+            "lower -b/--batch-size or -t/--seq-len, or embed fewer or shorter texts (--truncate N)",
         ),
         f"what the report keeps ({batch:,} × {length:,} positions)": (
             kept,

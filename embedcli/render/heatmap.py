@@ -114,8 +114,10 @@ def _grid(
                 line.append(_ramp(t) * cell)
             elif half:
                 below_t = None if lower is None else (lower[j] - low) / span
-                below = "default" if below_t is None else _colour(
-                    below_t if math.isfinite(below_t) else 0.0
+                below = (
+                    "default"
+                    if below_t is None
+                    else _colour(below_t if math.isfinite(below_t) else 0.0)
                 )
                 line.append("▀" * cell, style=f"{_colour(t)} on {below}")
             else:

@@ -1,0 +1,174 @@
+"""Checks of option values while the command line is parsed: a typo is a usage error (exit 2)
+with a "did you mean", and shell completion offers the names. No torch, tiktoken or rich here
+(tiktoken is imported only to list encodings when a name is not a bundled one)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Sequence
+
+import typer
+
+from embedcli.config import DTYPES, POSITIONAL_FAMILIES, PRESETS
+from embedcli.encodings import BUNDLED_ENCODINGS
+from embedcli.errors import UsageError
+
+_DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16"}
+_DTYPE_ALIASES["bf16"] = "bfloat16"
+_DEVICE = re.compile(r"^(auto|cpu|mps|meta|cuda)(:\d+)?$")
+DEVICE_NAMES = ("auto", "cpu", "cuda", "mps", "meta")
+
+
+def suggest(value: str, names: Sequence[str]) -> str:
+    """'; did you mean 'x'?' for a near miss, else ''."""
+    close = difflib.get_close_matches(value, list(names), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def choices(
+    names: Sequence[str], aliases: dict[str, str] | None = None, *, fold: bool = True
+) -> tuple[Callable[[str | None], str | None], Callable[[str], list[str]]]:
+    """A (callback, completion) pair: the value must be one of ``names`` (or an alias)."""
+    aliases = aliases or {}
+
+    def check(value: str | None) -> str | None:
+        if value is None:
+            return None
+        key = value.strip().lower() if fold else value
+        key = key.removeprefix("torch.")
+        if key in names:
+            return key
+        if key in aliases:
+            return aliases[key]
+        close = difflib.get_close_matches(key, [*names, *aliases], n=3, cutoff=0.6)
+        close = list(dict.fromkeys(aliases.get(c, c) for c in close))[:2]
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise typer.BadParameter(f"{value!r} is not one of: {', '.join(names)}{hint}")
+
+    return check, lambda incomplete: [n for n in names if n.startswith(incomplete)]
+
+
+def check_device(value: str) -> str:
+    """auto, cpu, cuda, cuda:N or mps."""
+    return _device(value, meta=False)
+
+
+def _device(value: str, *, meta: bool) -> str:
+    """auto, cpu, cuda, cuda:N, mps (and meta where shapes alone are wanted)."""
+    key = value.strip().lower()
+    names = DEVICE_NAMES if meta else tuple(n for n in DEVICE_NAMES if n != "meta")
+    if key == "meta" and not meta:
+        raise typer.BadParameter(
+            "the meta device holds shapes but no values, so there is nothing to compute here; "
+            "use auto, cpu, cuda or mps (inspect-shapes takes meta)"
+        )
+    if _DEVICE.match(key) is None:
+        raise typer.BadParameter(
+            f"{value!r} is not a device here: use {', '.join(names[:-1])}, cuda:N or {names[-1]}"
+            + suggest(key.split(":")[0], names)
+        )
+    if ":" in key and not key.startswith("cuda"):
+        raise typer.BadParameter(f"{value!r}: only cuda takes an index (cuda:N)")
+    return key
+
+
+MAX_SIZE = 2**40  # above any size a machine could hold; far below int64, where torch overflows
+
+
+def bounded(value: int | None) -> int | None:
+    """A size or count no larger than MAX_SIZE: a 30-digit -d is a usage error, not a crash."""
+    if value is not None and value > MAX_SIZE:
+        raise typer.BadParameter(f"{value} is too large (at most 2**40 = {MAX_SIZE:,})")
+    return value
+
+
+def check_seed(value: int) -> int:
+    if not 0 <= value < 2**64:  # torch.manual_seed's range
+        raise typer.BadParameter(f"{value} is not in the range 0 to 2**64 - 1")
+    return value
+
+
+def check_shapes_device(value: str) -> str:
+    """--device of inspect-shapes: meta too."""
+    return _device(value, meta=True)
+
+
+def complete_device(incomplete: str) -> list[str]:
+    """Device names for shell completion."""
+    return [d for d in DEVICE_NAMES if d.startswith(incomplete) and d != "meta"]
+
+
+def complete_shapes_device(incomplete: str) -> list[str]:
+    """Device names for shell completion, meta included."""
+    return [d for d in DEVICE_NAMES if d.startswith(incomplete)]
+
+
+def _known_encodings() -> list[str]:
+    """Every encoding tiktoken can name here (its plugins included), bundled ones first."""
+    import tiktoken
+
+    return list(dict.fromkeys([*BUNDLED_ENCODINGS, *tiktoken.list_encoding_names()]))
+
+
+def check_encoding(value: str | list[str] | None) -> str | list[str] | None:
+    if value is None:
+        return None
+    values = [value] if isinstance(value, str) else value
+    for name in values:
+        if name not in BUNDLED_ENCODINGS and name not in (known := _known_encodings()):
+            raise typer.BadParameter(
+                f"unknown encoding {name!r}; choose one of: {', '.join(known)}"
+                + suggest(name, known)
+            )
+    return value
+
+
+def check_model(value: str | list[str] | None) -> str | list[str] | None:
+    if value is None:
+        return None
+    from tiktoken.model import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
+
+    for name in [value] if isinstance(value, str) else value:
+        if name not in MODEL_TO_ENCODING and not name.startswith(tuple(MODEL_PREFIX_TO_ENCODING)):
+            raise typer.BadParameter(
+                f"unknown model {name!r}: tiktoken cannot map it to an encoding (pass "
+                f"--encoding instead){suggest(name, list(MODEL_TO_ENCODING))}"
+            )
+    return value
+
+
+def complete_encoding(incomplete: str) -> list[str]:
+    return [n for n in _known_encodings() if n.startswith(incomplete)]
+
+
+dtype_check, dtype_complete = choices(DTYPES, _DTYPE_ALIASES)
+positional_check, positional_complete = choices(POSITIONAL_FAMILIES)
+preset_check, preset_complete = choices(tuple(PRESETS))
+pool_check, pool_complete = choices(("none", "mean", "last"))
+
+
+def renamed(new: int | None, old: int | None, new_flag: str, old_flag: str) -> int | None:
+    """The value of a renamed option, from its new or its old name, never both."""
+    if new is not None and old is not None:
+        raise UsageError(f"pass {new_flag} or the old {old_flag}, not both")
+    return old if new is None else new
+
+
+def parse_ids(values: list[str]) -> list[list[int]]:
+    """'15496,11' (or '15496 11', '[15496, 11]') per --ids -> one sequence each; a bad list is a
+    usage error."""
+    sequences = []
+    for value in values:
+        parts = value.strip().strip("[]").replace(",", " ").split()
+        try:
+            if not all(p.isascii() for p in parts):
+                raise ValueError  # int() would read other scripts' digits
+            sequences.append([int(p) for p in parts])
+        except ValueError:
+            raise typer.BadParameter(
+                f"{value!r} is not a list of token ids like 15496,11,995", param_hint="'--ids'"
+            ) from None
+        if not parts:
+            raise typer.BadParameter("empty list; pass ids like 15496,11,995", param_hint="'--ids'")
+    return sequences
