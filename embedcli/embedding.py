@@ -89,6 +89,12 @@ def rope_angles(position_ids: torch.Tensor, d_model: int) -> torch.Tensor:
     return position_ids.float().unsqueeze(1) * inverse_frequency  # (T, 1) * (d/2,) -> (T, d/2)
 
 
+def cosine_similarity(rows: torch.Tensor) -> torch.Tensor:
+    """(n, d) -> (n, n) cosine similarities, in float64."""
+    normed = rows.double() / rows.double().norm(dim=1, keepdim=True).clamp_min(1e-12)
+    return normed @ normed.T
+
+
 def check_token_ids(
     ids: torch.Tensor,
     config: EmbedConfig,

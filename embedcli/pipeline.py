@@ -306,8 +306,7 @@ def run_embed(
     through a checkpoint's trained tables instead of the seeded ones."""
     import torch
 
-    from embedcli.embedding import InputEmbedding, check_token_ids
-    from embedcli.positions import cosine_similarity
+    from embedcli.embedding import InputEmbedding, check_token_ids, cosine_similarity
 
     enc = get_encoding(encoding)
     if (texts is None) == (ids is None):

@@ -37,12 +37,6 @@ class Heatmap:
         return float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
 
 
-def cosine_similarity(rows: torch.Tensor) -> torch.Tensor:
-    """(n, d) -> (n, n) cosine similarities, in float64."""
-    normed = rows.double() / rows.double().norm(dim=1, keepdim=True).clamp_min(1e-12)
-    return normed @ normed.T
-
-
 def position_table(
     positional: str | None,
     context_length: int | None,
@@ -100,6 +94,8 @@ def _check_picture_memory(rows: int, d_model: int, similarity: bool = False) -> 
 def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Heatmap:
     """The table (positions × dimensions) or its position-by-position cosine similarity."""
     if similarity:
+        from embedcli.embedding import cosine_similarity
+
         _check_picture_memory(*table.shape, similarity=True)
         return Heatmap(
             f"cosine similarity between positions: {source}",
