@@ -325,6 +325,9 @@ def test_interrupted_stream_leaves_no_file(tmp_path: Path, monkeypatch, failure)
         (["--lines", "--pool", "max"], "'max' is not one of: none, mean, last"),
         (["--lines", "-t", "4", "-o", "x.npy"], "--lines and --seq-len cannot be combined"),
         (["-t", "4", "-o", "x.npy", "--truncate", "3"], "drop --truncate"),
+        (["--lines", "--verify"], "--verify works on a batch of texts, not with --lines"),
+        (["-t", "4", "-o", "x.npy", "--similarity"], "--similarity works on a batch of texts"),
+        (["--lines", "--pad-id", "3"], "--pad-id works on a batch of texts"),
         (["--lines", "-o", "x.npy"], "--lines writes JSON Lines to standard output"),
     ],
 )

@@ -169,6 +169,8 @@ def embed(
         texts, ids, file, output, seq_len, stride, lines, pool, truncate, truncate_to_context,
         batch_size,
     )  # fmt: skip
+    if lines or seq_len is not None:
+        _batch_only(lines, verify=verify, similarity=similarity, pad_id=pad_id)
     name = resolve_encoding_name(encoding, model)
     overrides = Overrides(vocab_size, d_model, context_length, positional, dtype, seed)
     config, tables = embed_source(name, overrides, weights, token_key, position_key)
@@ -286,6 +288,15 @@ def _check_modes(
     for refused, message in refusals:
         if refused:
             raise UsageError(message)
+
+
+def _batch_only(lines: bool, **given: object) -> None:
+    """Options of the batch view that a streaming mode would silently ignore are refused."""
+    used = [f"--{name.replace('_', '-')}" for name, value in given.items() if value]
+    if used:
+        mode = "--lines" if lines else "--seq-len"
+        verb = "works" if len(used) == 1 else "work"
+        raise UsageError(f"{' and '.join(used)} {verb} on a batch of texts, not with {mode}")
 
 
 def _lines(
