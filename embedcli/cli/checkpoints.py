@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from embedcli.cli import options as o
-from embedcli.cli.output import emit, stdin
+from embedcli.cli.inputs import joined_ids, read_text
+from embedcli.cli.output import emit
 from embedcli.config import DEFAULT_SEED, Overrides
 
 
@@ -81,17 +82,10 @@ def _ids_or_text(
 ) -> list[int]:
     """The token ids to look up: --ids as given, or the tokens of TEXT, a file or stdin."""
     from embedcli.encodings import encode
-    from embedcli.errors import UsageError
-    from embedcli.textinput import read_joined_text
 
     if ids:
-        if texts or file is not None:
-            raise UsageError("pass only one of TEXT, --file and --ids")
-        return [token for sequence in o.parse_ids(ids) for token in sequence]
-    reader = stdin()
-    return encode(
-        enc, read_joined_text(texts, file, reader, reader.isatty()), allow_special=special
-    )
+        return joined_ids(ids, texts, file)
+    return encode(enc, read_text(texts, file), allow_special=special)
 
 
 def stats(

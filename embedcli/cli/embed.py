@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 import typer
 
 from embedcli.cli import options as o
-from embedcli.cli.output import stdin
+from embedcli.cli.inputs import stdin
 from embedcli.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
 from embedcli.errors import UsageError
 

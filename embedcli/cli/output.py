@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import typer
 
-from embedcli.errors import InputTextError, OutputError
+from embedcli.errors import OutputError
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -20,16 +20,6 @@ if TYPE_CHECKING:
 
 class ClosedPipe(Exception):
     """The reader of stdout went away (``| head -1``): not an error, stop quietly."""
-
-
-def stdin() -> BinaryIO:
-    """Standard input as bytes; a closed one (``<&-``) is a data error, not a crash."""
-    try:
-        return typer.get_binary_stream("stdin")
-    except RuntimeError:  # sys.stdin is None
-        raise InputTextError(
-            "standard input is closed: pass TEXT or -f FILE, or pipe text in"
-        ) from None
 
 
 def stdout() -> BinaryIO:

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from embedcli.cli.inputs import joined_ids, read_text
 from embedcli.cli.options import (
     DISPLAY,
     AllowSpecial,
@@ -18,9 +19,8 @@ from embedcli.cli.options import (
     JoinedText,
     Models,
     Truncate,
-    parse_ids,
 )
-from embedcli.cli.output import emit, stdin, write, write_json, write_text
+from embedcli.cli.output import emit, write, write_json, write_text
 from embedcli.errors import UsageError
 
 
@@ -67,7 +67,7 @@ def tokenize(
         token_ids = _input_ids(ids, texts, file)
         results = [tokenize_ids(enc, token_ids) for enc in encodings]
     else:
-        text = _input_text(texts, file)
+        text = read_text(texts, file)
         results = [tokenize_text(enc, text, allow_special, count_only=count) for enc in encodings]
     if decode:
         _decoded(results[0], as_json)
@@ -83,22 +83,11 @@ def tokenize(
         _tables(results, as_json)
 
 
-def _input_text(texts: list[str] | None, file: Path | None) -> str:
-    from embedcli.textinput import read_joined_text
-
-    reader = stdin()
-    return read_joined_text(texts, file, reader, reader.isatty())
-
-
 def _input_ids(ids: list[str] | None, texts: list[str] | None, file: Path | None) -> list[int]:
     """--ids, or (with --decode) ids written as TEXT, in a file, or on stdin."""
     from embedcli.tokens import parse_ids as parse_text_ids
 
-    if not ids:
-        return parse_text_ids(_input_text(texts, file))
-    if texts or file is not None:
-        raise UsageError("pass only one of TEXT, --file and --ids")
-    return [token for sequence in parse_ids(ids) for token in sequence]
+    return joined_ids(ids, texts, file) if ids else parse_text_ids(read_text(texts, file))
 
 
 def _decoded(result: object, as_json: bool) -> None:

@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from embedcli.cli import options as o
-from embedcli.cli.output import emit, stdin, write_json
+from embedcli.cli.inputs import read_text
+from embedcli.cli.output import emit, write_json
 from embedcli.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
 from embedcli.errors import UsageError
 
@@ -69,14 +70,12 @@ def windows(
     """
     from embedcli.encodings import encode, get_encoding, resolve_encoding_name
     from embedcli.jsonout import windows_json
-    from embedcli.textinput import read_joined_text
     from embedcli.windows import batches, plan_windows, window_records
 
     if as_json and as_jsonl:
         raise UsageError("--json and --jsonl cannot be combined; pick one")
     enc = get_encoding(resolve_encoding_name(encoding, model))
-    reader = stdin()
-    text = read_joined_text(texts, file, reader, reader.isatty())
+    text = read_text(texts, file)
     ids = encode(enc, text, allow_special=allow_special)
     length = o.renamed(seq_len, max_length, "--seq-len", "--max-length") or DEFAULT_SEQ_LEN
     plan = plan_windows(len(ids), length, stride, batch_size or DEFAULT_BATCH_SIZE, keep_last)
