@@ -94,32 +94,21 @@ def _finite(value: Any) -> Any:
 
 
 def json_chunks(value: Any) -> Iterator[str]:
-    """The JSON text of ``value`` in pieces, formatted as ``json.dumps`` formats it."""
-    if _is_array(value):
-        if len(value.shape) <= 1:
-            yield _plain(value.tolist())
-            return
-        yield "["
-        for index, row in enumerate(value):
-            if index:
-                yield ", "
-            yield from json_chunks(row)
-        yield "]"
-    elif isinstance(value, dict) and any(_holds_array(v) for v in value.values()):
-        yield "{"
-        for index, (key, item) in enumerate(value.items()):
-            yield (", " if index else "") + json.dumps(str(key), ensure_ascii=False) + ": "
-            yield from json_chunks(item)
-        yield "}"
-    elif isinstance(value, (list, tuple)) and any(_holds_array(v) for v in value):
-        yield "["
-        for index, item in enumerate(value):
-            if index:
-                yield ", "
-            yield from json_chunks(item)
-        yield "]"
-    else:
-        yield _plain(value)
+    """The JSON text of ``value`` in pieces, formatted as ``json.dumps`` formats it: what holds
+    no tensor or array is dumped whole; an array of 2 or more dimensions goes row by row."""
+    if not _holds_array(value) or (_is_array(value) and len(value.shape) <= 1):
+        yield _plain(value.tolist() if _is_array(value) else value)
+        return
+    if isinstance(value, dict):
+        keys = [json.dumps(str(key), ensure_ascii=False) + ": " for key in value]
+        items, opening, closing = zip(keys, value.values(), strict=True), "{", "}"
+    else:  # a list, a tuple, or the rows of an array
+        items, opening, closing = (("", item) for item in value), "[", "]"
+    yield opening
+    for index, (key, item) in enumerate(items):
+        yield (", " if index else "") + key
+        yield from json_chunks(item)
+    yield closing
 
 
 def _holds_array(value: Any) -> bool:
