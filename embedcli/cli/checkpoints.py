@@ -40,11 +40,9 @@ def neighbors(
     allow_special: o.AllowSpecial = False,
     k: Annotated[
         int,
-        typer.Option(
+        o.count(
             "-k",
             help="Neighbors per token.",
-            min=1,
-            callback=o.bounded,
             metavar="K",
             rich_help_panel=o.DISPLAY,
         ),

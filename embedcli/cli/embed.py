@@ -65,20 +65,16 @@ def embed(
     ] = False,
     show: Annotated[
         int,
-        typer.Option(
+        o.count(
             help="Dimensions of each vector to preview.",
-            min=1,
-            callback=o.bounded,
             metavar="N",
             rich_help_panel=o.DISPLAY,
         ),
     ] = 4,
     max_positions: Annotated[
         int,
-        typer.Option(
+        o.count(
             help="Positions of each sequence shown in the tables (--json has all).",
-            min=1,
-            callback=o.bounded,
             metavar="N",
             rich_help_panel=o.DISPLAY,
         ),
@@ -102,12 +98,10 @@ def embed(
     ] = None,
     seq_len: Annotated[
         int | None,
-        typer.Option(
+        o.count(
             "-t",
             "--seq-len",
             help="Stream every window of T tokens of the text to --output.",
-            min=1,
-            callback=o.bounded,
             metavar="T",
             show_default=False,
             rich_help_panel=o.OUTPUT,
@@ -115,10 +109,8 @@ def embed(
     ] = None,
     stride: Annotated[
         int | None,
-        typer.Option(
+        o.count(
             help="Tokens between window starts. \\[default: --seq-len]",
-            min=1,
-            callback=o.bounded,
             show_default=False,
             metavar="N",
             rich_help_panel=o.OUTPUT,
@@ -126,13 +118,11 @@ def embed(
     ] = None,
     batch_size: Annotated[
         int | None,
-        typer.Option(
+        o.count(
             "-b",
             "--batch-size",
             help="Windows embedded at a time (speed only: the output is the same). "
             f"\\[default: {DEFAULT_BATCH_SIZE}]",
-            min=1,
-            callback=o.bounded,
             show_default=False,
             metavar="B",
             rich_help_panel=o.OUTPUT,

@@ -35,6 +35,13 @@ from embedcli.config import (
     DEFAULT_SEQ_LEN,
 )
 
+
+def count(*names: str, **kwargs: object) -> typer.models.OptionInfo:
+    """A count or size: at least 1, at most MAX_SIZE (so a 30-digit -d is a usage error, not an
+    int64 overflow); everything else as ``typer.Option`` takes it."""
+    return typer.Option(*names, min=1, callback=bounded, **kwargs)
+
+
 WARNINGS = "embedcli.warnings"  # ctx.meta key: lines to print on stderr after a success
 
 # Help panels, in the order they appear.
@@ -161,10 +168,8 @@ Truncate = Annotated[
 
 VocabSize = Annotated[
     int | None,
-    typer.Option(
+    count(
         help="Rows of the token table. \\[default: the encoding's size]",
-        min=1,
-        callback=bounded,
         metavar="ROWS",
         show_default=False,
         rich_help_panel=TABLES,
@@ -172,12 +177,10 @@ VocabSize = Annotated[
 ]
 DModel = Annotated[
     int | None,
-    typer.Option(
+    count(
         "-d",
         "--d-model",
         help=f"Embedding width d. \\[default: {DEFAULT_D_MODEL}]",
-        min=1,
-        callback=bounded,
         metavar="D",
         show_default=False,
         rich_help_panel=TABLES,
@@ -185,11 +188,9 @@ DModel = Annotated[
 ]
 ContextLength = Annotated[
     int | None,
-    typer.Option(
+    count(
         help="Rows of the positional table: the longest sequence. "
         f"\\[default: {DEFAULT_CONTEXT_LENGTH}]",
-        min=1,
-        callback=bounded,
         metavar="ROWS",
         show_default=False,
         rich_help_panel=TABLES,
@@ -242,12 +243,10 @@ Preset = Annotated[
 
 BatchSize = Annotated[
     int | None,
-    typer.Option(
+    count(
         "-b",
         "--batch-size",
         help=f"B: sequences (windows) a batch. \\[default: {DEFAULT_BATCH_SIZE}]",
-        min=1,
-        callback=bounded,
         metavar="B",
         show_default=False,
         rich_help_panel=BATCH,
@@ -255,12 +254,10 @@ BatchSize = Annotated[
 ]
 SeqLen = Annotated[
     int | None,
-    typer.Option(
+    count(
         "-t",
         "--seq-len",
         help=f"T: tokens a sequence (window). \\[default: {DEFAULT_SEQ_LEN}]",
-        min=1,
-        callback=bounded,
         metavar="T",
         show_default=False,
         rich_help_panel=BATCH,

@@ -29,11 +29,9 @@ def positions(
     ] = None,
     context_length: Annotated[
         int | None,
-        typer.Option(
+        o.count(
             help="Positions (rows); fewer than embed's 1024, so the picture fits a terminal. "
             f"\\[default: {PICTURE_POSITIONS}; the checkpoint's with --weights]",
-            min=1,
-            callback=o.bounded,
             metavar="ROWS",
             show_default=False,
             rich_help_panel=o.TABLES,
@@ -41,13 +39,11 @@ def positions(
     ] = None,
     d_model: Annotated[
         int | None,
-        typer.Option(
+        o.count(
             "-d",
             "--d-model",
             help="Dimensions (columns); fewer than embed's 768, to fit a terminal. "
             f"\\[default: {PICTURE_D_MODEL}; the checkpoint's with --weights]",
-            min=1,
-            callback=o.bounded,
             metavar="D",
             show_default=False,
             rich_help_panel=o.TABLES,

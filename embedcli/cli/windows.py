@@ -22,10 +22,8 @@ def windows(
     seq_len: o.SeqLen = None,
     stride: Annotated[
         int | None,
-        typer.Option(
+        o.count(
             help="Tokens between window starts. \\[default: --seq-len]",
-            min=1,
-            callback=o.bounded,
             show_default=False,
             metavar="N",
             rich_help_panel=o.BATCH,
@@ -42,10 +40,8 @@ def windows(
     ] = False,
     limit: Annotated[
         int,
-        typer.Option(
+        o.count(
             help="Batches shown (tables and --json).",
-            min=1,
-            callback=o.bounded,
             metavar="N",
             rich_help_panel=o.DISPLAY,
         ),
