@@ -108,7 +108,8 @@ def check_token_ids(
     Checked before any lookup, so a bad id is a clear message, never an IndexError or a CUDA
     device-side assert.
     """
-    if isinstance(ids, list):  # Python ints: checked before a tensor could overflow on them
+    from_lists = isinstance(ids, list)
+    if from_lists:  # Python ints: checked before a tensor could overflow on them
         _check_id_lists(ids, config.vocab_size, hint)
         ids = torch.tensor(ids, dtype=torch.long)
     if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
@@ -119,34 +120,31 @@ def check_token_ids(
         raise TokenIdError(f"token ids must have shape (B, T) or (T,), got {tuple(ids.shape)}")
     if length:
         config.check_length(ids.shape[1])
-    if ids.device.type != "meta" and ids.numel():
-        vocab = config.vocab_size
-        bad = (ids < 0) | (ids >= vocab)
+    if not from_lists and ids.device.type != "meta" and ids.numel():
+        bad = (ids < 0) | (ids >= config.vocab_size)
         if bool(bad.any()):
             row, col = (int(i) for i in bad.nonzero()[0])
-            value = int(ids[row, col])
-            where = f"(sequence {row}, position {col})"
-            if value < 0:
-                raise TokenIdError(f"token id {value} {where} is negative; ids start at 0")
-            raise TokenIdError(
-                f"token id {value} {where} is out of range for a vocabulary of {vocab} "
-                f"(valid ids: 0 to {vocab - 1}); {hint}"
-            )
+            _refuse_id(int(ids[row, col]), row, col, config.vocab_size, hint)
     return ids.long()
 
 
 def _check_id_lists(rows: list[list[int]], vocab: int, hint: str) -> None:
-    """The same checks as on a tensor, on Python ints of any size (torch would overflow)."""
-    for row_index, row in enumerate(rows):
-        for col, value in enumerate(row):
+    """The same check as on a tensor, on Python ints of any size (torch would overflow)."""
+    for row, values in enumerate(rows):
+        for col, value in enumerate(values):
             if not 0 <= value < vocab:
-                where = f"(sequence {row_index}, position {col})"
-                if value < 0:
-                    raise TokenIdError(f"token id {value} {where} is negative; ids start at 0")
-                raise TokenIdError(
-                    f"token id {value} {where} is out of range for a vocabulary of {vocab} "
-                    f"(valid ids: 0 to {vocab - 1}); {hint}"
-                )
+                _refuse_id(value, row, col, vocab, hint)
+
+
+def _refuse_id(value: int, row: int, col: int, vocab: int, hint: str) -> None:
+    """Raise TokenIdError for the id at (row, col), in words a user can act on."""
+    where = f"(sequence {row}, position {col})"
+    if value < 0:
+        raise TokenIdError(f"token id {value} {where} is negative; ids start at 0")
+    raise TokenIdError(
+        f"token id {value} {where} is out of range for a vocabulary of {vocab} "
+        f"(valid ids: 0 to {vocab - 1}); {hint}"
+    )
 
 
 class InputEmbedding(nn.Module):
