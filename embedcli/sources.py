@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from embedcli.weights import LoadedTables
 
 
+def _shape(table: torch.Tensor | None) -> tuple[int, ...] | None:
+    return None if table is None else tuple(table.shape)
+
+
 def _keys_need_weights(weights: Path | None, *keys: str | None) -> None:
     """--token-key and --position-key name tables of a checkpoint: alone they mean nothing."""
     if weights is None and any(key is not None for key in keys):
@@ -42,15 +46,7 @@ def embed_source(
     from embedcli.weights import load_tables, tables_config
 
     tables = load_tables(weights, token_key, position_key)
-    config = tables_config(
-        tuple(tables.token.shape),
-        None if tables.position is None else tuple(tables.position.shape),
-        dtype=overrides.dtype or "float32",
-        positional=overrides.positional,
-        vocab_size=overrides.vocab_size,
-        d_model=overrides.d_model,
-        context_length=overrides.context_length,
-    )
+    config = tables_config(tables.token.shape, _shape(tables.position), overrides)
     return config, tables
 
 
@@ -66,18 +62,10 @@ def source_tables(
     (the flags) that disagrees with the checkpoint's tables is an error, as in embed."""
     _keys_need_weights(weights, token_key, position_key)
     if weights is not None:
-        from embedcli.weights import load_tables, tables_config
+        from embedcli.weights import check_sizes, load_tables
 
         tables = load_tables(weights, token_key, position_key)
-        given = given or Overrides()
-        tables_config(  # for its check of the flags against the tables
-            tuple(tables.token.shape),
-            None if tables.position is None else tuple(tables.position.shape),
-            dtype="float32",
-            vocab_size=given.vocab_size,
-            d_model=given.d_model,
-            context_length=given.context_length,
-        )
+        check_sizes(tables.token.shape, _shape(tables.position), given or Overrides())
         return tables.token, tables.position, f"{weights.name}, {tables.layout}"
     import torch
 
@@ -111,17 +99,7 @@ def shapes_source(
         return base, config, None
     if preset is not None:
         raise UsageError("pass --preset or --weights, not both")
-    base, tables = checkpoint_preset(
-        weights,
-        token_key,
-        position_key,
-        load=load,
-        dtype=overrides.dtype or "float32",
-        positional=overrides.positional,
-        vocab_size=overrides.vocab_size,
-        d_model=overrides.d_model,
-        context_length=overrides.context_length,
-    )
+    base, tables = checkpoint_preset(weights, token_key, position_key, overrides, load=load)
     return base, base.config, tables
 
 
@@ -129,13 +107,9 @@ def checkpoint_preset(
     path: Path,
     token_key: str | None,
     position_key: str | None,
+    overrides: Overrides,
     *,
     load: bool,
-    dtype: str,
-    positional: str | None,
-    vocab_size: int | None,
-    d_model: int | None,
-    context_length: int | None,
 ) -> tuple[Preset, tuple[torch.Tensor, torch.Tensor | None] | None]:
     """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
     counting the whole checkpoint's parameters; with ``load``, the tables too."""
@@ -144,15 +118,8 @@ def checkpoint_preset(
 
     checkpoint = Checkpoint(path)  # opened once: header, parameter count, and tables if asked
     keys = find_tables(checkpoint, token_key, position_key)
-    config = tables_config(
-        checkpoint.info(keys.token).shape,
-        None if keys.position is None else checkpoint.info(keys.position).shape,
-        dtype=dtype,
-        positional=positional,
-        vocab_size=vocab_size,
-        d_model=d_model,
-        context_length=context_length,
-    )
+    position_shape = None if keys.position is None else checkpoint.info(keys.position).shape
+    config = tables_config(checkpoint.info(keys.token).shape, position_shape, overrides)
     counted = inspect_weights(checkpoint, token_key, position_key).parameters
     preset = Preset("checkpoint", f"{path.name}, {keys.layout}", config, parameters=counted)
     if not load:

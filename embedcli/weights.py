@@ -8,7 +8,7 @@ modules with ``token_embedding(s)``/``token_embed`` names.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,12 +17,13 @@ from embedcli.checkpoint import Checkpoint as Checkpoint  # re-exported: it live
 from embedcli.checkpoint import TensorInfo as TensorInfo
 from embedcli.checkpoint import detect_format as detect_format
 from embedcli.checkpoint import strip_prefixes
+from embedcli.config import DEFAULT_CONTEXT_LENGTH
 from embedcli.errors import ConfigError, WeightsError
 
 if TYPE_CHECKING:
     import torch
 
-    from embedcli.config import EmbedConfig
+    from embedcli.config import EmbedConfig, Overrides
 
 
 @dataclass(frozen=True)
@@ -252,42 +253,47 @@ def check_tables(token: torch.Tensor, position: torch.Tensor | None, keys: Table
             raise WeightsError(problem)
 
 
-def tables_config(
-    token_shape: tuple[int, ...],
-    position_shape: tuple[int, ...] | None,
-    *,
-    dtype: str,
-    positional: str | None = None,
-    vocab_size: int | None = None,
-    d_model: int | None = None,
-    context_length: int | None = None,
-    default_context: int = 1024,
-) -> EmbedConfig:
-    """The configuration the tables imply; a flag that disagrees with them is an error."""
-    from embedcli.config import EmbedConfig
-
-    vocab, width = token_shape
-    implied = {"vocab_size": vocab, "d_model": width}
+def check_sizes(
+    token_shape: Sequence[int], position_shape: Sequence[int] | None, given: Overrides
+) -> None:
+    """A size flag (``given``) that disagrees with the checkpoint's tables is an error."""
+    implied = {"vocab_size": token_shape[0], "d_model": token_shape[1]}
     if position_shape is not None:
         implied["context_length"] = position_shape[0]
-    given = {"vocab_size": vocab_size, "d_model": d_model, "context_length": context_length}
-    for name, value in given.items():
-        if value is not None and name in implied and value != implied[name]:
+    for name, value in implied.items():
+        flagged = getattr(given, name)
+        if flagged is not None and flagged != value:
             flag = "--" + name.replace("_", "-")
             raise ConfigError(
-                f"{flag} {value} conflicts with the checkpoint, whose tables give {name} "
-                f"{implied[name]}; drop {flag}"
+                f"{flag} {flagged} conflicts with the checkpoint, whose tables give {name} "
+                f"{value}; drop {flag}"
             )
+
+
+def tables_config(
+    token_shape: Sequence[int],
+    position_shape: Sequence[int] | None,
+    given: Overrides,
+    default_context: int = DEFAULT_CONTEXT_LENGTH,
+) -> EmbedConfig:
+    """The configuration the tables imply, with the flags' dtype and positional family; a size
+    flag that disagrees with the tables is an error."""
+    from embedcli.config import EmbedConfig
+
+    check_sizes(token_shape, position_shape, given)
+    vocab, width = token_shape
+    positional = given.positional
     if positional == "learned" and position_shape is None:
         raise ConfigError(
             "--positional learned, but the checkpoint has no learned positional table "
             "(pass --position-key if it has one under another name)"
         )
     family = positional or ("learned" if position_shape is not None else "none")
+    context = position_shape[0] if position_shape is not None else given.context_length
     return EmbedConfig(
         vocab_size=vocab,
         d_model=width,
-        context_length=implied.get("context_length", context_length or default_context),
+        context_length=context or default_context,
         positional=family,
-        dtype=dtype,
+        dtype=given.dtype or "float32",
     )
