@@ -93,9 +93,15 @@ def _pick(heatmap: Heatmap, width: int, label_width: int) -> tuple[list[int], li
 
 
 def _grid(
-    heatmap: Heatmap, rows: list[int], columns: list[int], cell: int, plain: bool, labels: list[str]
+    heatmap: Heatmap,
+    rows: list[int],
+    columns: list[int],
+    cell: int,
+    plain: bool,
+    labels: list[str],
+    bounds: tuple[float, float, str],
 ) -> Text:
-    low, high, _ = scale(heatmap)
+    low, high, _ = bounds
     span = high - low or 1.0
     matrix = heatmap.matrix
     half = not plain and heatmap.row_labels is None  # two numbered rows a line, in colour
@@ -127,8 +133,8 @@ def _grid(
     return lines
 
 
-def _legend(heatmap: Heatmap, plain: bool) -> Text:
-    low, high, what = scale(heatmap)
+def _legend(plain: bool, bounds: tuple[float, float, str]) -> Text:
+    low, high, what = bounds
     legend = Text(f"scale: {low:+.2f} ")
     for i in range(21):
         t = i / 20
@@ -159,9 +165,10 @@ def heatmap_view(heatmap: Heatmap, *, width: int = 100, plain: bool = True) -> R
         axes.append(f"{len(columns):,} of {n_columns:,} columns shown, evenly sampled")
     if not plain and heatmap.row_labels is None and len(rows) > 1:
         axes.append("two rows a line (upper and lower half)")
+    bounds = scale(heatmap)  # a pass over the whole matrix: once, for the cells and the legend
     return Group(
         heading(heatmap.title),
         items_line(axes, width),
-        _grid(heatmap, rows, columns, cell, plain, labels),
-        _legend(heatmap, plain),
+        _grid(heatmap, rows, columns, cell, plain, labels, bounds),
+        _legend(plain, bounds),
     )
