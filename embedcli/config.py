@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from embedcli.errors import ConfigError, SequenceTooLongError
+from embedcli.errors import ConfigError, InputTextError, SequenceTooLongError
 
 POSITIONAL_FAMILIES = ("learned", "sinusoidal", "rope", "none")
 DTYPES = ("float32", "float16", "bfloat16")
@@ -84,6 +84,16 @@ class EmbedConfig:
             raise SequenceTooLongError(
                 f"{what} ({length}) exceeds the context length ({self.context_length}); {fix}"
             )
+
+    def cut_length(self, truncate: int | None, to_context: bool = False) -> int | None:
+        """How many tokens a text keeps: ``truncate`` (--truncate N, checked against the context
+        length), the context length (--truncate-to-context), or None (no cut)."""
+        if truncate is None:
+            return self.context_length if to_context else None
+        if truncate < 1:
+            raise InputTextError(f"--truncate must be at least 1 token, got {truncate}")
+        self.check_length(truncate, "--truncate", "lower --truncate or raise --context-length")
+        return truncate
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy."""

@@ -104,12 +104,7 @@ def fit_to_context(
 ) -> tuple[list[list[int]], list[int]]:
     """Cut sequences to ``truncate`` tokens (or to the context length, ``to_context``), then
     require each to fit the context length; return them and the tokens dropped from each."""
-    if to_context and truncate is None:
-        truncate = config.context_length
-    elif truncate is not None:
-        if truncate < 1:
-            raise InputTextError(f"--truncate must be at least 1 token, got {truncate}")
-        config.check_length(truncate, "--truncate", "lower --truncate or raise --context-length")
+    truncate = config.cut_length(truncate, to_context)
     dropped = [0 if truncate is None else max(0, len(seq) - truncate) for seq in sequences]
     fitted = [seq if truncate is None else seq[:truncate] for seq in sequences]
     for index, seq in enumerate(fitted):

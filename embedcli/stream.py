@@ -190,9 +190,7 @@ def embed_lines(
     from embedcli.embedding import check_token_ids
     from embedcli.textinput import decode_utf8, text_limit
 
-    limit = config.context_length if truncate_to_context and truncate is None else truncate
-    if limit is not None:
-        config.check_length(limit, "--truncate", "lower --truncate or raise --context-length")
+    limit = config.cut_length(truncate, truncate_to_context)
     module, _ = prepare_module(config, device, _pair(tables), 1, config.context_length)
     hint = id_hint(config, tables)
     longest = text_limit()
