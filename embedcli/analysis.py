@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import WeightsError
 from embedcli.weights import Checkpoint, TableKeys, TensorInfo, find_tables
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import torch
 
     from embedcli.encodings import Token
+    from embedcli.models import ModelSource
 
 NEIGHBOR_CHUNK_ROWS = 8192  # rows compared at a time: memory stays (queries × chunk), not V × V
 CHUNK_ELEMENTS = 1 << 21  # values converted to float64 at a time (16 MiB), however wide a row
@@ -300,47 +301,56 @@ class WeightsReport:
     parameters: int  # elements of all tensors, tied tensors counted once
     detection_error: str | None = None
     extra: list[str] = field(default_factory=list)  # other entries of a PyTorch checkpoint
+    model: dict[str, Any] | None = None  # what a model folder's config.json says, summarised
 
 
 def inspect_weights(
-    path: Path | Checkpoint, token_key: str | None = None, position_key: str | None = None
+    path: str | Path | Checkpoint | ModelSource,
+    token_key: str | None = None,
+    position_key: str | None = None,
 ) -> WeightsReport:
     """List every tensor, detect the tables, and tell whether the output head is tied."""
-    checkpoint = path if isinstance(path, Checkpoint) else Checkpoint(path)
-    path = checkpoint.path
+    from embedcli.models import ModelSource
+
+    if isinstance(path, ModelSource):
+        source = path
+    elif isinstance(path, Checkpoint):
+        source = ModelSource(str(path.path), path.path.name, path)
+    else:
+        from embedcli.sources import open_weights
+
+        source = open_weights(path)
+    checkpoint = source.checkpoint
+    label = source.label if source.folder is not None or source.hub else str(checkpoint.path)
+    model = None if source.config is None else source.config.summary()
     parameters = checkpoint.unique_parameters()
     try:
         keys = find_tables(checkpoint, token_key, position_key)
     except WeightsError as exc:
         return WeightsReport(
-            str(path),
-            checkpoint.format,
-            checkpoint.tensors,
-            None,
-            None,
-            None,
-            None,
-            "no output head",
-            parameters,
-            str(exc),
-            sorted(checkpoint.extra),
-        )
-    tied = "no output head" if keys.head is None else _head_tied(checkpoint, keys)
+            label, checkpoint.format, checkpoint.tensors, None, None, None, None,
+            "no output head", parameters, str(exc), sorted(checkpoint.extra), model,
+        )  # fmt: skip
+    tied = _tying(source, keys)
     if tied == "equal values":
         parameters -= checkpoint.info(keys.head).numel  # one table stored twice: count it once
     return WeightsReport(
-        str(path),
-        checkpoint.format,
-        checkpoint.tensors,
-        keys.layout,
-        keys.token,
-        keys.position,
-        keys.head,
-        tied,
-        parameters,
-        None,
-        sorted(checkpoint.extra),
-    )
+        label, checkpoint.format, checkpoint.tensors, keys.layout, keys.token, keys.position,
+        keys.head, tied, parameters, None, sorted(checkpoint.extra), model,
+    )  # fmt: skip
+
+
+def _tying(source: ModelSource, keys: TableKeys) -> str:
+    """How the head relates to the token table: as a model's config.json says (reading no
+    values), else compared (same storage, then equal values); over the network, never compared."""
+    said = None if source.config is None else source.config.tie_word_embeddings
+    if said is not None:
+        return "tied (config.json)" if said else "not tied (config.json)"
+    if keys.head is None:
+        return "no output head"
+    if source.remote:  # comparing would fetch both tables
+        return "not compared"
+    return _head_tied(source.checkpoint, keys)
 
 
 def _head_tied(checkpoint: Checkpoint, keys: TableKeys) -> str:

@@ -8,6 +8,8 @@ Which tensors are the embedding tables is weights.py's business.
 
 from __future__ import annotations
 
+import json
+import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +50,88 @@ def strip_prefixes(name: str) -> str:
             if name.startswith(prefix):
                 name, changed = name[len(prefix) :], True
     return name
+
+
+MAX_SAFETENSORS_HEADER = 100 << 20  # safetensors' own limit on a header
+# bits per element of every safetensors dtype
+_SAFETENSORS_BITS = {"F64": 64, "I64": 64, "U64": 64, "C64": 64, "F32": 32, "I32": 32, "U32": 32}
+_SAFETENSORS_BITS |= {"F16": 16, "BF16": 16, "I16": 16, "U16": 16, "I8": 8, "U8": 8, "BOOL": 8}
+_SAFETENSORS_BITS |= {"F8_E4M3": 8, "F8_E5M2": 8, "F8_E8M0": 8, "F6_E2M3": 6, "F6_E3M2": 6}
+_SAFETENSORS_BITS |= {"F4": 4}
+
+
+@dataclass(frozen=True)
+class HeaderEntry:
+    """One tensor of a safetensors header: its description and where its bytes are."""
+
+    info: TensorInfo
+    code: str  # the safetensors dtype code (F32, BF16, ...)
+    start: int  # absolute offset of its first byte in the file
+    end: int  # absolute offset after its last byte
+
+
+def _header_entry(name: str, spec: Any, data_start: int, what: str) -> HeaderEntry:
+    try:
+        code, shape, (first, last) = spec["dtype"], spec["shape"], spec["data_offsets"]
+        shape = tuple(shape)
+        valid = (
+            code in _SAFETENSORS_BITS
+            and all(type(s) is int and s >= 0 for s in shape)
+            and type(first) is int
+            and type(last) is int
+            and 0 <= first <= last
+        )
+    except (KeyError, TypeError, ValueError):
+        valid = False
+    if not valid:
+        raise WeightsError(f"{what}: the header entry of {name!r} is damaged or unsupported")
+    count = 1
+    for size in shape:
+        count *= size
+    if count * _SAFETENSORS_BITS[code] >= 2**66:  # beyond any byte count torch can hold
+        raise WeightsError(f"{what}: the shape of {name!r} {shape} overflows any byte count")
+    if last - first != -(-count * _SAFETENSORS_BITS[code] // 8):
+        raise WeightsError(
+            f"{what}: {name!r} claims {last - first:,} bytes, but a {shape} {code} tensor "
+            f"takes {-(-count * _SAFETENSORS_BITS[code] // 8):,}"
+        )
+    info = TensorInfo(name, shape, _safetensors_dtype(code))
+    return HeaderEntry(info, code, data_start + first, data_start + last)
+
+
+def parse_safetensors_header(
+    raw: bytes, file_size: int | None, what: str
+) -> dict[str, HeaderEntry]:
+    """The tensors a safetensors header (the JSON after the 8-byte length) describes, checked
+    as safetensors checks them: every byte range matches its shape and dtype, and (when the
+    file's size is known) the ranges tile the data exactly, to the end of the file."""
+    try:
+        header = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WeightsError(f"cannot read {what} as safetensors: damaged header ({exc})") from None
+    if not isinstance(header, dict):
+        raise WeightsError(f"cannot read {what} as safetensors: the header is not an object")
+    data_start = 8 + len(raw)
+    entries = {
+        name: _header_entry(name, spec, data_start, what)
+        for name, spec in header.items()
+        if name != "__metadata__"
+    }
+    if file_size is not None:
+        end = data_start
+        for entry in sorted(entries.values(), key=lambda e: (e.start, e.end)):
+            if entry.start != end:
+                raise WeightsError(
+                    f"cannot read {what} as safetensors: the tensors' byte ranges overlap or "
+                    f"leave gaps (at {entry.info.name!r}): the file is damaged"
+                )
+            end = entry.end
+        if end != file_size:
+            raise WeightsError(
+                f"cannot read {what} as safetensors: its tensors end at byte {end:,} but the "
+                f"file has {file_size:,}: the file is truncated or damaged"
+            )
+    return entries
 
 
 _NPY_CHUNK = 1 << 22  # bytes read from an .npz member at a time: reading stays in bounded memory
@@ -119,22 +203,20 @@ class Checkpoint:
     # -- formats
 
     def _open_safetensors(self) -> None:
-        from safetensors import safe_open
-
-        try:  # safe_open checks the header: JSON, dtypes, shapes against byte ranges, file size
-            self._handle = safe_open(str(self.path), framework="pt")
-            names = list(self._handle.keys())
-            self.tensors = []
-            for name in names:
-                piece = self._handle.get_slice(name)
-                code = piece.get_dtype()
-                info = TensorInfo(name, tuple(piece.get_shape()), _safetensors_dtype(code))
-                self.tensors.append(info)
-                self._nbytes[name] = info.numel * _SAFETENSORS_SIZES.get(code, 1)
-        except WeightsError:
-            raise
-        except Exception as exc:  # safetensors raises its own error types
-            raise WeightsError(f"cannot read {self.path} as safetensors: {exc}") from None
+        # The header alone, read with two small reads: listing a shard of a model folder touches
+        # a few KiB, never the data (safe_open maps the file and pages in megabytes).
+        size = self.path.stat().st_size
+        with open(self.path, "rb", buffering=0) as handle:
+            if hasattr(os, "posix_fadvise"):  # no read-ahead: only the header's pages
+                os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_RANDOM)
+            length = int.from_bytes(os.pread(handle.fileno(), 8, 0), "little")
+            if not 0 < length <= min(MAX_SAFETENSORS_HEADER, size - 8):
+                raise WeightsError(f"{self.path} has a damaged safetensors header length")
+            raw = os.pread(handle.fileno(), length, 8)
+        self._entries = parse_safetensors_header(raw, size, str(self.path))
+        self.tensors = [self._entries[name].info for name in sorted(self._entries)]
+        self._nbytes = {n: e.end - e.start for n, e in self._entries.items()}
+        self._handle: Any = None  # safe_open, on the first tensor read
 
     def _open_torch(self) -> None:
         import pickle
@@ -278,6 +360,11 @@ class Checkpoint:
 
     # -- access
 
+    @property
+    def names(self) -> list[str]:
+        """Every tensor's name."""
+        return [t.name for t in self.tensors]
+
     def info(self, name: str) -> TensorInfo:
         """The description of one tensor."""
         for tensor in self.tensors:
@@ -300,6 +387,10 @@ class Checkpoint:
         if self.format == "numpy":
             return torch.from_numpy(self._read_npy(name))
         try:
+            if self._handle is None:
+                from safetensors import safe_open
+
+                self._handle = safe_open(str(self.path), framework="pt")
             return self._handle.get_tensor(name)
         except Exception as exc:
             raise WeightsError(f"cannot read {name} from {self.path}: {_first_line(exc)}") from None

@@ -31,6 +31,9 @@ class EmbedConfig:
     positional: str = "learned"  # learned (GPT-2's table), sinusoidal (fixed), rope, or none
     seed: int = DEFAULT_SEED  # torch.manual_seed before the tables are created, on the CPU
     dtype: str = "float32"  # dtype of the tables after creation: float32, float16, bfloat16
+    rope_theta: float = 10000.0  # rope's base: a model's own (Llama 3: 500000) replaces 10000
+    rope_dim: int | None = None  # dimensions rope rotates (a model's head_dim); None: d_model
+    embed_scale: float = 1.0  # token embeddings are multiplied by this (Gemma: sqrt(d_model))
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "context_length"):
@@ -49,11 +52,13 @@ class EmbedConfig:
                 f"unknown positional family {self.positional!r}; "
                 f"choose one of: {', '.join(POSITIONAL_FAMILIES)}"
             )
-        if self.positional in ("sinusoidal", "rope") and self.d_model % 2:
+        odd = self.d_model % 2 and not (self.positional == "rope" and self.rope_dim)
+        if self.positional in ("sinusoidal", "rope") and odd:
             raise ConfigError(
                 f"{self.positional} positions work on pairs of dimensions (sin and cos), so "
                 f"--d-model must be even, got {self.d_model}"
             )
+        self._check_model_fields()
         if self.dtype not in DTYPES:
             raise ConfigError(f"unknown dtype {self.dtype!r}; choose one of: {', '.join(DTYPES)}")
         if (
@@ -62,6 +67,27 @@ class EmbedConfig:
             or not 0 <= self.seed < 2**64  # torch.manual_seed's range
         ):
             raise ConfigError(f"seed must be an integer from 0 to 2**64 - 1, got {self.seed!r}")
+
+    def _check_model_fields(self) -> None:
+        import math
+
+        for name in ("rope_theta", "embed_scale"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                math.isfinite(value) and value > 0
+            ):
+                raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
+        rope_dim = self.rope_dim
+        if rope_dim is not None and (
+            isinstance(rope_dim, bool)
+            or not isinstance(rope_dim, int)
+            or not 2 <= rope_dim <= self.d_model
+            or rope_dim % 2
+        ):
+            raise ConfigError(
+                f"rope_dim must be an even number from 2 to d_model ({self.d_model}), "
+                f"got {rope_dim!r}"
+            )
 
     @property
     def has_positional_table(self) -> bool:
@@ -96,8 +122,14 @@ class EmbedConfig:
         return truncate
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready copy."""
-        return asdict(self)
+        """A JSON-ready copy; the rope fields only for rope positions, the input scaling only
+        where a model has one."""
+        data = asdict(self)
+        if self.positional != "rope":
+            del data["rope_theta"], data["rope_dim"]
+        if self.embed_scale == 1.0:
+            del data["embed_scale"]
+        return data
 
 
 @dataclass(frozen=True)

@@ -43,11 +43,12 @@ class EmbeddingTrace:
     """Every intermediate tensor of one forward pass, in order."""
 
     input_ids: torch.Tensor  # (B, T)
-    token_embeddings: torch.Tensor  # (B, T, d)
+    token_embeddings: torch.Tensor  # (B, T, d), as looked up
     position_ids: torch.Tensor | None  # (T,)
     position_embeddings: torch.Tensor | None  # (T, d)
     input_embeddings: torch.Tensor  # (B, T, d)
-    rope_angles: torch.Tensor | None = None  # (T, d/2): rotary positions, applied in attention
+    rope_angles: torch.Tensor | None = None  # (T, r/2): rotary positions, applied in attention
+    scaled_embeddings: torch.Tensor | None = None  # (B, T, d): times the model's embed_scale
 
     @property
     def steps(self) -> list[TraceStep]:
@@ -55,6 +56,7 @@ class EmbeddingTrace:
         names = (
             "input_ids",
             "token_embeddings",
+            "scaled_embeddings",
             "position_ids",
             "rope_angles",
             "position_embeddings",
@@ -82,11 +84,12 @@ def sinusoidal_table(context_length: int, d_model: int) -> torch.Tensor:
     return table
 
 
-def rope_angles(position_ids: torch.Tensor, d_model: int) -> torch.Tensor:
-    """RoPE's rotation angle for each position and pair of dimensions: pos * 10000^(-2i/d)."""
-    even = torch.arange(0, d_model, 2, dtype=torch.float32, device=position_ids.device)
-    inverse_frequency = torch.pow(10000.0, -even / d_model)  # (d/2,)
-    return position_ids.float().unsqueeze(1) * inverse_frequency  # (T, 1) * (d/2,) -> (T, d/2)
+def rope_angles(position_ids: torch.Tensor, dim: int, theta: float = 10000.0) -> torch.Tensor:
+    """RoPE's rotation angle for each position and pair of dimensions: pos * theta^(-2i/r),
+    with r the dimensions rotated (one attention head's) and theta the model's base."""
+    even = torch.arange(0, dim, 2, dtype=torch.int64, device=position_ids.device).float()
+    inverse_frequency = 1.0 / (theta ** (even / dim))  # (r/2,), as Hugging Face computes it
+    return position_ids.float().unsqueeze(1) * inverse_frequency  # (T, 1) * (r/2,) -> (T, r/2)
 
 
 def cosine_similarity(rows: torch.Tensor) -> torch.Tensor:
@@ -220,16 +223,25 @@ class InputEmbedding(nn.Module):
         they are not read a second time."""
         input_ids = ids if checked else self.check_ids(ids)
         input_ids = input_ids.to(self.token_embedding.weight.device)  # (B, T)
-        token_embeddings = self.token_embedding(input_ids)  # (B, T, d)
+        looked_up = self.token_embedding(input_ids)  # (B, T, d)
+        scaled = None
+        if self.config.embed_scale != 1.0:
+            # As Gemma does: the scale in the embeddings' own dtype, then one multiplication.
+            scale = torch.tensor(self.config.embed_scale, dtype=looked_up.dtype)
+            scaled = looked_up * scale.to(looked_up.device)  # (B, T, d)
+        token_embeddings = looked_up if scaled is None else scaled
         family = self.config.positional
         if family == "none" or (family == "learned" and self.position_embedding is None):
-            return EmbeddingTrace(input_ids, token_embeddings, None, None, token_embeddings)
+            return EmbeddingTrace(
+                input_ids, looked_up, None, None, token_embeddings, scaled_embeddings=scaled
+            )
         position_ids = self.position_ids[: input_ids.shape[1]]  # (T,)
         if family == "rope":
             # Nothing is added: attention rotates queries and keys by these angles instead.
-            angles = rope_angles(position_ids, self.config.d_model)  # (T, d/2)
+            dim = self.config.rope_dim or self.config.d_model
+            angles = rope_angles(position_ids, dim, self.config.rope_theta)  # (T, r/2)
             return EmbeddingTrace(
-                input_ids, token_embeddings, position_ids, None, token_embeddings, angles
+                input_ids, looked_up, position_ids, None, token_embeddings, angles, scaled
             )
         if family == "sinusoidal":
             position_embeddings = self.sinusoidal_table[: input_ids.shape[1]]  # (T, d), fixed
@@ -237,7 +249,12 @@ class InputEmbedding(nn.Module):
             position_embeddings = self.position_embedding(position_ids)  # (T, d), learned
         input_embeddings = token_embeddings + position_embeddings  # (B, T, d) + (T, d) -> (B, T, d)
         return EmbeddingTrace(
-            input_ids, token_embeddings, position_ids, position_embeddings, input_embeddings
+            input_ids,
+            looked_up,
+            position_ids,
+            position_embeddings,
+            input_embeddings,
+            scaled_embeddings=scaled,
         )
 
     def forward(self, ids: torch.Tensor, *, checked: bool = False) -> torch.Tensor:

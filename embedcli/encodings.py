@@ -8,6 +8,8 @@ tiktoken's own constructors in ``tiktoken_ext.openai_public``: embedcli only swa
 fetches the bytes, so it cannot drift from tiktoken's definitions.
 
 Other encoding names go through ``tiktoken.get_encoding``, which honours ``TIKTOKEN_CACHE_DIR``.
+A model's own tokenizer (a ``tokenizer.json``, a tiktoken-format ``tokenizer.model``, a model
+folder, or ``hf:ORG/NAME``) is loaded by modeltok.py behind the same interface.
 
 This module must not import torch: tokenizing never needs it.
 """
@@ -221,9 +223,37 @@ def _build_bundled(name: str) -> tiktoken.Encoding:
     return tiktoken.Encoding(**params)
 
 
-@cache
+def looks_like_model_tokenizer(name: str) -> bool:
+    """Whether ``-e NAME`` names a model's tokenizer (a path, or hf:) rather than an encoding."""
+    import os
+
+    return (
+        name.startswith("hf:")
+        or "/" in name
+        or os.sep in name
+        or name.endswith((".json", ".model", ".tiktoken"))
+        or os.path.exists(name)
+    )
+
+
 def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
-    """A tiktoken encoding by name; the bundled ones never touch the network."""
+    """A tiktoken encoding by name (the bundled ones never touch the network), or a model's
+    tokenizer: a tokenizer file, a model folder, or hf:ORG/NAME."""
+    if name in BUNDLED_ENCODINGS:
+        return _tiktoken_encoding(name)
+    if looks_like_model_tokenizer(name):
+        import tiktoken
+
+        if name not in tiktoken.list_encoding_names():
+            from embedcli.models import load_tokenizer
+
+            return load_tokenizer(name)
+    return _tiktoken_encoding(name)
+
+
+@cache
+def _tiktoken_encoding(name: str) -> tiktoken.Encoding:
+    """A tiktoken encoding by name, built once per process."""
     if name in BUNDLED_ENCODINGS:
         return _build_bundled(name)
     import tiktoken
@@ -248,6 +278,9 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
         ) from exc
 
 
+get_encoding.cache_clear = _tiktoken_encoding.cache_clear  # type: ignore[attr-defined]
+
+
 def encoding_name_for_model(model: str) -> str:
     """The encoding tiktoken's own table assigns to a model name (e.g. gpt-4o -> o200k_base)."""
     from tiktoken.model import encoding_name_for_model as lookup
@@ -261,9 +294,18 @@ def encoding_name_for_model(model: str) -> str:
         ) from None
 
 
-def resolve_encoding_name(encoding: str | None, model: str | None) -> str:
-    """Combine --encoding and --model into one encoding name (default: gpt2)."""
+def resolve_encoding_name(
+    encoding: str | None, model: str | None, weights: str | None = None
+) -> str:
+    """Combine --encoding and --model into one encoding name; without either, a --weights
+    model's own tokenizer, else gpt2."""
     if model is None:
+        if encoding is None and weights is not None:
+            from embedcli.models import tokenizer_source
+
+            own = tokenizer_source(weights)
+            if own is not None:
+                return own
         return encoding or DEFAULT_ENCODING
     from_model = encoding_name_for_model(model)
     if encoding is not None and encoding != from_model:
@@ -309,11 +351,34 @@ class Token:
     index: int | None = None  # place in its sequence
     pad: bool | None = None  # a padding position (attention_mask 0)
     score: float | None = None  # cosine similarity to the token it was found for
+    added: bool | None = None  # a special token the tokenizer added (Llama's begin_of_text)
 
     @property
     def data(self) -> bytes | None:
         """The token's bytes, or None for an id the encoding lacks."""
         return None if self.bytes is None else bytes.fromhex(self.bytes)
+
+
+def added_specials(
+    enc: tiktoken.Encoding, add: bool = True
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The ids a model's tokenizer adds before and after a text by default (none for tiktoken's
+    encodings, or when ``add`` is False: --no-add-special)."""
+    if not add:
+        return (), ()
+    return tuple(getattr(enc, "prefix", ())), tuple(getattr(enc, "suffix", ()))
+
+
+def with_specials(enc: tiktoken.Encoding, ids: list[int], add: bool = True) -> list[int]:
+    """``ids`` with the tokenizer's default special tokens around them, as transformers adds."""
+    before, after = added_specials(enc, add)
+    return [*before, *ids, *after] if before or after else ids
+
+
+def cut_safe(enc: tiktoken.Encoding) -> bool:
+    """Whether a text may be cut before a space and encoded in pieces (tiktoken's encodings and
+    regex-split byte-level tokenizers); SentencePiece-style ones must see the text whole."""
+    return bool(getattr(enc, "cut_safe", True))
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

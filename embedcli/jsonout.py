@@ -43,7 +43,7 @@ def token_json(token: Token) -> dict[str, Any]:
     None (``index``, ``pad``, ``score``)."""
     data = asdict(token)
     del data["display"]
-    for key in ("index", "pad", "score"):
+    for key in ("index", "pad", "score", "added"):
         if data[key] is None:
             del data[key]
     return data
@@ -164,6 +164,7 @@ def weights_json(report: WeightsReport) -> dict[str, Any]:
         "parameters": report.parameters,
         "detection_error": report.detection_error,
         "other_entries": report.extra,
+        "model": report.model,
         "tensors": [
             {"name": t.name, "shape": list(t.shape), "dtype": t.dtype} for t in report.tensors
         ],

@@ -22,7 +22,14 @@ from embedcli.devices import (
     resolve_device,
     torch_dtype,
 )
-from embedcli.encodings import Token, encode, get_encoding, token_piece
+from embedcli.encodings import (
+    Token,
+    added_specials,
+    encode,
+    get_encoding,
+    token_piece,
+    with_specials,
+)
 from embedcli.errors import (
     InputTextError,
     MemoryLimitError,
@@ -89,10 +96,27 @@ class EmbedResult:
 
 
 def tokenize_texts(
-    enc: tiktoken.Encoding, texts: Sequence[str], *, allow_special: bool
+    enc: tiktoken.Encoding, texts: Sequence[str], *, allow_special: bool, add_special: bool = True
 ) -> list[list[int]]:
-    """Encode each text with the encoding's rules for special tokens."""
-    return [encode(enc, text, allow_special=allow_special) for text in texts]
+    """Encode each text with the encoding's rules for special tokens, with the special tokens
+    a model's tokenizer adds by default (unless ``add_special`` is False)."""
+    return [
+        with_specials(enc, encode(enc, text, allow_special=allow_special), add_special)
+        for text in texts
+    ]
+
+
+def added_positions(
+    enc: tiktoken.Encoding, full: Sequence[int], kept: Sequence[int], add_special: bool
+) -> list[set[int]]:
+    """Per sequence, the positions holding a special token the tokenizer added (``full``: each
+    sequence's length with them, ``kept``: its length after --truncate)."""
+    before, after = added_specials(enc, add_special)
+    return [
+        {i for i in range(len(before)) if i < cut}
+        | {i for i in range(length - len(after), length) if i < cut}
+        for length, cut in zip(full, kept, strict=True)
+    ]
 
 
 def fit_to_context(
@@ -116,10 +140,15 @@ def fit_to_context(
 
 
 def pad_batch(
-    sequences: list[list[int]], pad_id: int, vocab_size: int
+    sequences: list[list[int]], pad_id: int | None, vocab_size: int
 ) -> tuple[list[list[int]], list[list[int]]]:
     """Right-pad to the longest sequence; return (ids, attention_mask)."""
     length = max(len(seq) for seq in sequences)
+    if any(len(seq) < length for seq in sequences) and pad_id is None:
+        raise TokenIdError(
+            "the texts differ in length and the tokenizer has no padding or end-of-text token; "
+            "pass --pad-id"
+        )
     if any(len(seq) < length for seq in sequences) and not 0 <= pad_id < vocab_size:
         raise TokenIdError(
             f"--pad-id {pad_id} is outside the vocabulary of {vocab_size} "
@@ -227,14 +256,20 @@ def _on_cpu(tensor: torch.Tensor | None) -> torch.Tensor | None:
 
 
 def _token_rows(
-    enc: tiktoken.Encoding, ids: list[list[int]], mask: list[list[int]]
+    enc: tiktoken.Encoding,
+    ids: list[list[int]],
+    mask: list[list[int]],
+    added: list[set[int]] | None = None,
 ) -> list[list[Token]]:
+    added = added or [set() for _ in ids]
     return [
         [
-            token_piece(enc, token_id, index=position, pad=not real)
+            token_piece(
+                enc, token_id, index=position, pad=not real, added=(position in marks) or None
+            )
             for position, (token_id, real) in enumerate(zip(seq, seq_mask, strict=True))
         ]
-        for seq, seq_mask in zip(ids, mask, strict=True)
+        for seq, seq_mask, marks in zip(ids, mask, added, strict=True)
     ]
 
 
@@ -296,6 +331,7 @@ def run_embed(
     verify: bool = False,
     tables: LoadedTables | None = None,
     similarity: bool = False,
+    add_special: bool = True,
 ) -> EmbedResult:
     """Embed a batch of texts (or of id sequences) and report every step; with ``tables``,
     through a checkpoint's trained tables instead of the seeded ones."""
@@ -307,12 +343,18 @@ def run_embed(
     if (texts is None) == (ids is None):
         raise ValueError("give exactly one of texts and ids")
     if texts is not None:
-        sequences = tokenize_texts(enc, texts, allow_special=allow_special)
+        sequences = tokenize_texts(
+            enc, texts, allow_special=allow_special, add_special=add_special
+        )
     else:
         sequences = [list(seq) for seq in ids or ()]
+    full = [len(seq) for seq in sequences]
     sequences, dropped = fit_to_context(
         sequences, config, truncate=truncate, to_context=truncate_to_context
     )
+    marks = None
+    if texts is not None:
+        marks = added_positions(enc, full, [len(seq) for seq in sequences], add_special)
     pad = enc.eot_token if pad_id is None else pad_id
     padded, mask = pad_batch(sequences, pad, config.vocab_size)
     ids_cpu = check_token_ids(padded, config, id_hint(config, tables))  # (B, T)
@@ -339,7 +381,7 @@ def run_embed(
         },
         input_ids=padded,
         attention_mask=mask,
-        tokens=_token_rows(enc, padded, mask),
+        tokens=_token_rows(enc, padded, mask, marks),
         truncated=dropped,
         steps=trace.steps,
         broadcast=trace.addition,

@@ -1,7 +1,9 @@
-"""Where the input layer comes from: the flags (seeded tables, or a preset) or a checkpoint.
+"""Where the input layer comes from: the flags (seeded tables, or a preset), a checkpoint file,
+a model folder or a hub model (``--weights SOURCE``).
 
 Every command that needs a config or tables asks here, so defaults, preset merging and the
-checkpoint-versus-flags decision are made once.
+checkpoint-versus-flags decision are made once. A model source's config.json (positions, rope
+theta, input scaling) is applied here too, and a flag that disagrees with it is an error.
 """
 
 from __future__ import annotations
@@ -15,14 +17,39 @@ from embedcli.errors import UsageError
 if TYPE_CHECKING:
     import torch
 
+    from embedcli.models import ModelSource
     from embedcli.weights import LoadedTables
+
+Source = str | Path  # a checkpoint file, a model folder, or hf:ORG/NAME[@REVISION]
+
+
+def open_weights(weights: Source) -> ModelSource:
+    """Open ``--weights`` (downloads only where the command line allowed them)."""
+    from embedcli.hub import download_requested
+    from embedcli.models import open_source
+
+    return open_source(weights, download_requested())
+
+
+def _loaded(
+    weights: Source, token_key: str | None, position_key: str | None
+) -> tuple[LoadedTables, ModelSource]:
+    """The two tables of a source, labelled for reports, and the opened source."""
+    from embedcli.weights import find_tables, read_tables
+
+    source = open_weights(weights)
+    tables = read_tables(source.checkpoint, find_tables(source.checkpoint, token_key, position_key))
+    tables.path = source.spec if source.folder is not None or source.hub else tables.path
+    tables.model = None if source.config is None else source.config.summary()
+    tables.files = source.local_files()
+    return tables, source
 
 
 def _shape(table: torch.Tensor | None) -> tuple[int, ...] | None:
     return None if table is None else tuple(table.shape)
 
 
-def _keys_need_weights(weights: Path | None, *keys: str | None) -> None:
+def _keys_need_weights(weights: Source | None, *keys: str | None) -> None:
     """--token-key and --position-key name tables of a checkpoint: alone they mean nothing."""
     if weights is None and any(key is not None for key in keys):
         raise UsageError("--token-key and --position-key name tables in --weights: pass --weights")
@@ -31,7 +58,7 @@ def _keys_need_weights(weights: Path | None, *keys: str | None) -> None:
 def embed_source(
     encoding: str,
     overrides: Overrides,
-    weights: Path | None = None,
+    weights: Source | None = None,
     token_key: str | None = None,
     position_key: str | None = None,
 ) -> tuple[EmbedConfig, LoadedTables | None]:
@@ -43,16 +70,16 @@ def embed_source(
     if weights is None:
         vocab = get_encoding(encoding).n_vocab
         return overrides.apply(EmbedConfig(vocab_size=vocab)), None
-    from embedcli.weights import load_tables, tables_config
+    from embedcli.weights import tables_config
 
-    tables = load_tables(weights, token_key, position_key)
-    config = tables_config(tables.token.shape, _shape(tables.position), overrides)
-    return config, tables
+    tables, source = _loaded(weights, token_key, position_key)
+    shapes = (tables.token.shape, _shape(tables.position))
+    return tables_config(*shapes, overrides, model=source.config), tables
 
 
 def source_tables(
     seeded: EmbedConfig,
-    weights: Path | None = None,
+    weights: Source | None = None,
     token_key: str | None = None,
     position_key: str | None = None,
     given: Overrides | None = None,
@@ -62,11 +89,13 @@ def source_tables(
     (the flags) that disagrees with the checkpoint's tables is an error, as in embed."""
     _keys_need_weights(weights, token_key, position_key)
     if weights is not None:
-        from embedcli.weights import check_sizes, load_tables
+        from embedcli.weights import check_model_flags, check_sizes
 
-        tables = load_tables(weights, token_key, position_key)
+        tables, source = _loaded(weights, token_key, position_key)
+        if source.config is not None:
+            check_model_flags(source.config, given or Overrides())
         check_sizes(tables.token.shape, _shape(tables.position), given or Overrides())
-        return tables.token, tables.position, f"{weights.name}, {tables.layout}"
+        return tables.token, tables.position, f"{source.label}, {tables.layout}"
     import torch
 
     from embedcli.embedding import InputEmbedding
@@ -85,7 +114,7 @@ def source_tables(
 def shapes_source(
     preset: str | None,
     overrides: Overrides,
-    weights: Path | None = None,
+    weights: Source | None = None,
     token_key: str | None = None,
     position_key: str | None = None,
     *,
@@ -104,7 +133,7 @@ def shapes_source(
 
 
 def checkpoint_preset(
-    path: Path,
+    path: Source,
     token_key: str | None,
     position_key: str | None,
     overrides: Overrides,
@@ -114,14 +143,17 @@ def checkpoint_preset(
     """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
     counting the whole checkpoint's parameters; with ``load``, the tables too."""
     from embedcli.analysis import inspect_weights
-    from embedcli.weights import Checkpoint, find_tables, read_tables, tables_config
+    from embedcli.weights import find_tables, read_tables, tables_config
 
-    checkpoint = Checkpoint(path)  # opened once: header, parameter count, and tables if asked
+    source = open_weights(path)  # opened once: headers, parameter count, and tables if asked
+    checkpoint = source.checkpoint
     keys = find_tables(checkpoint, token_key, position_key)
     position_shape = None if keys.position is None else checkpoint.info(keys.position).shape
-    config = tables_config(checkpoint.info(keys.token).shape, position_shape, overrides)
-    counted = inspect_weights(checkpoint, token_key, position_key).parameters
-    preset = Preset("checkpoint", f"{path.name}, {keys.layout}", config, parameters=counted)
+    config = tables_config(
+        checkpoint.info(keys.token).shape, position_shape, overrides, model=source.config
+    )
+    counted = inspect_weights(source, token_key, position_key).parameters
+    preset = Preset("checkpoint", f"{source.label}, {keys.layout}", config, parameters=counted)
     if not load:
         return preset, None
     tables = read_tables(checkpoint, keys)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from embedcli.config import EmbedConfig
-from embedcli.encodings import encode, plural
+from embedcli.encodings import added_specials, encode, plural, with_specials
 from embedcli.errors import InputTextError
 from embedcli.outputs import ArrayStreamWriter
 from embedcli.pipeline import id_hint, prepare_module
@@ -111,6 +111,7 @@ def stream_embed(
     tables: LoadedTables | None = None,
     allow_special: bool = False,
     progress: Progress | None = None,
+    add_special: bool = True,
 ) -> StreamSummary:
     """Embed every full window of ``window`` tokens (every ``stride`` tokens) into ``output``."""
     import torch
@@ -133,10 +134,16 @@ def stream_embed(
         check_token_ids(torch.tensor(block, dtype=torch.long), config, hint, length=False)
         return block
 
+    before, _ = added_specials(enc, add_special)  # a stream is one text: its start only
     blocks = map(
         checked,
         token_blocks(
-            stream, enc, allow_special=allow_special, source=source, on_bytes=progress.advance
+            stream,
+            enc,
+            allow_special=allow_special,
+            source=source,
+            on_bytes=progress.advance,
+            prefix=before,
         ),
     )
     with (
@@ -183,6 +190,7 @@ def embed_lines(
     allow_special: bool = False,
     truncate: int | None = None,
     truncate_to_context: bool = False,
+    add_special: bool = True,
 ) -> Iterator[dict[str, Any]]:
     """One record per input line: ``{"line", "text", "input_ids", "input_embeddings"}``."""
     import torch
@@ -203,7 +211,8 @@ def embed_lines(
         text = decode_utf8(raw, f"line {number} of {source}")
         text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
         try:
-            ids = encode(enc, text, allow_special=allow_special)[:limit]
+            ids = with_specials(enc, encode(enc, text, allow_special=allow_special), add_special)
+            ids = ids[:limit]
         except InputTextError as exc:
             raise InputTextError(f"line {number}: {exc}") from None
         config.check_length(len(ids), f"line {number}: length")

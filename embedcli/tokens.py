@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
-from embedcli.encodings import Token, encode, token_bytes_display, token_piece, visible
+from embedcli.encodings import (
+    Token,
+    added_specials,
+    cut_safe,
+    encode,
+    token_bytes_display,
+    token_piece,
+    visible,
+    with_specials,
+)
 from embedcli.errors import TokenIdError
 
 if TYPE_CHECKING:
@@ -73,7 +82,7 @@ def _encoded_chunks(
     enc: tiktoken.Encoding, text: str, allow_special: bool, parallel: Parallel
 ) -> Iterator[list[int]]:
     workers = parallel.workers or os.cpu_count() or 1
-    if len(text) < parallel.min_chars or workers == 1:
+    if len(text) < parallel.min_chars or workers == 1 or not cut_safe(enc):
         yield encode(enc, text, allow_special=allow_special)
         return
     from concurrent.futures import ThreadPoolExecutor
@@ -156,14 +165,20 @@ def tokenize_report(
     *,
     count: int | None = None,
     limit: int | None = None,
+    added: tuple[int, int] = (0, 0),
 ) -> TokenizeReport:
     """Report for one encoding: from its ids (pieces for the first ``limit`` tokens when
-    given), or from a ``count`` alone."""
+    given, the first and last ``added`` marked as added by the tokenizer), or from a
+    ``count`` alone."""
     if ids is None:
         return TokenizeReport(enc.name, enc.n_vocab, count or 0, len(text))
     report = TokenizeReport(enc.name, enc.n_vocab, len(ids), len(text))
     shown = ids if limit is None else ids[:limit]
-    report.tokens = [token_piece(enc, token, index=i) for i, token in enumerate(shown)]
+    marked = {*range(added[0]), *range(len(ids) - added[1], len(ids))}
+    report.tokens = [
+        token_piece(enc, token, index=i, added=(i in marked) or None)
+        for i, token in enumerate(shown)
+    ]
     report.segments = segments_of([t.data or b"" for t in report.tokens])
     return report
 
@@ -245,6 +260,7 @@ class Tokenized:
     text: str | None  # None when the input was ids
     ids: list[int] | None
     count: int
+    added: tuple[int, int] = (0, 0)  # special tokens the tokenizer added before and after
 
     def encoded(self) -> Encoded:
         """The ids."""
@@ -268,17 +284,26 @@ class Tokenized:
         if self.ids is None:
             return tokenize_report(self.enc, self.text or "", count=self.count)
         text = self.text if self.text is not None else self.decoded().text
-        return tokenize_report(self.enc, text, self.ids, limit=limit)
+        return tokenize_report(self.enc, text, self.ids, limit=limit, added=self.added)
 
 
 def tokenize_text(
-    enc: tiktoken.Encoding, text: str, allow_special: bool = False, *, count_only: bool = False
+    enc: tiktoken.Encoding,
+    text: str,
+    allow_special: bool = False,
+    *,
+    count_only: bool = False,
+    add_special: bool = True,
 ) -> Tokenized:
-    """Encode ``text`` (or only count its tokens, keeping no ids)."""
+    """Encode ``text`` (or only count its tokens, keeping no ids), with the special tokens a
+    model's tokenizer adds by default unless ``add_special`` is False."""
+    before, after = added_specials(enc, add_special)
+    added = (len(before), len(after))
     if count_only:
-        return Tokenized(enc, text, None, count_tokens(enc, text, allow_special=allow_special))
-    ids = encode_text(enc, text, allow_special=allow_special)
-    return Tokenized(enc, text, ids, len(ids))
+        count = count_tokens(enc, text, allow_special=allow_special)
+        return Tokenized(enc, text, None, count + sum(added), added)
+    ids = with_specials(enc, encode_text(enc, text, allow_special=allow_special), add_special)
+    return Tokenized(enc, text, ids, len(ids), added)
 
 
 def tokenize_ids(enc: tiktoken.Encoding, ids: Sequence[int]) -> Tokenized:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from embedcli.checkpoint import Checkpoint as Checkpoint  # re-exported: it lived here
 from embedcli.checkpoint import TensorInfo as TensorInfo
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import torch
 
     from embedcli.config import EmbedConfig, Overrides
+    from embedcli.models import ModelConfig
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,11 @@ LAYOUTS = (
     Layout("embedcli InputEmbedding", "token_embedding.weight", "position_embedding.weight"),
 )
 # Module names matched at the end of a key, for models built by hand.
-_SUFFIXES = (
+_SUFFIXES: tuple[tuple[str, str | None], ...] = (
     ("token_embeddings.weight", "position_embeddings.weight"),
     ("token_embedding.weight", "position_embedding.weight"),
     ("token_embed.weight", "position_embed.weight"),
+    ("embed_tokens.weight", None),  # Llama-style inside a wrapper (Gemma 3, Llama 4: multimodal)
 )
 
 
@@ -84,7 +86,7 @@ def find_tables(
 def _detect_tables(
     checkpoint: Checkpoint, token_key: str | None, position_key: str | None
 ) -> TableKeys:
-    names = {t.name for t in checkpoint.tensors}
+    names = set(checkpoint.names)
     stripped: dict[str, list[str]] = {}
     for name in names:
         stripped.setdefault(strip_prefixes(name), []).append(name)
@@ -115,13 +117,15 @@ def _detect_tables(
             if len(tokens) > 1:
                 raise WeightsError(_candidates(checkpoint, "several token tables match", tokens))
             if tokens:
-                positions = sorted(n for n in names if n.endswith(position_suffix))
+                positions = sorted(
+                    n for n in names if position_suffix and n.endswith(position_suffix)
+                )
                 matches.append(
                     TableKeys(
                         f"modules named *{token_suffix}",
                         tokens[0],
                         positions[0] if len(positions) == 1 else None,
-                        None,
+                        actual("lm_head.weight") if position_suffix is None else None,
                     )
                 )
                 break
@@ -214,13 +218,17 @@ class LoadedTables:
     position_key: str | None
     token: torch.Tensor  # (vocab_size, d_model)
     position: torch.Tensor | None  # (context_length, d_model)
+    model: dict[str, Any] | None = None  # what a model folder's config.json says, summarised
+    files: list[str] | None = None  # the local files the tables come from (never overwritten)
 
 
 def load_tables(
-    path: Path, token_key: str | None = None, position_key: str | None = None
+    source: str | Path, token_key: str | None = None, position_key: str | None = None
 ) -> LoadedTables:
-    """Open ``path`` and read only its token table and positional table."""
-    checkpoint = Checkpoint(path)
+    """Open a checkpoint file, model folder or hub model and read only its two tables."""
+    from embedcli.models import open_source
+
+    checkpoint = open_source(source).checkpoint
     return read_tables(checkpoint, find_tables(checkpoint, token_key, position_key))
 
 
@@ -270,19 +278,40 @@ def check_sizes(
             )
 
 
+def check_model_flags(model: ModelConfig, given: Overrides) -> None:
+    """A flag that disagrees with the model's config.json is an error naming both values."""
+    said = {
+        "vocab_size": (model.vocab_size, "vocab_size"),
+        "d_model": (model.d_model, "hidden_size"),
+        "context_length": (model.context_length, "max_position_embeddings"),
+        "positional": (model.positional, "positions"),
+    }
+    for name, (value, key) in said.items():
+        flagged = getattr(given, name)
+        if value is not None and flagged is not None and flagged != value:
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(
+                f"{flag} {flagged} conflicts with the model's {model.file}, which gives {key} "
+                f"{value}; drop {flag}"
+            )
+
+
 def tables_config(
     token_shape: Sequence[int],
     position_shape: Sequence[int] | None,
     given: Overrides,
     default_context: int = DEFAULT_CONTEXT_LENGTH,
+    model: ModelConfig | None = None,
 ) -> EmbedConfig:
-    """The configuration the tables imply, with the flags' dtype and positional family; a size
-    flag that disagrees with the tables is an error."""
+    """The configuration the tables (and a model's config.json) imply, with the flags' dtype
+    and positional family; a size flag that disagrees with either is an error."""
     from embedcli.config import EmbedConfig
 
+    if model is not None:
+        check_model_flags(model, given)
     check_sizes(token_shape, position_shape, given)
     vocab, width = token_shape
-    positional = given.positional
+    positional = given.positional or (model.positional if model else None)
     if positional == "learned" and position_shape is None:
         raise ConfigError(
             "--positional learned, but the checkpoint has no learned positional table "
@@ -290,10 +319,17 @@ def tables_config(
         )
     family = positional or ("learned" if position_shape is not None else "none")
     context = position_shape[0] if position_shape is not None else given.context_length
+    if context is None and model is not None:
+        context = model.context_length
+    rope = {}
+    if model is not None and family == "rope":
+        rope = {"rope_theta": model.rope_theta or 10000.0, "rope_dim": model.rope_dim}
     return EmbedConfig(
         vocab_size=vocab,
         d_model=width,
         context_length=context or default_context,
         positional=family,
         dtype=given.dtype or "float32",
+        embed_scale=model.embed_scale if model is not None else 1.0,
+        **rope,
     )

@@ -8,11 +8,11 @@ not grow with the file. No torch at import.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from embedcli.encodings import encode, plural
+from embedcli.encodings import cut_safe, encode, plural
 from embedcli.errors import InputTextError, UsageError
 from embedcli.tokens import last_cut
 
@@ -142,10 +142,15 @@ def token_blocks(
     source: str,
     read_bytes: int = READ_BYTES,
     on_bytes: Callable[[int], None] | None = None,
+    prefix: Sequence[int] = (),
 ) -> Iterator[list[int]]:
-    """Token ids of a UTF-8 byte stream, block by block, exactly as one pass would give them."""
+    """Token ids of a UTF-8 byte stream, block by block, exactly as one pass would give them
+    (after ``prefix``: the special tokens a model's tokenizer adds before a text)."""
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     pending, offset = "", 0
+    if prefix:
+        yield list(prefix)
+    cuttable = cut_safe(enc)
     while True:
         data = stream.read(read_bytes)
         # The decoder may hold the first bytes of a character from the last read: the bytes it
@@ -167,10 +172,16 @@ def token_blocks(
                 yield encode(enc, pending, allow_special=allow_special)
             return
         # Encode up to the last cut that cannot change the tokens; keep the rest for later.
-        cut = last_cut(pending)
+        cut = last_cut(pending) if cuttable else -1
         if cut > 0:
             yield encode(enc, pending[:cut], allow_special=allow_special)
             pending = pending[cut:]
+        elif len(pending) > MAX_UNCUT_CHARS and not cuttable:
+            raise InputTextError(
+                f"{source} is longer than {MAX_UNCUT_CHARS:,} characters, and {enc.name} must "
+                "see a text whole (its tokens can change wherever the text is cut); stream a "
+                "shorter text, or use a tiktoken encoding or a byte-level BPE tokenizer"
+            )
         elif len(pending) > MAX_UNCUT_CHARS:
             raise InputTextError(
                 f"{source} has a run of more than {MAX_UNCUT_CHARS:,} characters with no space "

@@ -30,6 +30,10 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path_factory.mktemp("tiktoken-cache")))
     # A fresh ranks cache per test: no test depends on, or writes to, the user's real cache.
     monkeypatch.setenv("EMBEDCLI_CACHE_DIR", str(tmp_path_factory.mktemp("embedcli-cache")))
+    # An empty Hugging Face home: no test reads the user's hub cache, token, or settings.
+    monkeypatch.setenv("HF_HOME", str(tmp_path_factory.mktemp("hf-home")))
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_TOKEN", "HF_HUB_OFFLINE"):
+        monkeypatch.delenv(variable, raising=False)
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise OSError("tests must not touch the network")

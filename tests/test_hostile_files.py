@@ -300,14 +300,14 @@ DAMAGED = {  # builder, and what the one error line says
     ),
     "safetensors offsets beyond the file": (
         st_offsets_beyond_file,
-        "as safetensors: Error while deserializing header: incomplete metadata",
+        "the file is truncated or damaged",
     ),
     "safetensors shape × dtype ≠ byte range": (
         st_shape_disagrees_with_bytes,
-        "as safetensors: Error while deserializing header: invalid shape, data type, or offset",
+        "claims 2,048 bytes, but a (6400, 8) F32 tensor takes 204,800",
     ),
     "safetensors shape overflowing": (st_overflowing_shape, "overflow"),
-    "safetensors invalid JSON header": (st_invalid_json, "invalid JSON in header"),
+    "safetensors invalid JSON header": (st_invalid_json, "as safetensors: damaged header"),
     "safetensors truncated": (st_truncated, "as safetensors"),
     "npz header declaring more than it holds": (
         npz_lying_shape,

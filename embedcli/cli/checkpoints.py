@@ -14,7 +14,15 @@ from embedcli.config import DEFAULT_SEED, Overrides
 
 
 def weights(
-    path: Annotated[Path, typer.Argument(help="Checkpoint: .safetensors, .pt/.pth/.bin or .npz.")],
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="Checkpoint (.safetensors, .pt/.pth/.bin, .npz), model folder, or hf:ORG/NAME.",
+            metavar="SOURCE",
+            show_default=False,
+        ),
+    ],
+    download: o.Download = False,
     token_key: o.TokenKey = None,
     position_key: o.PositionKey = None,
     as_json: o.AsJson = False,
@@ -24,6 +32,7 @@ def weights(
     \b
       embedcli weights model.safetensors
       embedcli weights ckpt.pt --json | jq .head_tied
+      embedcli weights hf:meta-llama/Llama-3.1-8B --download  # headers only
     """
     from embedcli.analysis import inspect_weights
     from embedcli.jsonout import weights_json
@@ -48,6 +57,7 @@ def neighbors(
         ),
     ] = 10,
     weights: o.Weights = None,
+    download: o.Download = False,
     token_key: o.TokenKey = None,
     d_model: o.DModel = None,
     seed: o.Seed = DEFAULT_SEED,
@@ -65,11 +75,11 @@ def neighbors(
     from embedcli.jsonout import neighbors_json
     from embedcli.sources import embed_source, source_tables
 
-    name = resolve_encoding_name(encoding, model)
+    name = resolve_encoding_name(encoding, model, weights)
     enc = get_encoding(name)
     token_ids = _ids_or_text(enc, texts, file, ids, allow_special)
     given = Overrides(d_model=d_model, seed=seed)
-    seeded, _ = embed_source(name, given)
+    seeded, _ = embed_source(name, given) if weights is None else (None, None)
     token, _, source = source_tables(seeded, weights, token_key, given=given)
     rows = neighbors_report(enc, token_ids_for(token_ids, token), token, k, device)
     emit(as_json, neighbors_json, "neighbors_view", source, rows, seeded=weights is None)
@@ -88,6 +98,7 @@ def _ids_or_text(
 
 def stats(
     weights: o.Weights = None,
+    download: o.Download = False,
     token_key: o.TokenKey = None,
     position_key: o.PositionKey = None,
     encoding: o.Encoding = None,
@@ -107,9 +118,9 @@ def stats(
     from embedcli.jsonout import stats_json
     from embedcli.sources import embed_source, source_tables
 
-    name = resolve_encoding_name(encoding, model)
+    name = resolve_encoding_name(encoding, model, weights)
     given = Overrides(d_model=d_model, seed=seed)
-    seeded, _ = embed_source(name, given)
+    seeded, _ = embed_source(name, given) if weights is None else (None, None)
     token, position, source = source_tables(seeded, weights, token_key, position_key, given)
     found = [table_stats("token_embeddings", token)]
     if position is not None:

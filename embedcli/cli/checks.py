@@ -114,13 +114,24 @@ def _known_encodings() -> list[str]:
 def check_encoding(value: str | list[str] | None) -> str | list[str] | None:
     if value is None:
         return None
+    from embedcli.encodings import looks_like_model_tokenizer
+
     values = [value] if isinstance(value, str) else value
     for name in values:
-        if name not in BUNDLED_ENCODINGS and name not in (known := _known_encodings()):
+        if name in BUNDLED_ENCODINGS or looks_like_model_tokenizer(name):
+            continue
+        if name not in (known := _known_encodings()):
             raise typer.BadParameter(
-                f"unknown encoding {name!r}; choose one of: {', '.join(known)}"
-                + suggest(name, known)
+                f"unknown encoding {name!r}; choose one of: {', '.join(known)}, a tokenizer "
+                f"file or model folder, or hf:ORG/NAME" + suggest(name, known)
             )
+    return value
+
+
+def check_download(value: bool) -> bool:
+    from embedcli import hub
+
+    hub.request_download(value)
     return value
 
 

@@ -27,6 +27,7 @@ def embed(
     encoding: o.Encoding = None,
     model: o.Model = None,
     allow_special: o.AllowSpecial = False,
+    no_add_special: o.NoAddSpecial = False,
     truncate: o.Truncate = None,
     truncate_to_context: Annotated[
         bool,
@@ -52,6 +53,7 @@ def embed(
     seed: o.Seed = DEFAULT_SEED,
     dtype: o.DType = None,
     weights: o.Weights = None,
+    download: o.Download = False,
     token_key: o.TokenKey = None,
     position_key: o.PositionKey = None,
     device: o.Device = "auto",
@@ -161,11 +163,16 @@ def embed(
     )  # fmt: skip
     if lines or seq_len is not None:
         _batch_only(lines, verify=verify, similarity=similarity, pad_id=pad_id)
-    name = resolve_encoding_name(encoding, model)
+    name = resolve_encoding_name(encoding, model, weights)
     overrides = Overrides(vocab_size, d_model, context_length, positional, dtype, seed)
     config, tables = embed_source(name, overrides, weights, token_key, position_key)
     cut = {"truncate": truncate, "truncate_to_context": truncate_to_context}
-    common = {"device": device, "allow_special": allow_special, "tables": tables}
+    common = {
+        "device": device,
+        "allow_special": allow_special,
+        "add_special": not no_add_special,
+        "tables": tables,
+    }
     if lines:
         return _lines(name, config, file, pool, **common, **cut)
     if seq_len is not None:
@@ -348,8 +355,8 @@ def _stream(
 
 def _inputs(file: Path | None, tables: LoadedTables | None) -> list[Path | int | None]:
     """Every file the command reads: the text (or stdin), and the checkpoint."""
-    weights = None if tables is None else Path(tables.path)
-    return [file, weights, 0 if file is None else None]
+    weights = [] if tables is None else [Path(f) for f in tables.files or [tables.path]]
+    return [file, *weights, 0 if file is None else None]
 
 
 @contextmanager

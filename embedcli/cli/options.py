@@ -4,7 +4,8 @@ The shared vocabulary (documented once, in the README's flag table):
   input     TEXT... / '-' / stdin, -f/--file, --ids, -e/--encoding, -m/--model, --allow-special
   tables    --vocab-size, -d/--d-model, --context-length, --positional, --seed, --dtype
   shapes    -b/--batch-size (B), -t/--seq-len (T), --truncate N (cut to N tokens)
-  places    --device, --weights, --token-key, --position-key
+  places    --device, --weights SOURCE (file, model folder, hf:ORG/NAME), --download,
+            --token-key, --position-key
   output    --json, --jsonl, -o/--output, -q/--quiet
 
 Choices are checked while the command line is parsed (checks.py): a typo is a usage error
@@ -98,7 +99,8 @@ Encoding = Annotated[
     typer.Option(
         "-e",
         "--encoding",
-        help="tiktoken encoding. \\[default: gpt2]",
+        help="tiktoken encoding, a tokenizer file or model folder, or hf:ORG/NAME. "
+        "\\[default: gpt2, or the --weights model's own]",
         show_default=False,
         callback=checks.check_encoding,
         autocompletion=checks.complete_encoding,
@@ -111,7 +113,8 @@ Encodings = Annotated[
     typer.Option(
         "-e",
         "--encoding",
-        help="tiktoken encoding; repeat to compare. \\[default: gpt2]",
+        help="tiktoken encoding, a tokenizer file or model folder, or hf:ORG/NAME; "
+        "repeat to compare. \\[default: gpt2]",
         show_default=False,
         callback=checks.check_encoding,
         autocompletion=checks.complete_encoding,
@@ -267,13 +270,34 @@ SeqLen = Annotated[
 # ---------------------------------------------------------------- checkpoint and device
 
 Weights = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--weights",
-        help="Checkpoint (.safetensors, .pt/.pth/.bin, .npz) to take the tables from, "
-        "instead of seeded random ones.",
+        help="Take the tables (and a model's config and tokenizer) from a checkpoint "
+        "(.safetensors, .pt/.pth/.bin, .npz), a model folder, or hf:ORG/NAME[@REV] "
+        "(the Hugging Face cache; offline unless --download).",
         show_default=False,
+        metavar="SOURCE",
         rich_help_panel=CHECKPOINT,
+    ),
+]
+Download = Annotated[
+    bool,
+    typer.Option(
+        "--download",
+        help="Let hf: sources use the network (HF_ENDPOINT, HF_TOKEN): only the files and "
+        "bytes needed are fetched.",
+        callback=checks.check_download,
+        rich_help_panel=CHECKPOINT,
+    ),
+]
+NoAddSpecial = Annotated[
+    bool,
+    typer.Option(
+        "--no-add-special",
+        help="Do not add the special tokens a model's tokenizer adds to a text "
+        "(Llama's <|begin_of_text|>).",
+        rich_help_panel=INPUT,
     ),
 ]
 TokenKey = Annotated[

@@ -51,6 +51,7 @@ def positions(
     ] = None,
     seed: o.Seed = DEFAULT_SEED,
     weights: o.Weights = None,
+    download: o.Download = False,
     position_key: o.PositionKey = None,
     similarity: Annotated[
         bool,

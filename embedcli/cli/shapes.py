@@ -36,6 +36,7 @@ def inspect_shapes(
         ),
     ] = "meta",
     weights: o.Weights = None,
+    download: o.Download = False,
     token_key: o.TokenKey = None,
     position_key: o.PositionKey = None,
     as_json: o.AsJson = False,

@@ -13,11 +13,13 @@ from embedcli.cli.options import (
     DISPLAY,
     AllowSpecial,
     AsJson,
+    Download,
     Encodings,
     File,
     JoinedIds,
     JoinedText,
     Models,
+    NoAddSpecial,
     Truncate,
 )
 from embedcli.cli.output import emit, write, write_json, write_text
@@ -35,6 +37,8 @@ def tokenize(
     encoding: Encodings = None,
     model: Models = None,
     allow_special: AllowSpecial = False,
+    no_add_special: NoAddSpecial = False,
+    download: Download = False,
     count: Annotated[bool, _mode("--count", "Print only the number of tokens.")] = False,
     encode: Annotated[bool, _mode("--encode", "Print only the ids, space-separated.")] = False,
     decode: Annotated[
@@ -68,7 +72,11 @@ def tokenize(
         results = [tokenize_ids(enc, token_ids) for enc in encodings]
     else:
         text = read_text(texts, file)
-        results = [tokenize_text(enc, text, allow_special, count_only=count) for enc in encodings]
+        add = not no_add_special
+        results = [
+            tokenize_text(enc, text, allow_special, count_only=count, add_special=add)
+            for enc in encodings
+        ]
     if decode:
         _decoded(results[0], as_json)
     elif truncate is not None:

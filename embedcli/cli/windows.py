@@ -19,6 +19,8 @@ def windows(
     encoding: o.Encoding = None,
     model: o.Model = None,
     allow_special: o.AllowSpecial = False,
+    no_add_special: o.NoAddSpecial = False,
+    download: o.Download = False,
     seq_len: o.SeqLen = None,
     stride: Annotated[
         int | None,
@@ -64,7 +66,7 @@ def windows(
       embedcli windows -f docs.txt -t 8 --allow-special    # <|endoftext|> between
       embedcli windows -f corpus.txt -t 256 --jsonl > windows.jsonl
     """
-    from embedcli.encodings import encode, get_encoding, resolve_encoding_name
+    from embedcli.encodings import encode, get_encoding, resolve_encoding_name, with_specials
     from embedcli.jsonout import windows_json
     from embedcli.windows import batches, plan_windows, window_records
 
@@ -72,7 +74,7 @@ def windows(
         raise UsageError("--json and --jsonl cannot be combined; pick one")
     enc = get_encoding(resolve_encoding_name(encoding, model))
     text = read_text(texts, file)
-    ids = encode(enc, text, allow_special=allow_special)
+    ids = with_specials(enc, encode(enc, text, allow_special=allow_special), not no_add_special)
     length = o.renamed(seq_len, max_length, "--seq-len", "--max-length") or DEFAULT_SEQ_LEN
     plan = plan_windows(len(ids), length, stride, batch_size or DEFAULT_BATCH_SIZE, keep_last)
     if as_jsonl:

@@ -35,6 +35,9 @@ _HEAD = {
     "equal values": "output head: tied (equal values)",
     "not tied": "output head: not tied",
     "no output head": "no output head",
+    "tied (config.json)": "output head: tied to the token table (config.json)",
+    "not tied (config.json)": "output head: not tied (config.json)",
+    "not compared": "output head: not compared (read over the network, and config.json is silent)",
 }
 _TIED = ("same storage", "equal values")
 
@@ -63,8 +66,9 @@ def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True)
             ],
             width,
         )
+    model = [f"{k}: {v}" for k, v in (report.model or {}).items()]
     parts: list[RenderableType] = [
-        items_line([report.path, report.format], width),
+        items_line([report.path, report.format, *model], width),
         table,
         summary,
     ]

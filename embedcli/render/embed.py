@@ -121,7 +121,11 @@ def _vectors_table(report: EmbedReport, b: int, dims: int, max_positions: int) -
     for i in range(dims):
         table.add_column(Text(f"[{i}]"), justify="right", no_wrap=True)
     for position, t in enumerate(report.tokens[b][:max_positions]):
-        piece = Text("(pad)", style="dim") if t.pad else Text(t.display)
+        piece = (
+            Text("(pad)", style="dim")
+            if t.pad
+            else Text(t.display + (" (added)" if t.added else ""))
+        )
         vectors = [report.token_embeddings[b][position]]
         if report.position_embeddings is not None:
             vectors += [report.position_embeddings[position], report.input_embeddings[b][position]]
@@ -240,7 +244,7 @@ def embed_tables(
     cfg = report.config
     parts: list[RenderableType] = [_header(report, width), *_truncation_notes(report)]
     parts.append(pipeline_block(report, width))
-    parts.append(addition_view(report.broadcast, cfg["positional"], width=width))
+    parts.append(addition_view(report.broadcast, cfg, width=width))
     if report.rope_angles is not None:
         parts.append(rope_block(report.rope_angles, show, max_positions))
     for b in range(len(report.tokens)):

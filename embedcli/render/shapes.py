@@ -66,17 +66,39 @@ def broadcast_block(plan: BroadcastPlan, names: Sequence[str], title: str, width
     )
 
 
-def addition_view(plan: BroadcastPlan | None, positional: str, *, width: int) -> RenderableType:
-    """How positions enter: the broadcast of the addition, or why nothing is added."""
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> RenderableType:
+    """How positions enter: the broadcast of the addition, or why nothing is added; and a
+    model's input scaling (Gemma's sqrt(d_model))."""
+    scale = cfg.get("embed_scale", 1.0)
+    scaled = (
+        f"scaled_embeddings = token_embeddings × {scale:.6g} (the model's input scaling, "
+        f"√d_model = √{cfg['d_model']})"
+        if scale != 1.0
+        else None
+    )
+    source = "scaled_embeddings" if scaled else "token_embeddings"
     if plan is not None:
-        return broadcast_block(plan, TENSOR_NAMES, ADDITION_TITLE, width)
-    if positional == "rope":
-        return Text(
-            "positional rope: nothing is added, input_embeddings = token_embeddings; attention "
-            "rotates each pair of query and key dimensions by rope_angles = position × "
-            "10000^(-2i/d), so a rope model has no position_embeddings tensor at all"
+        view: RenderableType = broadcast_block(plan, TENSOR_NAMES, ADDITION_TITLE, width)
+    elif cfg["positional"] == "rope":
+        theta, dim = cfg.get("rope_theta", 10000.0), cfg.get("rope_dim")
+        formula = (
+            "10000^(-2i/d)"
+            if theta == 10000.0 and dim is None
+            else f"{_number(theta)}^(-2i/{dim or cfg['d_model']}) (the model's rope_theta, over "
+            f"{dim or cfg['d_model']} dimensions: one attention head)"
         )
-    return Text("positional none: nothing is added, input_embeddings = token_embeddings")
+        view = Text(
+            f"positional rope: nothing is added, input_embeddings = {source}; attention "
+            f"rotates each pair of query and key dimensions by rope_angles = position × "
+            f"{formula}, so a rope model has no position_embeddings tensor at all"
+        )
+    else:
+        view = Text(f"positional none: nothing is added, input_embeddings = {source}")
+    return view if scaled is None else Group(Text(scaled), view)
 
 
 def broadcast_view(plan: BroadcastPlan, *, width: int = 100, plain: bool = True) -> RenderableType:
@@ -143,7 +165,7 @@ def shapes_tables(report: ShapesReport, *, width: int = 100, plain: bool = True)
     parts = [
         header,
         tensors_block(report, width),
-        addition_view(report.broadcast, cfg["positional"], width=width),
+        addition_view(report.broadcast, cfg, width=width),
         parameters_block(report, width),
     ]
     if report.broadcast is not None:  # only where position vectors are added at all

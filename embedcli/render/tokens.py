@@ -25,6 +25,10 @@ SEGMENT_STYLES = (
 )
 TOKEN_TABLE_LIMIT = 500  # tokens listed by the table view; --ids and --json have them all
 PLAIN_SEPARATOR = "│"  # between pieces when there is no colour to tell them apart
+ADDED_NOTE = note(
+    "(added): a special token the model's tokenizer adds to every text, as transformers does; "
+    "--no-add-special leaves it out"
+)
 
 
 def coloured_text(segments: Sequence[Segment], *, width: int = 100, plain: bool = True) -> Text:
@@ -86,8 +90,10 @@ def tokenize_view(
         for t in report.tokens:
             hex_ = t.bytes or ""
             data = " ".join(hex_[i : i + 2] for i in range(0, len(hex_), 2))
-            add_row(table, t.index, t.id, t.display, data)
+            add_row(table, t.index, t.id, t.display + (" (added)" if t.added else ""), data)
         parts.append(table)
+    if any(t.added for t in report.tokens or ()):
+        parts.append(ADDED_NOTE)
     shown = _shown_note(report)
     if shown is not None:
         parts.append(shown)

@@ -1,0 +1,228 @@
+"""Hugging Face hub sources, offline first: ``hf:ORG/NAME[@REVISION]``.
+
+A hub source is looked up in the local Hugging Face cache (``HF_HUB_CACHE``, ``HF_HOME``), laid
+out as the hub client writes it (``models--ORG--NAME/{refs,snapshots,blobs}``), without importing
+``huggingface_hub``. The network is used only when allowed (``--download``, or ``HF_HUB_OFFLINE=0``
+set explicitly), and then only for what a command needs: small files whole (through
+``huggingface_hub``, so that they land in its cache), and safetensors headers and tables by HTTP
+range reads. ``HF_ENDPOINT`` (mirrors, and the tests' local server) and ``HF_TOKEN`` are honoured;
+the token is never printed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from embedcli.errors import UsageError, WeightsError
+
+PREFIX = "hf:"
+DEFAULT_REVISION = "main"
+DEFAULT_ENDPOINT = "https://huggingface.co"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+class HubError(WeightsError):
+    """A hub source that cannot be resolved: not cached offline, not found, unreachable."""
+
+
+@dataclass(frozen=True)
+class HubSpec:
+    """A model on the hub: ``hf:ORG/NAME[@REVISION]``."""
+
+    repo_id: str
+    revision: str = DEFAULT_REVISION
+
+    @classmethod
+    def parse(cls, text: str) -> HubSpec | None:
+        """The spec in ``text``, None when it does not start with ``hf:``, an error when bad."""
+        if not text.startswith(PREFIX):
+            return None
+        body = text[len(PREFIX) :]
+        repo_id, _, revision = body.partition("@")
+        parts = repo_id.split("/")
+        if not 1 <= len(parts) <= 2 or not all(_NAME.match(p) and ".." not in p for p in parts):
+            raise UsageError(
+                f"{text!r} is not a hub model: write hf:ORG/NAME or hf:ORG/NAME@REVISION "
+                "(e.g. hf:openai-community/gpt2)"
+            )
+        if "@" in body and not revision.strip():
+            raise UsageError(f"{text!r} names no revision after '@'")
+        return cls(repo_id, revision or DEFAULT_REVISION)
+
+    def __str__(self) -> str:
+        suffix = "" if self.revision == DEFAULT_REVISION else f"@{self.revision}"
+        return f"{PREFIX}{self.repo_id}{suffix}"
+
+    @property
+    def folder_name(self) -> str:
+        """The repo's folder in the hub cache."""
+        return "models--" + self.repo_id.replace("/", "--")
+
+
+def is_hub(text: object) -> bool:
+    """Whether a source string names a hub model."""
+    return isinstance(text, str) and text.startswith(PREFIX)
+
+
+def hub_cache() -> Path:
+    """The Hugging Face hub cache folder, found as ``huggingface_hub`` finds it."""
+    for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if os.environ.get(variable):
+            return Path(os.path.expanduser(os.path.expandvars(os.environ[variable])))
+    home = os.environ.get("HF_HOME")
+    if not home:
+        xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
+        home = os.path.join(xdg, "huggingface")
+    return Path(os.path.expanduser(os.path.expandvars(home))) / "hub"
+
+
+def endpoint() -> str:
+    """The hub's address: ``HF_ENDPOINT`` (a mirror, or a local server) or huggingface.co."""
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+
+
+_requested = {"download": False}  # set by the command line's --download, once per command
+
+
+def request_download(flag: bool) -> None:
+    """Record whether this command was given ``--download`` (the CLI's one writer)."""
+    _requested["download"] = bool(flag)
+
+
+def download_requested() -> bool:
+    """Whether this command was given ``--download``."""
+    return _requested["download"]
+
+
+def download_allowed(flag: bool) -> bool:
+    """Whether the network may be used: ``--download``, or ``HF_HUB_OFFLINE=0`` explicitly."""
+    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower()
+    if flag and offline in _TRUE:
+        raise UsageError("--download asks for the network, but HF_HUB_OFFLINE=1 forbids it")
+    return flag or offline in _FALSE
+
+
+def cached_commit(spec: HubSpec, cache: Path | None = None) -> str | None:
+    """The commit a revision points to in the local cache, or None when not cached."""
+    repo = (cache or hub_cache()) / spec.folder_name
+    if _COMMIT.match(spec.revision):
+        return spec.revision if (repo / "snapshots" / spec.revision).is_dir() else None
+    ref = repo / "refs" / spec.revision
+    try:
+        commit = ref.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return commit if _COMMIT.match(commit) and (repo / "snapshots" / commit).is_dir() else None
+
+
+def cached_snapshot(spec: HubSpec) -> Path | None:
+    """The snapshot folder of ``spec`` in the local cache, or None."""
+    commit = cached_commit(spec)
+    return None if commit is None else hub_cache() / spec.folder_name / "snapshots" / commit
+
+
+def not_cached(spec: HubSpec, what: str = "") -> HubError:
+    """The offline miss, with the two ways out."""
+    missing = f"{what} of {spec}" if what else str(spec)
+    return HubError(
+        f"{missing} is not in the Hugging Face cache ({hub_cache()}) and embedcli is offline by "
+        f"default; pass --download to fetch only what is needed, or run: hf download "
+        f"{spec.repo_id}"
+        + ("" if spec.revision == DEFAULT_REVISION else f" --revision {spec.revision}")
+    )
+
+
+class Remote:
+    """One hub repo at one revision, read over HTTP: whole small files, and byte ranges."""
+
+    def __init__(self, spec: HubSpec) -> None:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()  # embedcli's stderr carries one Error line, or its own progress
+        self.spec = spec
+        self.endpoint = endpoint()
+        self.commit: str | None = None
+
+    def _token(self) -> str | bool | None:
+        return os.environ.get("HF_TOKEN") or None
+
+    def file(self, filename: str) -> Path | None:
+        """A small file, downloaded whole into the hub cache (None when the repo lacks it)."""
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import EntryNotFoundError
+
+        try:
+            path = Path(
+                hf_hub_download(
+                    self.spec.repo_id,
+                    filename,
+                    revision=self.spec.revision,
+                    cache_dir=hub_cache(),
+                    endpoint=self.endpoint,
+                    token=self._token(),
+                )
+            )
+        except EntryNotFoundError:
+            return None
+        except Exception as exc:
+            raise self._failure(exc, filename) from None
+        snapshot = path.parents[len(Path(filename).parts) - 1]
+        if _COMMIT.match(snapshot.name):
+            self.commit = snapshot.name
+        return path
+
+    def read_range(self, filename: str, start: int, end: int) -> bytes:
+        """Bytes ``start`` to ``end`` (exclusive) of a file of the repo, by one range read."""
+        if end <= start:
+            return b""
+        from huggingface_hub import hf_hub_url
+        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+        revision = self.commit or self.spec.revision
+        url = hf_hub_url(self.spec.repo_id, filename, revision=revision, endpoint=self.endpoint)
+        headers = {**build_hf_headers(token=self._token()), "Range": f"bytes={start}-{end - 1}"}
+        try:
+            response = get_session().get(url, headers=headers, follow_redirects=True, timeout=60)
+            hf_raise_for_status(response)
+        except Exception as exc:
+            raise self._failure(exc, filename) from None
+        data = response.content
+        if response.status_code != 206 and len(data) > end - start:
+            data = data[start:end]  # a server that ignores ranges sent the whole file
+        if len(data) != end - start:
+            raise HubError(
+                f"{self.endpoint} sent {len(data):,} bytes of {filename} where {end - start:,} "
+                f"were asked for (bytes {start}-{end - 1}); try again"
+            )
+        return data
+
+    def _failure(self, exc: Exception, filename: str) -> HubError:
+        from huggingface_hub.errors import (
+            GatedRepoError,
+            RepositoryNotFoundError,
+            RevisionNotFoundError,
+        )
+
+        if isinstance(exc, GatedRepoError):
+            return HubError(
+                f"{self.spec} is gated: accept its licence on the hub and set HF_TOKEN to a token "
+                "that may read it"
+            )
+        if isinstance(exc, RepositoryNotFoundError):
+            return HubError(
+                f"{self.spec.repo_id} was not found at {self.endpoint} (or it is private: set "
+                "HF_TOKEN)"
+            )
+        if isinstance(exc, RevisionNotFoundError):
+            return HubError(f"{self.spec.repo_id} has no revision {self.spec.revision!r}")
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        token = os.environ.get("HF_TOKEN")
+        if token:
+            reason = reason.replace(token, "***")
+        return HubError(f"cannot fetch {filename} of {self.spec} from {self.endpoint}: {reason}")
