@@ -73,8 +73,10 @@ class EmbedConfig:
 
         for name in ("rope_theta", "embed_scale"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not (
-                math.isfinite(value) and value > 0
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not (math.isfinite(value) and value > 0)
             ):
                 raise ConfigError(f"{name} must be a positive finite number, got {value!r}")
         rope_dim = self.rope_dim

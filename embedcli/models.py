@@ -190,7 +190,9 @@ def folder_config(folder: Path) -> ModelConfig | None:
     return parse_config(read_json(path, "a model config"), str(path))
 
 
-def _open_folder(folder: Path, spec: str, label: str, hub: HubSpec | None = None) -> ModelSource:
+def _open_folder(
+    folder: Path, spec: str, label: str, hub: HubSpec | None = None, remote: Remote | None = None
+) -> ModelSource:
     """A save_pretrained folder or a hub snapshot: config, and weights by their index."""
     from embedcli.checkpoint import Checkpoint
     from embedcli.shards import ShardedCheckpoint
@@ -200,7 +202,7 @@ def _open_folder(folder: Path, spec: str, label: str, hub: HubSpec | None = None
         index = folder / index_name
         if index.is_file():
             weight_map = _weight_map(read_json(index, "a weights index"), index)
-            opener = _shard_opener(folder, hub)
+            opener = _shard_opener(folder, hub, remote)
             kind = "safetensors" if index_name.startswith("model.safetensors") else "pytorch"
             shards = len(set(weight_map.values()))
             checkpoint = ShardedCheckpoint(
@@ -214,9 +216,9 @@ def _open_folder(folder: Path, spec: str, label: str, hub: HubSpec | None = None
     raise WeightsError(f"{folder} holds no model weights (looked for {looked})")
 
 
-def _shard_opener(folder: Path, hub: HubSpec | None) -> Any:
+def _shard_opener(folder: Path, hub: HubSpec | None, remote: Remote | None = None) -> Any:
     """Open one shard of a folder; in a hub snapshot, a shard not downloaded is read through
-    embedcli's tensor cache (offline: only what it holds)."""
+    embedcli's tensor cache, and fetched by the byte when ``remote`` (downloads allowed)."""
     from embedcli.checkpoint import Checkpoint
 
     def opener(filename: str) -> Any:
@@ -227,7 +229,7 @@ def _shard_opener(folder: Path, hub: HubSpec | None) -> Any:
             return Checkpoint(path)
         from embedcli.shards import RemoteSafetensors
 
-        return RemoteSafetensors(None, hub, folder.name, filename)
+        return RemoteSafetensors(remote, hub, folder.name, filename)
 
     return opener
 
@@ -235,7 +237,11 @@ def _shard_opener(folder: Path, hub: HubSpec | None) -> Any:
 def _open_hub(spec: HubSpec, allowed: bool) -> ModelSource:
     snapshot = cached_snapshot(spec)
     if snapshot is not None and _has_weights(snapshot):
-        return _open_folder(snapshot, str(spec), str(spec), spec)
+        remote = None
+        if allowed:  # a shard the snapshot lacks may be fetched by the byte
+            remote = Remote(spec)
+            remote.commit = snapshot.name
+        return _open_folder(snapshot, str(spec), str(spec), spec, remote)
     if allowed:
         return _open_remote(spec)
     if snapshot is not None:  # a snapshot without weights: the table may be in embedcli's cache
@@ -351,7 +357,9 @@ def _loaded_tokenizer(path: Path, name: str) -> Any:
         from embedcli.errors import EncodingError
 
         raise EncodingError(f"cannot read the tokenizer {path}: {exc.strerror or exc}") from None
-    return _load_once(str(path.resolve()), stat.st_mtime_ns, stat.st_size, name)
+    # absolute, not resolved: a hub snapshot's file is a link to a blob named by its hash,
+    # and the tokenizer's kind is told by the name (tokenizer.json, tokenizer.model)
+    return _load_once(str(path.absolute()), stat.st_mtime_ns, stat.st_size, name)
 
 
 @lru_cache(maxsize=8)

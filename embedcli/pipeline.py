@@ -343,9 +343,7 @@ def run_embed(
     if (texts is None) == (ids is None):
         raise ValueError("give exactly one of texts and ids")
     if texts is not None:
-        sequences = tokenize_texts(
-            enc, texts, allow_special=allow_special, add_special=add_special
-        )
+        sequences = tokenize_texts(enc, texts, allow_special=allow_special, add_special=add_special)
     else:
         sequences = [list(seq) for seq in ids or ()]
     full = [len(seq) for seq in sequences]
