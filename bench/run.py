@@ -4,6 +4,8 @@
 - tokenize_bench: `embedcli tokenize --count` against ttok, start-up and a 20 MB file
   (needs `pip install ttok` in the same environment).
 - weights_bench: peak memory of `embed --weights` with a generated 1.7 GB checkpoint.
+- models_bench: bytes a sharded 15 GB model folder and a 405B-shaped hub repo give up to
+  `weights` and `inspect-shapes`, and `embed --weights FOLDER` memory against its tables.
 - stream_bench: streaming `embed --seq-len` of a 20 MB text against a plain torch loop, and
   `embed --lines` against one process a line.
 """
@@ -11,6 +13,7 @@
 from __future__ import annotations
 
 import embed_bench  # bench/ is on sys.path: Python puts a script's folder first
+import models_bench
 import stream_bench
 import tokenize_bench
 import weights_bench
@@ -21,5 +24,7 @@ if __name__ == "__main__":
     tokenize_bench.main([])
     print()
     weights_bench.main([])
+    print()
+    models_bench.main([])
     print()
     stream_bench.main([])

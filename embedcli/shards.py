@@ -138,7 +138,7 @@ class RemoteSafetensors:
 
     def _fetch_header(self) -> bytes:
         remote = self._need_remote(f"{self.filename}'s header")
-        first = remote.read_range(self.filename, 0, HEADER_FIRST_READ)
+        first = remote.read_range(self.filename, 0, HEADER_FIRST_READ, exact=False)
         size = int.from_bytes(first[:8], "little") if len(first) >= 8 else 0
         if not 0 < size <= MAX_SAFETENSORS_HEADER:
             raise WeightsError(f"{self.path} is not a safetensors file (header length {size})")
