@@ -185,7 +185,9 @@ def check_memory(
     rows = config.vocab_size + (config.context_length if config.has_positional_table else 0)
     # The tables are always created on the CPU in float32 first; --verify makes a CPU copy.
     tables = rows * d * 4 * (2 if verify else 1)
-    activations = 3 * batch * length * d * size  # token, position and input embeddings
+    # token, position and input embeddings, and a model's scaled token embeddings (Gemma)
+    count = 3 if config.embed_scale == 1.0 else 4
+    activations = count * batch * length * d * size
     kept = 3 * batch * length * d * 4 if keep.report else 0
     if keep.similarity:
         kept += batch * length * (length + d) * 8  # float64: normalised rows, then (T, T)
@@ -198,7 +200,8 @@ def check_memory(
             tables,
             "lower --d-model, --vocab-size or --context-length",
         ),
-        f"the activations ({batch:,} × {length:,} tokens × d {d:,}, three tensors)": (
+        f"the activations ({batch:,} × {length:,} tokens × d {d:,}, "
+        f"{'three' if count == 3 else 'four'} tensors)": (
             activations,
             "lower -b/--batch-size or -t/--seq-len, or embed fewer or shorter texts (--truncate N)",
         ),

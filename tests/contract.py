@@ -108,12 +108,49 @@ def _checkpoints() -> dict[str, bytes]:
 
 
 def make_fixtures(folder: Path) -> Path:
-    """Write every input file a case may name into ``folder`` (and an empty folder, adir/)."""
+    """Write every input file a case may name into ``folder`` (and an empty folder, adir/), and
+    three model folders: GPT-2-style with its tokenizer.json, Llama-style (rope theta 500000,
+    no tokenizer), and one whose config.json is damaged."""
     folder.mkdir(parents=True, exist_ok=True)
     for name, data in {**TEXT_FILES, **_checkpoints()}.items():
         (folder / name).write_bytes(data)
     (folder / "adir").mkdir(exist_ok=True)
+    _model_folders(folder)
     return folder
+
+
+def _model_folders(folder: Path) -> None:
+    from hubfixtures import gpt2_tokenizer_json
+
+    checkpoint = _checkpoints()["tiny.safetensors"]
+    gpt2 = folder / "model-gpt2"
+    gpt2.mkdir(exist_ok=True)
+    (gpt2 / "model.safetensors").write_bytes(checkpoint)
+    config = {"model_type": "gpt2", "vocab_size": 50257, "n_embd": 8, "n_positions": 32}
+    (gpt2 / "config.json").write_text(json.dumps(config))
+    gpt2_tokenizer_json(gpt2)
+    llama = folder / "model-llama"
+    llama.mkdir(exist_ok=True)
+    import torch
+    from safetensors.torch import save_file
+
+    table = torch.randn(50257, 8, generator=torch.Generator().manual_seed(1))
+    save_file({"model.embed_tokens.weight": table}, str(llama / "model.safetensors"))
+    config = {"model_type": "llama", "vocab_size": 50257, "hidden_size": 8, "rope_theta": 5e5,
+              "num_attention_heads": 2, "max_position_embeddings": 64}  # fmt: skip
+    (llama / "config.json").write_text(json.dumps(config))
+    broken = folder / "model-broken"
+    broken.mkdir(exist_ok=True)
+    (broken / "model.safetensors").write_bytes(checkpoint)
+    (broken / "config.json").write_text('{"n_embd": "wide"')
+
+
+def make_hub_cache(fixtures: Path, cache: Path) -> Path:
+    """The GPT-2-style model folder as hf:org/tiny in a Hugging Face cache."""
+    from hubfixtures import place_in_hf_cache
+
+    place_in_hf_cache(fixtures / "model-gpt2", cache, "org/tiny")
+    return cache
 
 
 # ---------------------------------------------------------------- values, by parameter
@@ -139,9 +176,15 @@ TEXT_INPUTS = ("in.txt", "lines.txt", "long.txt", "special.txt", "ids.txt", "crl
                "bom.txt", "notes.npy")  # fmt: skip
 HOSTILE_INPUTS = ("bad-utf8.txt", "empty.txt", "adir", "missing.txt", "/dev/null", "-", "",
                   "tiny.safetensors", "adir/")  # fmt: skip
-CHECKPOINTS = ("tiny.safetensors", "tiny.pt", "tiny.npz", "./tiny.safetensors")
+CHECKPOINTS = ("tiny.safetensors", "tiny.pt", "tiny.npz", "./tiny.safetensors", "model-gpt2",
+               "model-llama", "hf:org/tiny", "model-gpt2/model.safetensors")  # fmt: skip
 BAD_CHECKPOINTS = ("bad.safetensors", "trunc.safetensors", "in.txt", "empty.txt", "adir",
-                   "missing.safetensors", "/dev/null", "", "notes.npy")  # fmt: skip
+                   "missing.safetensors", "/dev/null", "", "notes.npy", "model-broken",
+                   "hf:org/absent", "hf:", "hf:a/b/c", "hf:org/x@", "hf:org/../x",
+                   "model-gpt2/tokenizer.json")  # fmt: skip
+TOKENIZERS = ("model-gpt2", "model-gpt2/tokenizer.json", "hf:org/tiny")
+BAD_TOKENIZERS = ("model-llama", "model-broken/config.json", "hf:org/absent", "missing.json",
+                  "tiny.safetensors", "adir", "in.txt")  # fmt: skip
 # Outputs are relative paths only: nothing is ever written outside the case's own folder.
 OUTPUTS = ("out.npy", "out.pt", "out.safetensors", "OUT.NPY", "sub/../out.npy")
 BAD_OUTPUTS = ("out.txt", "out", "adir", "adir/", "adir/out.npy", "nodir/out.npy", "in.txt",
@@ -163,13 +206,13 @@ OFTEN = {"d_model": 0.7, "as_json": 0.5}
 FOCUS = {
     "embed": (("seq_len", "output", "file"), ("lines", "file"), ("lines",), ("output",),
               ("weights",), ("ids",), ("verify", "dtype"), ("texts",)),
-    "tokenize": (("decode",), ("count",), ("file",), ("encode",), ("texts",)),
+    "tokenize": (("decode",), ("count",), ("file",), ("encode",), ("texts",), ("encoding",)),
     "windows": (("file",), ("as_jsonl",), ("as_json",), ("texts",)),
     "neighbors": (("weights",), ("ids",), ("texts",)),
     "stats": (("weights",),),
     "positions": (("weights",), ("png",), ("similarity",)),
     "inspect-shapes": (("preset",), ("weights",), ("device",)),
-    "weights": (("path",),),
+    "weights": (("path",), ("path", "download")),
     "broadcast": (("shapes",),),
 }  # fmt: skip
 
@@ -213,7 +256,10 @@ def _named_values() -> dict[str, Values]:
 
     id_lists = st.lists(st.integers(0, 50256), min_size=1, max_size=6)
     return {
-        "encoding": pair(BUNDLED_ENCODINGS, ("GPT2", "gtp2", "o200k", "p50k")),
+        "encoding": (
+            st.sampled_from((*BUNDLED_ENCODINGS, *TOKENIZERS)),
+            st.one_of(st.sampled_from(("GPT2", "gtp2", "o200k", "p50k", *BAD_TOKENIZERS)), odd),
+        ),
         "model": pair((*models, "gpt-4o-2024-08-06", "gpt-4-0613"), ("GPT-4", "bogus", "gpt-3")),
         "positional": pair(POSITIONAL_FAMILIES, ("Learned", "rop", "alibi")),
         "dtype": pair((*DTYPES, "fp16", "bf16", "half", "torch.float16"), ("float64", "int8")),
@@ -243,7 +289,7 @@ def value_strategies(param: Any) -> Values:
     type. Odd ints are mostly extremes that parse (2**63, 10**30), so they reach the code."""
     named = _named_values()
     name, kind = param.name, param.type.name
-    if name == "path" and kind == "path":  # `weights PATH`
+    if name == "path":  # `weights SOURCE`
         return named["weights"]
     if name in named:
         return named[name]
@@ -604,6 +650,11 @@ class Workspace:
             "NO_COLOR": "1",
             "TIKTOKEN_CACHE_DIR": str(root / "tiktoken-cache"),
             "EMBEDCLI_CACHE_DIR": str(root / "embedcli-cache"),
+            # hf:org/tiny is cached; --download goes to a port nothing listens on (never out)
+            "HF_HUB_CACHE": str(make_hub_cache(self.fixtures, root / "hub")),
+            "HF_HOME": str(root / "hf-home"),
+            "HF_ENDPOINT": "http://127.0.0.1:9",
+            "HF_HUB_DISABLE_TELEMETRY": "1",
         }
         self.runner = new_runner()
 
