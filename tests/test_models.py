@@ -504,3 +504,55 @@ def test_gated_repo_needs_hf_token_and_never_prints_it(
 
 def test_unknown_repo_over_the_network(hub) -> None:
     expect_error(runner.invoke(app, ["weights", "hf:org/nothing", "--download"]), "not found")
+
+
+# ---------------------------------------------------------------- tokenizer files, as -e
+
+
+def _llama3_file() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("llama_models")
+    return Path(next(iter(spec.submodule_search_locations))) / "llama3" / "tokenizer.model"
+
+
+def test_tokenize_with_llama3s_tokenizer_file() -> None:
+    # The ids of llama-models' own test (there with bos=True, eos=True; here the BOS is added
+    # as transformers adds it, and no EOS).
+    path = str(_llama3_file())
+    result = runner.invoke(app, ["tokenize", "This is a test sentence.", "-e", path, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [t["id"] for t in data["tokens"]] == [128000, 2028, 374, 264, 1296, 11914, 13]
+    assert data["tokens"][0]["added"] is True and data["tokens"][0]["piece"] == "<|begin_of_text|>"
+    assert data["n_vocab"] == 128256
+    plain = runner.invoke(app, ["tokenize", "This is", "-e", path, "--encode", "--no-add-special"])
+    assert plain.stdout.split() == ["2028", "374"]
+    special = runner.invoke(app, ["tokenize", "<|eot_id|>", "-e", path, "--encode"])
+    expect_error(special, "the text contains the special token <|eot_id|>")
+    allowed = runner.invoke(
+        app, ["tokenize", "<|eot_id|>", "-e", path, "--encode", "--allow-special"]
+    )
+    assert allowed.stdout.split() == ["128000", "128009"]
+
+
+def test_neighbors_and_windows_use_the_models_tokenizer(folders: dict[str, Path]) -> None:
+    folder = folders["llama"]
+    result = runner.invoke(
+        app, ["neighbors", " world", "--weights", str(folder), "-k", "3", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["tokens"]
+    ids = hf_ids(folder, " world")[1:]  # neighbors looks up the text's own tokens
+    assert [row["id"] for row in rows] == ids
+    table = expected_tables(folder)["token"].double()
+    unit = table / table.norm(dim=1, keepdim=True)
+    scores = unit @ unit[ids[0]]
+    scores[ids[0]] = -2
+    assert [n["id"] for n in rows[0]["neighbors"]] == scores.topk(3).indices.tolist()
+    windows = runner.invoke(
+        app, ["windows", TEXT, "-e", str(folder), "-t", "4", "-b", "1", "--json"]
+    )
+    assert windows.exit_code == 0, windows.output
+    first = json.loads(windows.stdout)["batches"][0]["inputs"][0]
+    assert first == hf_ids(folder, TEXT)[:4]  # the BOS opens the text, as transformers adds it
