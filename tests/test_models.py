@@ -556,3 +556,31 @@ def test_neighbors_and_windows_use_the_models_tokenizer(folders: dict[str, Path]
     assert windows.exit_code == 0, windows.output
     first = json.loads(windows.stdout)["batches"][0]["inputs"][0]
     assert first == hf_ids(folder, TEXT)[:4]  # the BOS opens the text, as transformers adds it
+
+
+def test_stats_positions_and_verify_read_the_models_tables(folders: dict[str, Path]) -> None:
+    gpt2 = folders["gpt2"]
+    tables = expected_tables(gpt2)
+    stats = runner.invoke(app, ["stats", "--weights", str(gpt2), "--json"])
+    assert stats.exit_code == 0, stats.output
+    found = {t["name"]: t for t in json.loads(stats.stdout)["tables"]}
+    token = tables["token"].double()
+    assert found["token_embeddings"]["mean"] == pytest.approx(float(token.mean()), abs=1e-12)
+    assert found["token_embeddings"]["std"] == pytest.approx(
+        float(token.std()), rel=1e-9
+    )
+    assert found["position_embeddings"]["shape"] == list(tables["position"].shape)
+    positions = runner.invoke(app, ["positions", "--weights", str(gpt2), "--json"])
+    assert positions.exit_code == 0, positions.output
+    matrix = torch.tensor(json.loads(positions.stdout)["matrix"], dtype=torch.float64)
+    assert torch.allclose(matrix, tables["position"].double())
+    for folder in (gpt2, folders["llama"], folders["gemma"]):
+        verified = embed_json("--ids", "3,4,5", "--weights", str(folder), "--verify")
+        assert verified["verify"]["ok"] is True
+
+
+def test_hf_hub_offline_0_allows_the_network(hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    result = runner.invoke(app, ["weights", "hf:org/gpt2", "--json"])
+    assert result.exit_code == 0, result.output
+    assert hub.served_bytes > 0
