@@ -243,6 +243,8 @@ def verify_on_cpu(
     import torch
 
     expected = reference.token_embedding.weight.detach().to(dtype)[ids]  # (B, T, d)
+    if reference.config.embed_scale != 1.0:  # a model's input scaling (Gemma's sqrt(d))
+        expected = expected * torch.tensor(reference.config.embed_scale, dtype=dtype)
     if reference.position_embedding is not None:
         positions = reference.position_embedding.weight.detach().to(dtype)
         expected = expected + positions[: ids.shape[1]]  # + (T, d)
