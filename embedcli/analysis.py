@@ -317,7 +317,7 @@ def inspect_weights(
     elif isinstance(path, Checkpoint):
         source = ModelSource(str(path.path), path.path.name, path)
     else:
-        from embedcli.sources import open_weights
+        from embedcli.models import open_weights
 
         source = open_weights(path)
     checkpoint = source.checkpoint

@@ -16,7 +16,6 @@ This module must not import torch: tokenizing never needs it.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import threading
 from collections.abc import Callable
@@ -26,6 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from embedcli import cache as ranks_cache
+from embedcli.bpe import dump_tiktoken_bpe as dump_tiktoken_bpe
+from embedcli.bpe import parse_tiktoken_bpe as parse_tiktoken_bpe
 from embedcli.errors import EncodingError, InputTextError, UsageError
 
 if TYPE_CHECKING:
@@ -90,22 +91,6 @@ def _read_bundled(url: str, expected_hash: str | None) -> bytes:
             f"pip install --force-reinstall {_PIP_NAMES[package]}"
         ) from exc
     return _verified_bytes(data, expected_hash, str(path))
-
-
-def parse_tiktoken_bpe(data: bytes) -> dict[bytes, int]:
-    """Parse a ``.tiktoken`` file: one ``base64(token) rank`` pair a line."""
-    ranks: dict[bytes, int] = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
-
-
-def dump_tiktoken_bpe(ranks: dict[bytes, int]) -> bytes:
-    """Serialise ranks exactly as OpenAI's published ``.tiktoken`` files are written."""
-    ordered = sorted(ranks.items(), key=lambda item: item[1])
-    return b"".join(base64.b64encode(tok) + b" %d\n" % rank for tok, rank in ordered)
 
 
 def parse_data_gym(vocab_bpe: bytes, encoder_json: bytes) -> dict[bytes, int]:

@@ -182,6 +182,13 @@ def open_source(spec: str | Path, download: bool = False) -> ModelSource:
     return ModelSource(text, path.name, Checkpoint(path))
 
 
+def open_weights(weights: str | Path) -> ModelSource:
+    """Open ``--weights``: downloads only where this command was given ``--download``."""
+    from embedcli.hub import download_requested
+
+    return open_source(weights, download_requested())
+
+
 def folder_config(folder: Path) -> ModelConfig | None:
     """A folder's config.json, parsed, or None when it has none."""
     path = folder / CONFIG_FILE

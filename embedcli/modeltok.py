@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from embedcli import cache as ranks_cache
-from embedcli.encodings import parse_tiktoken_bpe
+from embedcli.bpe import parse_tiktoken_bpe
 from embedcli.errors import EncodingError
 
 if TYPE_CHECKING:

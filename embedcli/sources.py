@@ -23,18 +23,11 @@ if TYPE_CHECKING:
 Source = str | Path  # a checkpoint file, a model folder, or hf:ORG/NAME[@REVISION]
 
 
-def open_weights(weights: Source) -> ModelSource:
-    """Open ``--weights`` (downloads only where the command line allowed them)."""
-    from embedcli.hub import download_requested
-    from embedcli.models import open_source
-
-    return open_source(weights, download_requested())
-
-
 def _loaded(
     weights: Source, token_key: str | None, position_key: str | None
 ) -> tuple[LoadedTables, ModelSource]:
     """The two tables of a source, labelled for reports, and the opened source."""
+    from embedcli.models import open_weights
     from embedcli.weights import find_tables, read_tables
 
     source = open_weights(weights)
@@ -143,6 +136,7 @@ def checkpoint_preset(
     """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
     counting the whole checkpoint's parameters; with ``load``, the tables too."""
     from embedcli.analysis import inspect_weights
+    from embedcli.models import open_weights
     from embedcli.weights import find_tables, read_tables, tables_config
 
     source = open_weights(path)  # opened once: headers, parameter count, and tables if asked

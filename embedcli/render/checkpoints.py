@@ -48,7 +48,11 @@ def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True)
     roles = {
         report.token_key: "token table",
         report.position_key: "positional table",
-        report.head_key: f"output head ({report.head_tied})",
+        report.head_key: (
+            f"output head, {report.head_tied}"
+            if report.head_tied.endswith(")")
+            else f"output head ({report.head_tied})"
+        ),
     }
     for t in report.tensors:
         add_row(table, t.name, format_shape(t.shape), t.dtype, roles.get(t.name, ""))
