@@ -142,21 +142,44 @@ class Remote:
     """One hub repo at one revision, read over HTTP: whole small files, and byte ranges."""
 
     def __init__(self, spec: HubSpec) -> None:
-        from huggingface_hub.utils import disable_progress_bars
+        from huggingface_hub.utils import disable_progress_bars, logging
 
-        disable_progress_bars()  # embedcli's stderr carries one Error line, or its own progress
+        # embedcli's stderr carries one Error line or its own progress: no bars, no retry notes
+        disable_progress_bars()
+        logging.set_verbosity_error()
         self.spec = spec
         self.endpoint = endpoint()
         self.commit: str | None = None
+        self._reached = False
 
     def _token(self) -> str | bool | None:
         return os.environ.get("HF_TOKEN") or None
 
+    def _reach(self) -> None:
+        """One quick request first: an unreachable hub is one error at once, not the hub
+        client's five retries a file (half a minute each)."""
+        if self._reached:
+            return
+        from huggingface_hub import hf_hub_url
+        from huggingface_hub.utils import build_hf_headers, get_session
+
+        url = hf_hub_url(self.spec.repo_id, "config.json", endpoint=self.endpoint)
+        try:
+            get_session().head(url, headers=build_hf_headers(token=self._token()), timeout=10)
+        except Exception as exc:  # httpx's connection errors and timeouts
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            raise HubError(
+                f"cannot reach {self.endpoint} for {self.spec} ({reason}); check the network, "
+                "or HF_ENDPOINT for a mirror"
+            ) from None
+        self._reached = True
+
     def file(self, filename: str) -> Path | None:
         """A small file, downloaded whole into the hub cache (None when the repo lacks it)."""
         from huggingface_hub import hf_hub_download
-        from huggingface_hub.errors import EntryNotFoundError
+        from huggingface_hub.errors import RemoteEntryNotFoundError
 
+        self._reach()
         try:
             path = Path(
                 hf_hub_download(
@@ -168,7 +191,7 @@ class Remote:
                     token=self._token(),
                 )
             )
-        except EntryNotFoundError:
+        except RemoteEntryNotFoundError:  # the hub says the repo has no such file
             return None
         except Exception as exc:
             raise self._failure(exc, filename) from None
@@ -185,6 +208,7 @@ class Remote:
         from huggingface_hub import hf_hub_url
         from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
+        self._reach()
         revision = self.commit or self.spec.revision
         url = hf_hub_url(self.spec.repo_id, filename, revision=revision, endpoint=self.endpoint)
         headers = {**build_hf_headers(token=self._token()), "Range": f"bytes={start}-{end - 1}"}

@@ -584,3 +584,12 @@ def test_hf_hub_offline_0_allows_the_network(hub, monkeypatch: pytest.MonkeyPatc
     result = runner.invoke(app, ["weights", "hf:org/gpt2", "--json"])
     assert result.exit_code == 0, result.output
     assert hub.served_bytes > 0
+
+
+def test_an_unreachable_hub_is_one_error_at_once(tmp_path: Path, monkeypatch) -> None:
+    from tests.hubfixtures import point_hub_at
+
+    point_hub_at(monkeypatch, "http://127.0.0.1:9", cache_dir=tmp_path / "hub")  # nothing there
+    result = runner.invoke(app, ["weights", "hf:org/x", "--download"])
+    expect_error(result, "cannot reach http://127.0.0.1:9 for hf:org/x")
+    assert "Retrying" not in result.stderr
