@@ -23,6 +23,8 @@ DEFAULT_REVISION = "main"
 DEFAULT_ENDPOINT = "https://huggingface.co"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_SHORT_COMMIT = re.compile(r"^[0-9a-f]{7,39}$")
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")  # a branch, tag, refs/pr/N or commit
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
@@ -53,6 +55,10 @@ class HubSpec:
             )
         if "@" in body and not revision.strip():
             raise UsageError(f"{text!r} names no revision after '@'")
+        if revision and (not _REVISION.match(revision) or ".." in revision or "//" in revision):
+            raise UsageError(
+                f"{text!r} has a bad revision {revision!r}: a branch, a tag or a commit hash"
+            )
         return cls(repo_id, revision or DEFAULT_REVISION)
 
     def __str__(self) -> str:
@@ -117,8 +123,19 @@ def cached_commit(spec: HubSpec, cache: Path | None = None) -> str | None:
     try:
         commit = ref.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
-        return None
-    return commit if _COMMIT.match(commit) and (repo / "snapshots" / commit).is_dir() else None
+        commit = ""
+    if _COMMIT.match(commit) and (repo / "snapshots" / commit).is_dir():
+        return commit
+    if _SHORT_COMMIT.match(spec.revision):  # a short hash, as git shows it: when unambiguous
+        try:
+            found = [
+                p.name for p in (repo / "snapshots").iterdir() if p.name.startswith(spec.revision)
+            ]
+        except OSError:
+            found = []
+        if len(found) == 1 and _COMMIT.match(found[0]):
+            return found[0]
+    return None
 
 
 def cached_snapshot(spec: HubSpec) -> Path | None:
@@ -127,11 +144,13 @@ def cached_snapshot(spec: HubSpec) -> Path | None:
     return None if commit is None else hub_cache() / spec.folder_name / "snapshots" / commit
 
 
-def not_cached(spec: HubSpec, what: str = "") -> HubError:
-    """The offline miss, with the two ways out."""
+def not_cached(spec: HubSpec, what: str = "", where: str = "") -> HubError:
+    """The offline miss, with the two ways out (``where``: the cache looked in, if not the
+    Hugging Face cache)."""
     missing = f"{what} of {spec}" if what else str(spec)
+    where = where or f"the Hugging Face cache ({hub_cache()})"
     return HubError(
-        f"{missing} is not in the Hugging Face cache ({hub_cache()}) and embedcli is offline by "
+        f"{missing} is not in {where} and embedcli is offline by "
         f"default; pass --download to fetch only what is needed, or run: hf download "
         f"{spec.repo_id}"
         + ("" if spec.revision == DEFAULT_REVISION else f" --revision {spec.revision}")
@@ -246,8 +265,14 @@ class Remote:
             )
         if isinstance(exc, RevisionNotFoundError):
             return HubError(f"{self.spec.repo_id} has no revision {self.spec.revision!r}")
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         token = os.environ.get("HF_TOKEN")
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status in (401, 403) and token:
+            return HubError(
+                f"{self.endpoint} refused HF_TOKEN for {self.spec} ({status}): the token is "
+                "wrong, expired, or may not read this repo"
+            )
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
         if token:
             reason = reason.replace(token, "***")
         return HubError(f"cannot fetch {filename} of {self.spec} from {self.endpoint}: {reason}")

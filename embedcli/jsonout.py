@@ -70,6 +70,7 @@ def embed_json(report: EmbedReport) -> dict[str, Any]:
         if report.verify is None
         else {**asdict(report.verify), "ok": report.verify.ok},
         "rope_angles": report.rope_angles,
+        "scaled_embeddings": report.scaled_embeddings,
         "similarity": report.similarity,
     }
 

@@ -42,6 +42,7 @@ class ModelConfig:
     tie_word_embeddings: bool | None
     embed_scale: float  # what the model multiplies token embeddings by (Gemma: sqrt(d_model))
     file: str = CONFIG_FILE
+    keys: dict[str, str] = field(default_factory=dict)  # field -> the key the file names it by
 
     def summary(self) -> dict[str, Any]:
         """The fields a report shows, without the empty ones."""
@@ -57,9 +58,13 @@ class ModelConfig:
 
 
 def _first(data: dict[str, Any], *names: str) -> Any:
+    return data.get(_first_key(data, *names) or "")
+
+
+def _first_key(data: dict[str, Any], *names: str) -> str | None:
     for name in names:
         if data.get(name) is not None:
-            return data[name]
+            return name
     return None
 
 
@@ -114,6 +119,11 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         rope_scaling=str(rope_type) if rope_type not in (None, "default") else None,
         tie_word_embeddings=tied if isinstance(tied, bool) else None,
         embed_scale=scale,
+        keys={
+            "d_model": _first_key(text, "n_embd", "hidden_size", "d_model") or "hidden_size",
+            "context_length": _first_key(text, "n_positions", "max_position_embeddings", "n_ctx")
+            or "max_position_embeddings",
+        },
     )
 
 
@@ -319,13 +329,28 @@ def _has_tokenizer(folder: Path) -> bool:
 
 
 def tokenizer_source(weights: str | Path) -> str | None:
-    """The tokenizer a --weights source brings (as an -e value), or None: a hub model's, or a
-    model folder's when it has tokenizer files."""
+    """The tokenizer a --weights source brings (as an -e value): a hub model's, a model
+    folder's; GPT-2's encoding for a GPT-2 folder without tokenizer files; None for a bare
+    checkpoint file. A model folder with another tokenizer is an error without -e: GPT-2's ids
+    would fit its table and give the wrong rows, silently."""
+    from embedcli.errors import EncodingError
+
     text = str(weights)
     if HubSpec.parse(text) is not None:
         return text
     path = Path(text)
-    return text if path.is_dir() and _has_tokenizer(path) else None
+    if not path.is_dir():
+        return None
+    if _has_tokenizer(path):
+        return text
+    config = folder_config(path)
+    if config is None or (config.model_type == "gpt2" and config.vocab_size in (None, 50257)):
+        return None  # a bare folder of tables, or GPT-2 itself: the gpt2 encoding is right
+    raise EncodingError(
+        f"{path} holds a {config.model_type or 'model'} but no tokenizer files "
+        f"({', '.join(_tokenizer_files())}); pass -e with its tokenizer (a file, a folder, or "
+        "hf:ORG/NAME) or an encoding"
+    )
 
 
 def load_tokenizer(name: str) -> Any:
@@ -339,7 +364,9 @@ def load_tokenizer(name: str) -> Any:
         path = Path(name)
         if not path.exists():
             raise EncodingError(f"cannot read the tokenizer {name}: no such file or folder")
-        return _loaded_tokenizer(path, path.name or name)
+        # a file is named with its folder: llama3/tokenizer.model, llama4/tokenizer.model
+        label = f"{path.parent.name}/{path.name}" if path.is_file() and path.parent.name else None
+        return _loaded_tokenizer(path, label or path.name or name)
     snapshot = cached_snapshot(spec)
     if snapshot is not None and _has_tokenizer(snapshot):
         return _loaded_tokenizer(snapshot, str(spec))

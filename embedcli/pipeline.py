@@ -84,6 +84,7 @@ class EmbedReport:
     input_embeddings: torch.Tensor  # (B, T, d)
     verify: VerifyResult | None = None
     rope_angles: torch.Tensor | None = None  # (T, d/2) with positional rope
+    scaled_embeddings: torch.Tensor | None = None  # (B, T, d): a model's input scaling (Gemma)
     similarity: torch.Tensor | None = None  # (B, T, T) cosine in float64, when asked for
 
 
@@ -188,7 +189,7 @@ def check_memory(
     # token, position and input embeddings, and a model's scaled token embeddings (Gemma)
     count = 3 if config.embed_scale == 1.0 else 4
     activations = count * batch * length * d * size
-    kept = 3 * batch * length * d * 4 if keep.report else 0
+    kept = count * batch * length * d * 4 if keep.report else 0
     if keep.similarity:
         kept += batch * length * (length + d) * 8  # float64: normalised rows, then (T, T)
     on_cpu = device.type == "cpu"
@@ -393,6 +394,7 @@ def run_embed(
         input_embeddings=_on_cpu(trace.input_embeddings),
         verify=checked,
         rope_angles=_on_cpu(trace.rope_angles),
+        scaled_embeddings=_on_cpu(trace.scaled_embeddings),
         similarity=(
             torch.stack([cosine_similarity(seq) for seq in trace.input_embeddings.cpu()])
             if similarity

@@ -133,7 +133,13 @@ class RemoteSafetensors:
         if self.remote is None:
             from embedcli.hub import not_cached
 
-            raise not_cached(self.spec, what)
+            # the snapshot lacks this shard: embedcli's tensor cache was the other place
+            where = "the Hugging Face cache's snapshot" + (
+                ""
+                if self.store.folder is None
+                else f" nor in embedcli's cache ({self.store.folder})"
+            )
+            raise not_cached(self.spec, what, where)
         return self.remote
 
     def _fetch_header(self) -> bytes:

@@ -275,9 +275,12 @@ class Tokenized:
         return Decoded(self.enc.name, self.enc.n_vocab, len(ids), ids, text, partial)
 
     def cut(self, limit: int) -> Cut:
-        """The text of the first ``limit`` tokens."""
+        """The text of the first ``limit`` tokens (the special tokens a model's tokenizer
+        added count as tokens but are not text: the result is a prefix of the input)."""
         kept = (self.ids or [])[:limit]
-        return Cut(self.enc.name, self.enc.n_vocab, len(kept), truncate_text(self.enc, kept))
+        before, after = self.added
+        body = kept[before : max(before, len(self.ids or []) - after)]
+        return Cut(self.enc.name, self.enc.n_vocab, len(kept), truncate_text(self.enc, body))
 
     def report(self, limit: int | None = None) -> TokenizeReport:
         """The table view's report (pieces of the first ``limit`` tokens)."""

@@ -282,8 +282,11 @@ def check_model_flags(model: ModelConfig, given: Overrides) -> None:
     """A flag that disagrees with the model's config.json is an error naming both values."""
     said = {
         "vocab_size": (model.vocab_size, "vocab_size"),
-        "d_model": (model.d_model, "hidden_size"),
-        "context_length": (model.context_length, "max_position_embeddings"),
+        "d_model": (model.d_model, model.keys.get("d_model", "hidden_size")),
+        "context_length": (
+            model.context_length,
+            model.keys.get("context_length", "max_position_embeddings"),
+        ),
         "positional": (model.positional, "positions"),
     }
     for name, (value, key) in said.items():

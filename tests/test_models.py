@@ -200,14 +200,18 @@ def test_no_add_special_leaves_the_bos_out(folders: dict[str, Path]) -> None:
 
 def test_gemma_input_scaling_is_a_step(folders: dict[str, Path]) -> None:
     folder = folders["gemma"]
-    data = embed_json("--ids", "5,6,7,300", "--weights", str(folder))
+    data = embed_json("--ids", "5,6,7,300", "--weights", str(folder), "-e", "gpt2")
     expected = first_block_input(folder, [5, 6, 7, 300])
     assert torch.allclose(torch.tensor(data["input_embeddings"][0]), expected, atol=1e-5)
     names = [step["name"] for step in data["steps"]]
     assert names.index("token_embeddings") < names.index("scaled_embeddings")
     assert data["config"]["embed_scale"] == pytest.approx(4.0)
-    table = runner.invoke(app, ["embed", "--ids", "5,6", "--weights", str(folder)])
+    table = runner.invoke(app, ["embed", "--ids", "5,6", "--weights", str(folder), "-e", "gpt2"])
     assert "scaled_embeddings = token_embeddings × 4" in table.stdout
+    # the vectors table shows the scaled rows too: token, then × 4 = input
+    assert "× 4 = input" in table.stdout
+    looked_up = torch.tensor(data["token_embeddings"][0])
+    assert torch.allclose(torch.tensor(data["scaled_embeddings"][0]), looked_up * 4)
 
 
 def test_pytorch_bin_folder(folders: dict[str, Path]) -> None:
@@ -566,16 +570,14 @@ def test_stats_positions_and_verify_read_the_models_tables(folders: dict[str, Pa
     found = {t["name"]: t for t in json.loads(stats.stdout)["tables"]}
     token = tables["token"].double()
     assert found["token_embeddings"]["mean"] == pytest.approx(float(token.mean()), abs=1e-12)
-    assert found["token_embeddings"]["std"] == pytest.approx(
-        float(token.std()), rel=1e-9
-    )
+    assert found["token_embeddings"]["std"] == pytest.approx(float(token.std()), rel=1e-9)
     assert found["position_embeddings"]["shape"] == list(tables["position"].shape)
     positions = runner.invoke(app, ["positions", "--weights", str(gpt2), "--json"])
     assert positions.exit_code == 0, positions.output
     matrix = torch.tensor(json.loads(positions.stdout)["matrix"], dtype=torch.float64)
     assert torch.allclose(matrix, tables["position"].double())
     for folder in (gpt2, folders["llama"], folders["gemma"]):
-        verified = embed_json("--ids", "3,4,5", "--weights", str(folder), "--verify")
+        verified = embed_json("--ids", "3,4,5", "--weights", str(folder), "--verify", "-e", "gpt2")
         assert verified["verify"]["ok"] is True
 
 
@@ -593,3 +595,21 @@ def test_an_unreachable_hub_is_one_error_at_once(tmp_path: Path, monkeypatch) ->
     result = runner.invoke(app, ["weights", "hf:org/x", "--download"])
     expect_error(result, "cannot reach http://127.0.0.1:9 for hf:org/x")
     assert "Retrying" not in result.stderr
+
+
+def test_a_model_folder_without_its_tokenizer_needs_e(folders: dict[str, Path]) -> None:
+    # GPT-2's ids would fit a larger table and silently pick the wrong rows.
+    result = runner.invoke(app, ["embed", "Hello", "--weights", str(folders["gemma"])])
+    expect_error(result, "holds a gemma but no tokenizer files")
+    assert "pass -e" in result.stderr
+    ok = embed_json("--ids", "5", "--weights", str(folders["gemma"]), "-e", "gpt2")
+    assert ok["config"]["encoding"] == "gpt2"
+
+
+def test_truncate_gives_a_prefix_of_the_text_after_an_added_bos(folders: dict[str, Path]) -> None:
+    folder = str(folders["llama"])
+    result = runner.invoke(
+        app, ["tokenize", "Hello world foo bar", "-e", folder, "--truncate", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "Hello world"  # BOS + 2 tokens: the BOS is not text

@@ -100,7 +100,7 @@ Encoding = Annotated[
         "-e",
         "--encoding",
         help="tiktoken encoding, a tokenizer file or model folder, or hf:ORG/NAME. "
-        "\\[default: gpt2, or the --weights model's own]",
+        "\\[default: gpt2; with --weights, the model's own]",
         show_default=False,
         callback=checks.check_encoding,
         autocompletion=checks.complete_encoding,

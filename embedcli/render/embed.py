@@ -41,14 +41,25 @@ STEP_OPERATIONS = {
 }
 
 
-def step_operation(name: str, positional: str) -> str:
-    """What made a traced tensor, for this positional family."""
+def step_operation(name: str, cfg: dict) -> str:
+    """What made a traced tensor, for this configuration (positions, rope base, scaling)."""
+    positional = cfg["positional"]
+    scaled = cfg.get("embed_scale", 1.0) != 1.0
+    token = "scaled_embeddings" if scaled else "token_embeddings"
+    if name == "scaled_embeddings":
+        return f"token_embeddings × {cfg['embed_scale']:.6g} (√d_model, the model's scaling)"
     if positional == "sinusoidal" and name == "position_embeddings":
         return "sin/cos table[:T]: fixed, no parameters"
-    if positional == "rope" and name == "input_embeddings":
-        return "token_embeddings: rope adds nothing here"
+    if name == "input_embeddings" and positional in ("rope", "none"):
+        adds = "rope adds" if positional == "rope" else "no positions add"
+        return f"{token}: {adds} nothing here"
+    if name == "input_embeddings":
+        return f"{token} + position_embeddings"
     if name == "rope_angles":
-        return "position_ids × 10000^(-2i/d): rotates queries and keys inside attention"
+        theta, dim = cfg.get("rope_theta", 10000.0), cfg.get("rope_dim")
+        base = f"{theta:g}" if theta != int(theta) else str(int(theta))
+        exponent = "-2i/d" if dim is None else f"-2i/{dim}"
+        return f"position_ids × {base}^({exponent}): rotates queries and keys inside attention"
     return STEP_OPERATIONS.get(name, "")
 
 
@@ -79,7 +90,7 @@ def _pipeline_table(report: EmbedReport, *, stacked: bool) -> Table:
     columns = ("step", "shape", "operation") if stacked else ("step", "shape", "dtype", "device")
     table = new_table(*columns, *(() if stacked else ("operation",)), wrap=("operation",))
     for s in report.steps:
-        operation = step_operation(s.name, report.config["positional"])
+        operation = step_operation(s.name, report.config)
         if stacked:
             add_row(table, s.name, f"{format_shape(s.shape)}\n{s.dtype}", operation)
         else:
@@ -115,21 +126,29 @@ def _vectors_table(report: EmbedReport, b: int, dims: int, max_positions: int) -
     """One sequence: each position's id and piece, then token + position = input, per
     dimension (the first ``dims``); without a positional table, the token vector alone."""
     added = report.position_embeddings is not None
-    table = new_table("pos", "id", "piece", *(["tensor"] if added else []), right=("pos", "id"))
+    scaled = report.scaled_embeddings is not None
+    labelled = added or scaled
+    table = new_table(
+        "pos", "id", "piece", *(["tensor"] if labelled else []), right=("pos", "id")
+    )
     table.columns[2].max_width = PIECE_WIDTH
     table.columns[2].overflow = "ellipsis"
     for i in range(dims):
         table.add_column(Text(f"[{i}]"), justify="right", no_wrap=True)
     for position, t in enumerate(report.tokens[b][:max_positions]):
         piece = (
-            Text("(pad)", style="dim")
-            if t.pad
-            else Text(t.display + (" (added)" if t.added else ""))
+            Text("(pad)", style="dim") if t.pad else Text(("+" if t.added else "") + t.display)
         )
         vectors = [report.token_embeddings[b][position]]
-        if report.position_embeddings is not None:
+        labels: list[str | None] = ["token"] if labelled else [None]
+        if scaled:
+            vectors.append(report.scaled_embeddings[b][position])
+            labels.append(f"× {report.config['embed_scale']:.4g}")
+        if added:
             vectors += [report.position_embeddings[position], report.input_embeddings[b][position]]
-        labels = ["token", "+ pos", "= input"] if added else [None]
+            labels += ["+ pos", "= input"]
+        elif scaled:
+            labels[-1] = f"× {report.config['embed_scale']:.4g} = input"
         for k, (label, vector) in enumerate(zip(labels, vectors, strict=True)):
             first = k == 0
             add_row(
@@ -137,9 +156,9 @@ def _vectors_table(report: EmbedReport, b: int, dims: int, max_positions: int) -
                 position if first else "",
                 t.id if first else "",
                 piece if first else "",
-                *([label] if added else []),
+                *([label] if labelled else []),
                 *(f"{v:+.4f}" for v in vector[:dims].tolist()),
-                end_section=added and k == len(vectors) - 1,
+                end_section=labelled and k == len(vectors) - 1,
             )
     return table
 
@@ -218,6 +237,14 @@ def _end_notes(report: EmbedReport, max_positions: int) -> list[Text]:
             note(
                 f"(pad) marks padding: id {pad.id} ({pad.display}) fills the shorter sequences "
                 "up to the longest; its attention_mask is 0, so attention ignores it"
+            )
+        )
+    added = [t for seq in report.tokens for t in seq if t.added]
+    if added:
+        notes.append(
+            note(
+                f"+ marks a special token the model's tokenizer adds to every text ("
+                f"{added[0].display}), as transformers does; --no-add-special leaves it out"
             )
         )
     length = len(report.input_ids[0]) if report.input_ids else 0
