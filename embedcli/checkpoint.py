@@ -109,6 +109,10 @@ def parse_safetensors_header(
         header = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WeightsError(f"cannot read {what} as safetensors: damaged header ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # nesting or integers past Python's limits
+        raise WeightsError(
+            f"cannot read {what} as safetensors: damaged header ({type(exc).__name__})"
+        ) from None
     if not isinstance(header, dict):
         raise WeightsError(f"cannot read {what} as safetensors: the header is not an object")
     data_start = 8 + len(raw)

@@ -71,6 +71,8 @@ class EmbedConfig:
     def _check_model_fields(self) -> None:
         import math
 
+        if isinstance(self.rope_theta, int | float) and not self.rope_theta > 1:
+            raise ConfigError(f"rope_theta must be above 1, got {self.rope_theta!r}")
         for name in ("rope_theta", "embed_scale"):
             value = getattr(self, name)
             if (

@@ -21,7 +21,8 @@ from embedcli.errors import UsageError, WeightsError
 PREFIX = "hf:"
 DEFAULT_REVISION = "main"
 DEFAULT_ENDPOINT = "https://huggingface.co"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+# huggingface_hub's own rule: word characters, '-' and '.', 96 at most, ends not '-' or '.'
+_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _SHORT_COMMIT = re.compile(r"^[0-9a-f]{7,39}$")
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")  # a branch, tag, refs/pr/N or commit
@@ -48,7 +49,9 @@ class HubSpec:
         body = text[len(PREFIX) :]
         repo_id, _, revision = body.partition("@")
         parts = repo_id.split("/")
-        if not 1 <= len(parts) <= 2 or not all(_NAME.match(p) and ".." not in p for p in parts):
+        if not 1 <= len(parts) <= 2 or not all(
+            _NAME.match(p) and ".." not in p and "--" not in p for p in parts
+        ):
             raise UsageError(
                 f"{text!r} is not a hub model: write hf:ORG/NAME or hf:ORG/NAME@REVISION "
                 "(e.g. hf:openai-community/gpt2)"
@@ -120,8 +123,12 @@ def cached_commit(spec: HubSpec, cache: Path | None = None) -> str | None:
     if _COMMIT.match(spec.revision):
         return spec.revision if (repo / "snapshots" / spec.revision).is_dir() else None
     ref = repo / "refs" / spec.revision
-    try:
-        commit = ref.read_text(encoding="utf-8").strip()
+    try:  # a regular file of one commit hash: never a device, a pipe, or a huge file
+        if ref.is_file():
+            with ref.open("rb") as handle:
+                commit = handle.read(128).decode("ascii").strip()
+        else:
+            commit = ""
     except (OSError, UnicodeDecodeError):
         commit = ""
     if _COMMIT.match(commit) and (repo / "snapshots" / commit).is_dir():
@@ -172,7 +179,13 @@ class Remote:
         self._reached = False
 
     def _token(self) -> str | bool | None:
-        return os.environ.get("HF_TOKEN") or None
+        token = os.environ.get("HF_TOKEN") or None
+        if token is not None and (token != token.strip() or not token.isprintable()):
+            raise HubError(
+                "HF_TOKEN holds whitespace or control characters (a line ending, from a file?); "
+                "set it to the token alone"
+            )
+        return token
 
     def _reach(self) -> None:
         """One quick request first: an unreachable hub is one error at once, not the hub
@@ -182,11 +195,12 @@ class Remote:
         from huggingface_hub import hf_hub_url
         from huggingface_hub.utils import build_hf_headers, get_session
 
-        url = hf_hub_url(self.spec.repo_id, "config.json", endpoint=self.endpoint)
+        token = self._token()
         try:
-            get_session().head(url, headers=build_hf_headers(token=self._token()), timeout=10)
+            url = hf_hub_url(self.spec.repo_id, "config.json", endpoint=self.endpoint)
+            get_session().head(url, headers=build_hf_headers(token=token), timeout=10)
         except Exception as exc:  # httpx's connection errors and timeouts
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            reason = _redacted((str(exc).strip().splitlines() or [type(exc).__name__])[0][:200])
             raise HubError(
                 f"cannot reach {self.endpoint} for {self.spec} ({reason}); check the network, "
                 "or HF_ENDPOINT for a mirror"
@@ -225,26 +239,81 @@ class Remote:
         if end <= start:
             return b""
         from huggingface_hub import hf_hub_url
-        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+        from huggingface_hub.utils import build_hf_headers
 
         self._reach()
         revision = self.commit or self.spec.revision
         url = hf_hub_url(self.spec.repo_id, filename, revision=revision, endpoint=self.endpoint)
         headers = {**build_hf_headers(token=self._token()), "Range": f"bytes={start}-{end - 1}"}
         try:
-            response = get_session().get(url, headers=headers, follow_redirects=True, timeout=60)
-            hf_raise_for_status(response)
+            data = self._ranged(url, headers, start, end)
+        except HubError:
+            raise
         except Exception as exc:
             raise self._failure(exc, filename) from None
-        data = response.content
-        if response.status_code != 206 and len(data) > end - start:
-            data = data[start:end]  # a server that ignores ranges sent the whole file
         if len(data) != end - start and (exact or len(data) > end - start):
             raise HubError(
                 f"{self.endpoint} sent {len(data):,} bytes of {filename} where {end - start:,} "
                 f"were asked for (bytes {start}-{end - 1}); try again"
             )
         return data
+
+    def _ranged(self, url: str, headers: dict[str, str], start: int, end: int) -> bytes:
+        """The body of a range request, streamed: a server that ignores the range (200, the
+        whole file) is read only up to ``end`` and then dropped, never held whole."""
+        from huggingface_hub.utils import get_session, hf_raise_for_status
+
+        wanted = end - start
+        with get_session().stream(
+            "GET", url, headers=headers, follow_redirects=True, timeout=60
+        ) as response:
+            if response.status_code >= 400:
+                response.read()
+                hf_raise_for_status(response)
+            ranged = response.status_code == 206
+            skip = 0 if ranged else start
+            limit = wanted + 1 if ranged else wanted  # a 206 longer than asked is a lie: seen
+            self._note_commit(response.headers.get("x-repo-commit"))
+            parts, held = [], 0
+            for chunk in response.iter_bytes():
+                if skip:
+                    dropped = min(skip, len(chunk))
+                    chunk, skip = chunk[dropped:], skip - dropped
+                parts.append(chunk[: limit - held])
+                held += len(parts[-1])
+                if held >= limit:
+                    break
+        return b"".join(parts)
+
+    def _note_commit(self, commit: str | None) -> None:
+        if self.commit is None and commit and _COMMIT.match(commit):
+            self.commit = commit
+
+    def resolve_commit(self, filename: str) -> str:
+        """The commit the revision points to, as the hub says in its answer for a file: the
+        key of embedcli's tensor cache (a branch name would go stale when the branch moves)."""
+        if self.commit is not None:
+            return self.commit
+        from huggingface_hub import hf_hub_url
+        from huggingface_hub.utils import build_hf_headers, get_session
+
+        self._reach()
+        url = hf_hub_url(
+            self.spec.repo_id, filename, revision=self.spec.revision, endpoint=self.endpoint
+        )
+        try:
+            response = get_session().head(
+                url, headers=build_hf_headers(token=self._token()), timeout=10
+            )
+        except Exception as exc:
+            raise self._failure(exc, filename) from None
+        self._note_commit(response.headers.get("x-repo-commit"))
+        if self.commit is None:
+            raise HubError(
+                f"{self.endpoint} did not say which commit {self.spec} is at (no X-Repo-Commit), "
+                "so what is fetched cannot be cached safely; name a commit: hf:ORG/NAME@<hash>"
+            )
+        return self.commit
 
     def _failure(self, exc: Exception, filename: str) -> HubError:
         from huggingface_hub.errors import (
@@ -272,7 +341,15 @@ class Remote:
                 f"{self.endpoint} refused HF_TOKEN for {self.spec} ({status}): the token is "
                 "wrong, expired, or may not read this repo"
             )
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        if token:
-            reason = reason.replace(token, "***")
+        reason = _redacted((str(exc).strip().splitlines() or [type(exc).__name__])[0][:200])
         return HubError(f"cannot fetch {filename} of {self.spec} from {self.endpoint}: {reason}")
+
+
+def _redacted(text: str) -> str:
+    """``text`` with HF_TOKEN (in any spelling a library may quote it) and any bearer
+    credential removed: a token is never printed."""
+    token = os.environ.get("HF_TOKEN") or ""
+    for form in {token, token.strip(), repr(token)[1:-1], repr(token.encode())[2:-1]}:
+        if len(form) >= 4:
+            text = text.replace(form, "***")
+    return re.sub(r"(?i)(bearer\s+)\S+", r"\1***", text)

@@ -85,10 +85,17 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     d_model = _int(_first(text, "n_embd", "hidden_size", "d_model"), "hidden_size", where)
     rope = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
     scaling = text.get("rope_scaling") if isinstance(text.get("rope_scaling"), dict) else {}
-    theta = _first(text, "rope_theta") or rope.get("rope_theta")
+    theta = _first(text, "rope_theta")
+    theta = rope.get("rope_theta") if theta is None else theta
     rope_type = scaling.get("rope_type") or scaling.get("type") or rope.get("rope_type")
-    if theta is not None and (isinstance(theta, bool) or not isinstance(theta, int | float)):
-        raise ConfigError(f"{where}: rope_theta must be a number, got {theta!r}")
+    if theta is not None:
+        try:
+            usable = not isinstance(theta, bool) and math.isfinite(float(theta)) and theta > 1
+        except (TypeError, ValueError, OverflowError):
+            usable = False
+        if not usable:
+            shown = repr(theta)[:40]
+            raise ConfigError(f"{where}: rope_theta must be a number above 1, got {shown}")
     if model_type in _LEARNED:
         positional: str | None = "learned"
     elif theta is not None or rope or scaling or model_type in ("llama", "mistral", "qwen2"):
@@ -127,14 +134,26 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     )
 
 
+MAX_JSON_BYTES = 64 << 20  # a config or an index; the largest published index is a few MB
+
+
 def read_json(path: Path, what: str) -> Any:
-    """A JSON file, or one clear error."""
+    """A JSON file of a model (bounded in size), or one clear error."""
     try:
-        return json.loads(path.read_bytes())
+        if not path.is_file() or path.stat().st_size > MAX_JSON_BYTES:
+            raise WeightsError(
+                f"{path} is not {what} (not a regular file of at most "
+                f"{MAX_JSON_BYTES // 2**20} MiB)"
+            )
+        with path.open("rb") as handle:
+            data = handle.read(MAX_JSON_BYTES + 1)
+        return json.loads(data)
     except OSError as exc:
         raise WeightsError(f"cannot read {path}: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WeightsError(f"{path} is not valid JSON ({what}): {exc}") from None
+    except (ValueError, RecursionError) as exc:  # nesting or integers past Python's limits
+        raise WeightsError(f"{path} is not usable as {what} ({type(exc).__name__})") from None
 
 
 def _weight_map(index: Any, where: Path | str) -> dict[str, str]:
@@ -143,12 +162,22 @@ def _weight_map(index: Any, where: Path | str) -> dict[str, str]:
         not isinstance(weight_map, dict)
         or not weight_map
         or not all(
-            isinstance(k, str) and isinstance(v, str) and "/" not in v and v not in ("", ".", "..")
+            isinstance(k, str) and isinstance(v, str) and _shard_name(v)
             for k, v in weight_map.items()
         )
     ):
         raise WeightsError(f"{where} has no usable weight_map (tensor name -> shard file)")
     return weight_map
+
+
+def _shard_name(name: str) -> bool:
+    """A shard is a plain file name beside the index: no folders, no control characters."""
+    return (
+        0 < len(name) <= 255
+        and name not in (".", "..")
+        and name.isprintable()
+        and not any(c in name for c in "/\\:")
+    )
 
 
 @dataclass
@@ -293,7 +322,7 @@ def _open_remote(spec: HubSpec) -> ModelSource:
         else parse_config(read_json(config_path, "a model config"), f"{spec}/{CONFIG_FILE}")
     )
     index_path = remote.file(INDEX_FILES[0])
-    commit = remote.commit or spec.revision
+    commit = remote.resolve_commit(INDEX_FILES[0] if index_path else WEIGHT_FILES[0])
     if index_path is not None:
         weight_map = _weight_map(read_json(index_path, "a weights index"), index_path)
         shards = len(set(weight_map.values()))

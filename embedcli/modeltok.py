@@ -226,9 +226,18 @@ FAMILIES = {
 # ---------------------------------------------------------------- shared helpers
 
 
-def _read_bytes(path: Path) -> bytes:
+MAX_TOKENIZER_BYTES = 1 << 30  # the largest published tokenizer.json is tens of MB
+
+
+def _read_bytes(path: Path, limit: int = MAX_TOKENIZER_BYTES) -> bytes:
     try:
-        return path.read_bytes()
+        if path.stat().st_size > limit or not path.is_file():
+            raise EncodingError(
+                f"{path} is not a tokenizer file (not a regular file of at most "
+                f"{limit // 2**20:,} MiB)"
+            )
+        with path.open("rb") as handle:
+            return handle.read(limit + 1)
     except OSError as exc:
         raise EncodingError(
             f"cannot read {path}: {exc.strerror or exc}; check the path and its permissions"
@@ -577,6 +586,16 @@ class HFTokenizer:
 
 def _ids(tokenizer: tokenizers.Tokenizer, text: str) -> list[int]:
     try:
+        return _encode_ids(tokenizer, text)
+    except EncodingError:
+        raise
+    except Exception as exc:  # tokenizers raises plain Exceptions from Rust
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
+        raise EncodingError(f"the tokenizer cannot encode this text: {first}") from None
+
+
+def _encode_ids(tokenizer: tokenizers.Tokenizer, text: str) -> list[int]:
+    try:
         return tokenizer.encode(text, add_special_tokens=False).ids
     except TypeError:
         if not isinstance(text, str):
@@ -657,8 +676,12 @@ def _n_vocab(spec: dict[str, Any], added: dict[int, Any]) -> int:
 
 def _added_around(path: Path, tokenizer: tokenizers.Tokenizer) -> tuple[tuple[int, ...], ...]:
     """The ids the post-processor puts before and after one text (prefix, suffix)."""
-    bare = tokenizer.encode("a", add_special_tokens=False).ids
-    full = tokenizer.encode("a", add_special_tokens=True).ids
+    try:
+        bare = tokenizer.encode("a", add_special_tokens=False).ids
+        full = tokenizer.encode("a", add_special_tokens=True).ids
+    except Exception as exc:  # tokenizers raises plain Exceptions from Rust
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
+        raise EncodingError(f"{path}: the tokenizer cannot encode a plain 'a' ({first})") from None
     for start in range(len(full) - len(bare) + 1):
         if bare and full[start : start + len(bare)] == bare:
             return tuple(full[:start]), tuple(full[start + len(bare) :])
@@ -674,8 +697,8 @@ def _config_tokens(folder: Path) -> tuple[list[str], list[str]]:
     eoses: list[str] = []
     for file_name in CONFIG_FILES:
         try:
-            config = json.loads((folder / file_name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            config = json.loads(_read_bytes(folder / file_name, 64 << 20))
+        except (OSError, ValueError, RecursionError, EncodingError):
             continue  # absent or unreadable: these files only refine eot_token
         if not isinstance(config, dict):
             continue
@@ -743,6 +766,10 @@ def _parse_json(path: Path, data: bytes) -> tuple[str, dict[str, Any]]:
             f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); pass the model's "
             "tokenizer.json, downloaded again if it was cut short"
         ) from None
+    except (ValueError, RecursionError) as exc:  # nesting or integers past Python's limits
+        raise EncodingError(
+            f"{path} is not a usable tokenizer.json ({type(exc).__name__})"
+        ) from None
     if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
         raise EncodingError(
             f'{path} is JSON but not a Hugging Face tokenizer.json (it has no "model" '
@@ -767,8 +794,8 @@ def load_tokenizer_json(path: Path, name: str) -> HFTokenizer:
     except Exception as exc:  # tokenizers raises plain Exceptions from Rust
         first = (str(exc).splitlines() or [""])[0][:160]
         raise EncodingError(
-            f"tokenizers {__version__} cannot load {path} ({first}); it may need a newer "
-            "tokenizers: pip install -U tokenizers"
+            f"tokenizers {__version__} cannot load {path} ({first}); the file is damaged, or "
+            "needs a newer tokenizers (pip install -U tokenizers)"
         ) from None
     return HFTokenizer(tokenizer, spec, name=name, path=path)
 

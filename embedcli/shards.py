@@ -11,6 +11,8 @@ byte count, resumed after an interruption, and never left half-written.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -51,7 +53,12 @@ class TensorStore:
         )
 
     def _path(self, name: str) -> Path | None:
-        return None if self.folder is None else self.folder / (name.replace("/", "--") + ".bin")
+        if self.folder is None:
+            return None
+        safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in name)
+        if len(safe) > 120 or safe != name.replace("/", "-"):  # long or odd: add a hash
+            safe = safe[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
+        return self.folder / (safe + ".bin")
 
     def header(self) -> bytes | None:
         """The cached header JSON, or None."""
@@ -63,9 +70,16 @@ class TensorStore:
             return None
 
     def keep_header(self, raw: bytes) -> None:
-        """Cache the header JSON (written whole or not at all)."""
+        """Cache the header JSON (written whole or not at all; a cache that cannot be written
+        only costs the next run a request)."""
         if self.folder is not None:
-            _write_whole(self.folder / "header.json", raw)
+            with contextlib.suppress(OSError):
+                _write_whole(self.folder / "header.json", raw)
+
+    @property
+    def header_file(self) -> Path | None:
+        """Where the header is cached."""
+        return None if self.folder is None else self.folder / "header.json"
 
     def tensor(self, name: str, nbytes: int) -> Path | None:
         """The cached bytes of a tensor, when complete."""
@@ -83,7 +97,22 @@ class TensorStore:
                 "embedcli's cache is turned off (EMBEDCLI_CACHE_DIR is empty), so a table "
                 "cannot be fetched by the byte; set it to a folder"
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path.with_suffix(".lock"), "a") as lock:
+                _lock(lock)  # another embedcli fetching the same tensor: wait, then use its work
+                if self.tensor(name, nbytes) is not None:
+                    return path
+                return self._fetch_locked(path, name, nbytes, read)
+        except OSError as exc:
+            raise WeightsError(
+                f"cannot write embedcli's cache ({path.parent}): {exc.strerror or exc}; free "
+                "some space, or set EMBEDCLI_CACHE_DIR to a folder that can be written"
+            ) from None
+
+    def _fetch_locked(
+        self, path: Path, name: str, nbytes: int, read: Callable[[int, int], bytes]
+    ) -> Path:
         partial = path.with_suffix(".part")
         done = partial.stat().st_size if partial.is_file() else 0
         if done > nbytes:
@@ -103,9 +132,18 @@ class TensorStore:
         return path
 
 
+def _lock(handle: Any) -> None:
+    """An exclusive lock on an open file, held until it is closed (where the system has one)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: concurrent fetches of one tensor are not guarded there
+        return
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+
+
 def _write_whole(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
     temporary.write_bytes(data)
     os.replace(temporary, path)
 
@@ -122,12 +160,26 @@ class RemoteSafetensors:
         self.path = Path(f"{spec}/{filename}")
         self.extra: dict[str, Any] = {}
         self.store = TensorStore(spec.repo_id, commit, filename)
-        raw = self.store.header()
-        if raw is None:
-            raw = self._fetch_header()
-            self.store.keep_header(raw)
-        self.entries = parse_safetensors_header(raw, None, str(self.path))
+        self.entries = self._entries()
         self.tensors = [entry.info for entry in self.entries.values()]
+
+    def _entries(self) -> dict[str, Any]:
+        """The header, from embedcli's cache, else fetched (and cached); a damaged cached copy
+        is fetched anew, or, offline, named so that it can be deleted."""
+        raw = self.store.header()
+        if raw is not None:
+            try:
+                return parse_safetensors_header(raw, None, str(self.path))
+            except WeightsError:
+                if self.remote is None:
+                    raise WeightsError(
+                        f"the cached header of {self.path} is damaged: delete "
+                        f"{self.store.header_file}, or pass --download to fetch it again"
+                    ) from None
+        raw = self._fetch_header()
+        entries = parse_safetensors_header(raw, None, str(self.path))
+        self.store.keep_header(raw)
+        return entries
 
     def _need_remote(self, what: str) -> Remote:
         if self.remote is None:

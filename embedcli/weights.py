@@ -299,6 +299,34 @@ def check_model_flags(model: ModelConfig, given: Overrides) -> None:
             )
 
 
+def check_model_tables(
+    model: ModelConfig, token_shape: Sequence[int], position_shape: Sequence[int] | None
+) -> None:
+    """config.json and the tables it describes must agree (a Gemma scale from a wrong
+    hidden_size, or a context from a wrong n_positions, would be silently wrong)."""
+    found = {
+        ("vocab_size", "vocab_size"): (model.vocab_size, token_shape[0], "rows of the token table"),
+        ("d_model", model.keys.get("d_model", "hidden_size")): (
+            model.d_model,
+            token_shape[1],
+            "columns of the token table",
+        ),
+    }
+    if position_shape is not None and model.positional == "learned":
+        key = model.keys.get("context_length", "max_position_embeddings")
+        found[("context_length", key)] = (
+            model.context_length,
+            position_shape[0],
+            "rows of the positional table",
+        )
+    for (_, key), (said, actual, what) in found.items():
+        if said is not None and said != actual:
+            raise WeightsError(
+                f"the model's {model.file} gives {key} {said:,}, but its weights have "
+                f"{actual:,} {what}: the folder's files disagree"
+            )
+
+
 def tables_config(
     token_shape: Sequence[int],
     position_shape: Sequence[int] | None,
@@ -312,6 +340,7 @@ def tables_config(
 
     if model is not None:
         check_model_flags(model, given)
+        check_model_tables(model, token_shape, position_shape)
     check_sizes(token_shape, position_shape, given)
     vocab, width = token_shape
     positional = given.positional or (model.positional if model else None)

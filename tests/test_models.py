@@ -434,7 +434,9 @@ def test_header_only_commands_fetch_only_headers(
         assert data["head_tied"] == "not tied (config.json)"
 
 
-def test_embed_download_fetches_only_the_table_and_caches_it(hub, folders: dict[str, Path]) -> None:
+def test_embed_download_fetches_only_the_table_and_caches_it(
+    hub, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = folders["llama"]
     data = embed_json("--ids", "1,2,3", "--weights", "hf:org/llama", "--download")
     expected = first_block_input(folder, [1, 2, 3])
@@ -445,6 +447,7 @@ def test_embed_download_fetches_only_the_table_and_caches_it(hub, folders: dict[
     assert table <= sent[holder] <= table + 2 * (1 << 13)  # the table and a header
     assert sum(sent.values()) - sent[holder] <= len(sent) * (1 << 13)  # others: headers at most
     # Offline now: the same command works from the caches, and the server is not asked.
+    monkeypatch.delenv("HF_HUB_OFFLINE")  # the hub fixture allowed the network
     hub.reset_counts()
     again = embed_json("--ids", "1,2,3", "--weights", "hf:org/llama")
     assert again["input_embeddings"] == data["input_embeddings"]
@@ -613,3 +616,162 @@ def test_truncate_gives_a_prefix_of_the_text_after_an_added_bos(folders: dict[st
     )
     assert result.exit_code == 0, result.output
     assert result.stdout == "Hello world"  # BOS + 2 tokens: the BOS is not text
+
+
+# ---------------------------------------------------------------- hostile sources
+
+
+def _copy(folder: Path, tmp_path: Path, name: str = "model") -> Path:
+    return shutil.copytree(folder, tmp_path / name)
+
+
+@pytest.mark.parametrize(
+    ("target", "content"),
+    [
+        ("config.json", "[" * 100000 + "]" * 100000),  # nesting past Python's recursion limit
+        ("config.json", '{"n_embd": ' + "9" * 5000 + "}"),  # an integer past the digit limit
+        (
+            "config.json",
+            '{"model_type": "llama", "hidden_size": 16, "rope_theta": 1' + "0" * 400 + "}",
+        ),
+        ("config.json", '{"model_type": "llama", "hidden_size": 16, "rope_theta": 0}'),
+        ("config.json", '{"model_type": "gpt2", "n_embd": 3}'),  # disagrees with the tables
+        ("tokenizer.json", "[" * 100000 + "]" * 100000),
+    ],
+)
+def test_hostile_model_files_are_one_error_line(
+    folders: dict[str, Path], tmp_path: Path, target: str, content: str
+) -> None:
+    folder = _copy(folders["gpt2"], tmp_path)
+    (folder / target).write_text(content)
+    result = runner.invoke(app, ["embed", "Hello", "--weights", str(folder)])
+    expect_error(result, "")
+
+
+def test_hostile_safetensors_headers(tmp_path: Path) -> None:
+    import struct
+
+    deep = '{"w": ' + "[" * 100000 + "]" * 100000 + "}"
+    for body in (deep, '{"w": {"dtype": "F32", "shape": [' + "9" * 5000 + "]}}"):
+        raw = body.encode()
+        path = tmp_path / "x.safetensors"
+        path.write_bytes(struct.pack("<Q", len(raw)) + raw)
+        expect_error(runner.invoke(app, ["weights", str(path)]), "as safetensors")
+
+
+def test_a_huge_config_is_refused_without_reading_it(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    folder = _copy(folders["gpt2"], tmp_path)
+    with open(folder / "config.json", "r+b") as handle:
+        handle.truncate(1 << 30)  # sparse: a gigabyte on paper
+    expect_error(runner.invoke(app, ["weights", str(folder)]), "not a model config")
+
+
+def test_hostile_index_names_and_refs(
+    folders: dict[str, Path], tmp_path: Path, monkeypatch
+) -> None:
+    folder = _copy(folders["llama"], tmp_path)
+    index = json.loads((folder / "model.safetensors.index.json").read_text())
+    index["weight_map"]["model.embed_tokens.weight"] = "a\u0000b.safetensors"
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    expect_error(runner.invoke(app, ["weights", str(folder)]), "no usable weight_map")
+    cache = tmp_path / "hub"
+    place_in_hf_cache(folders["gpt2"], cache, "org/refs")
+    ref = cache / "models--org--refs" / "refs" / "main"
+    ref.unlink()
+    ref.symlink_to("/dev/zero")  # read whole, it would never end
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    expect_error(runner.invoke(app, ["weights", "hf:org/refs"]), "not in the Hugging Face cache")
+
+
+@pytest.mark.parametrize("spec", ["hf:org/x-", "hf:org/x.", "hf:org/x--y", "hf:org/" + "x" * 97])
+def test_hub_ids_the_hub_would_refuse_are_usage_errors(spec: str) -> None:
+    expect_error(runner.invoke(app, ["weights", spec, "--download"]), "is not a hub model", code=2)
+
+
+def test_a_token_with_a_line_ending_is_refused_and_never_printed(
+    hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_token\r\n")
+    result = runner.invoke(app, ["weights", "hf:org/gated", "--download"])
+    expect_error(result, "HF_TOKEN holds whitespace or control characters")
+    assert "hf_secret_token" not in result.output
+
+
+def test_without_a_config_the_cache_is_keyed_by_the_commit(
+    hub, folders: dict[str, Path], tmp_path: Path
+) -> None:
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(folders["gpt2"] / "model.safetensors", bare)
+    hub.repos["org/bare"] = bare
+    hub.commits["org/bare"] = "1" * 40
+    result = runner.invoke(app, ["weights", "hf:org/bare", "--download", "--json"])
+    assert result.exit_code == 0, result.output
+    stored = Path(os.environ["EMBEDCLI_CACHE_DIR"]) / "tensors" / "org--bare"
+    assert [p.name for p in stored.iterdir()] == ["1" * 40]  # never "main": branches move
+
+
+def test_a_damaged_cached_header(hub, folders: dict[str, Path], monkeypatch) -> None:
+    monkeypatch.delenv("HF_HUB_OFFLINE")  # the hub fixture allows the network: not here
+    assert runner.invoke(app, ["weights", "hf:org/llama", "--download"]).exit_code == 0
+    cached = Path(os.environ["EMBEDCLI_CACHE_DIR"]) / "tensors"
+    header = next(cached.rglob("header.json"))
+    header.write_text("garbage")
+    offline = runner.invoke(app, ["weights", "hf:org/llama"])
+    expect_error(offline, f"delete {header}")
+    again = runner.invoke(app, ["weights", "hf:org/llama", "--download"])
+    assert again.exit_code == 0, again.output  # fetched anew, and the cache healed
+    assert json.loads(header.read_text())
+
+
+def test_a_server_that_ignores_ranges(
+    folders: dict[str, Path], tmp_path: Path, monkeypatch
+) -> None:
+    import http.server
+    import threading
+
+    from embedcli.hub import HubSpec, Remote
+    from tests.hubfixtures import point_hub_at
+
+    data = (folders["gpt2"] / "model.safetensors").read_bytes()
+
+    class Whole(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self) -> None:  # a 200 and the whole file, whatever the Range says
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Whole)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        point_hub_at(monkeypatch, f"http://127.0.0.1:{server.server_address[1]}")
+        remote = Remote(HubSpec("org/whole"))
+        assert remote.read_range("model.safetensors", 1000, 5000) == data[1000:5000]
+        assert remote.read_range("model.safetensors", 0, 8) == data[:8]
+    finally:
+        server.shutdown()
+
+
+def test_a_fetch_after_the_lock_uses_what_another_process_finished(tmp_path: Path) -> None:
+    from embedcli.shards import TensorStore
+
+    store = TensorStore("org/x", "2" * 40, "model.safetensors")
+    path = store._path("w")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\0" * 16)  # published by another embedcli while this one waited
+
+    def never(start: int, end: int) -> bytes:
+        raise AssertionError("the finished tensor was fetched again")
+
+    assert store.fetch("w", 16, never) == path
