@@ -34,6 +34,8 @@ class EmbedConfig:
     rope_theta: float = 10000.0  # rope's base: a model's own (Llama 3: 500000) replaces 10000
     rope_dim: int | None = None  # dimensions rope rotates (a model's head_dim); None: d_model
     embed_scale: float = 1.0  # token embeddings are multiplied by this (Gemma: sqrt(d_model))
+    # a model's rope scaling applied to the angles: (("rope_type", "llama3"), ("factor", 8.0), ...)
+    rope_scaling: tuple[tuple[str, Any], ...] | None = None
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "context_length"):
@@ -131,6 +133,10 @@ class EmbedConfig:
         data = asdict(self)
         if self.positional != "rope":
             del data["rope_theta"], data["rope_dim"]
+        if self.positional != "rope" or self.rope_scaling is None:
+            del data["rope_scaling"]
+        else:
+            data["rope_scaling"] = dict(self.rope_scaling)
         if self.embed_scale == 1.0:
             del data["embed_scale"]
         return data

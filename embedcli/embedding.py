@@ -84,12 +84,38 @@ def sinusoidal_table(context_length: int, d_model: int) -> torch.Tensor:
     return table
 
 
-def rope_angles(position_ids: torch.Tensor, dim: int, theta: float = 10000.0) -> torch.Tensor:
+def rope_angles(
+    position_ids: torch.Tensor,
+    dim: int,
+    theta: float = 10000.0,
+    scaling: tuple[tuple[str, object], ...] | None = None,
+) -> torch.Tensor:
     """RoPE's rotation angle for each position and pair of dimensions: pos * theta^(-2i/r),
-    with r the dimensions rotated (one attention head's) and theta the model's base."""
+    with r the dimensions rotated (one attention head's) and theta the model's base; a model's
+    ``linear`` or ``llama3`` scaling (Llama 3.1 and later) applied to the frequencies."""
     even = torch.arange(0, dim, 2, dtype=torch.int64, device=position_ids.device).float()
     inverse_frequency = 1.0 / (theta ** (even / dim))  # (r/2,), as Hugging Face computes it
+    if scaling:
+        inverse_frequency = _scaled_frequencies(inverse_frequency, dict(scaling))
     return position_ids.float().unsqueeze(1) * inverse_frequency  # (T, 1) * (r/2,) -> (T, r/2)
+
+
+def _scaled_frequencies(inverse: torch.Tensor, scaling: dict) -> torch.Tensor:
+    """Linear scaling divides every frequency by the factor; llama3 divides only the low ones
+    (wavelength above original_context / low_freq_factor) and blends the middle band."""
+    import math
+
+    factor = float(scaling["factor"])
+    if scaling["rope_type"] == "linear":
+        return inverse / factor
+    low, high = float(scaling["low_freq_factor"]), float(scaling["high_freq_factor"])
+    original = float(scaling["original_max_position_embeddings"])
+    wavelength = 2 * math.pi / inverse
+    scaled = torch.where(wavelength > original / low, inverse / factor, inverse)
+    smooth = (original / wavelength - low) / (high - low)
+    blended = (1 - smooth) * scaled / factor + smooth * scaled
+    middle = ~(wavelength < original / high) * ~(wavelength > original / low)
+    return torch.where(middle, blended, scaled)
 
 
 def cosine_similarity(rows: torch.Tensor) -> torch.Tensor:
@@ -239,7 +265,9 @@ class InputEmbedding(nn.Module):
         if family == "rope":
             # Nothing is added: attention rotates queries and keys by these angles instead.
             dim = self.config.rope_dim or self.config.d_model
-            angles = rope_angles(position_ids, dim, self.config.rope_theta)  # (T, r/2)
+            angles = rope_angles(
+                position_ids, dim, self.config.rope_theta, self.config.rope_scaling
+            )  # (T, r/2)
             return EmbeddingTrace(
                 input_ids, looked_up, position_ids, None, token_embeddings, angles, scaled
             )

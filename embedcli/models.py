@@ -39,6 +39,9 @@ class ModelConfig:
     rope_theta: float | None  # the rope base (10000 unless the model says otherwise)
     rope_dim: int | None  # dimensions the rotation covers: one attention head's
     rope_scaling: str | None  # a rope_type other than default (llama3, yarn, ...), named
+    rope_scaling_params: (
+        tuple[tuple[str, Any], ...] | None
+    )  # those embedcli applies: linear, llama3
     tie_word_embeddings: bool | None
     embed_scale: float  # what the model multiplies token embeddings by (Gemma: sqrt(d_model))
     file: str = CONFIG_FILE
@@ -107,6 +110,10 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     head_dim = _int(text.get("head_dim"), "head_dim", where)
     if head_dim is None and heads and d_model and d_model % heads == 0:
         head_dim = d_model // heads
+    partial = _first(text, "partial_rotary_factor")
+    partial = rope.get("partial_rotary_factor") if partial is None else partial
+    if head_dim and isinstance(partial, int | float) and 0 < partial < 1:
+        head_dim = int(head_dim * partial)  # only part of each head rotates (Phi, GPT-NeoX)
     tied = _first(text, "tie_word_embeddings")
     if tied is None:
         tied = data.get("tie_word_embeddings")
@@ -124,6 +131,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         rope_theta=float(theta) if positional == "rope" else None,
         rope_dim=head_dim if positional == "rope" else None,
         rope_scaling=str(rope_type) if rope_type not in (None, "default") else None,
+        rope_scaling_params=_rope_scaling(rope_type, {**rope, **scaling}, where),
         tie_word_embeddings=tied if isinstance(tied, bool) else None,
         embed_scale=scale,
         keys={
@@ -135,6 +143,31 @@ def parse_config(data: Any, where: str) -> ModelConfig:
 
 
 MAX_JSON_BYTES = 64 << 20  # a config or an index; the largest published index is a few MB
+
+
+_SCALING_KEYS = {
+    "linear": ("factor",),
+    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+}
+
+
+def _rope_scaling(rope_type: Any, params: dict[str, Any], where: str) -> Any:
+    """The scaling parameters embedcli applies (linear, llama3), checked; None otherwise."""
+    if rope_type not in _SCALING_KEYS:
+        return None
+    values = {}
+    for key in _SCALING_KEYS[rope_type]:
+        value = params.get(key)
+        try:
+            good = not isinstance(value, bool) and math.isfinite(float(value)) and value > 0
+        except (TypeError, ValueError, OverflowError):
+            good = False
+        if not good:
+            raise ConfigError(f"{where}: rope_scaling {key} must be a positive number")
+        values[key] = value
+    if rope_type == "llama3" and values["high_freq_factor"] <= values["low_freq_factor"]:
+        raise ConfigError(f"{where}: rope_scaling high_freq_factor must exceed low_freq_factor")
+    return (("rope_type", rope_type), *values.items())
 
 
 def read_json(path: Path, what: str) -> Any:

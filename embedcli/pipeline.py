@@ -320,6 +320,7 @@ def _weights_fields(tables: LoadedTables | None) -> dict[str, Any]:
         "layout": tables.layout,
         "token_key": tables.token_key,
         "position_key": tables.position_key,
+        **({"model": tables.model} if tables.model else {}),  # what config.json says
     }
 
 

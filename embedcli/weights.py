@@ -355,7 +355,11 @@ def tables_config(
         context = model.context_length
     rope = {}
     if model is not None and family == "rope":
-        rope = {"rope_theta": model.rope_theta or 10000.0, "rope_dim": model.rope_dim}
+        rope = {
+            "rope_theta": model.rope_theta or 10000.0,
+            "rope_dim": model.rope_dim,
+            "rope_scaling": model.rope_scaling_params,
+        }
     return EmbedConfig(
         vocab_size=vocab,
         d_model=width,

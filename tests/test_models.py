@@ -775,3 +775,38 @@ def test_a_fetch_after_the_lock_uses_what_another_process_finished(tmp_path: Pat
         raise AssertionError("the finished tensor was fetched again")
 
     assert store.fetch("w", 16, never) == path
+
+
+@pytest.mark.parametrize(
+    "scaling",
+    [
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 400,
+        },
+        {"rope_type": "linear", "factor": 4.0},
+    ],
+)
+def test_rope_scaling_as_transformers_applies_it(
+    folders: dict[str, Path], tmp_path: Path, scaling: dict
+) -> None:
+    folder = _copy(folders["llama"], tmp_path)
+    config = json.loads((folder / "config.json").read_text())
+    config["rope_parameters"] = {"rope_theta": 500000.0, **scaling}
+    (folder / "config.json").write_text(json.dumps(config))
+    ids = ",".join(map(str, range(120)))
+    data = embed_json("--ids", ids, "--weights", str(folder))
+    model = _model(folder)
+    positions = torch.arange(120).unsqueeze(0)
+    cos, _ = model.model.rotary_emb(torch.zeros(1, 120, 16), positions)
+    angles = torch.tensor(data["rope_angles"])
+    half = model.config.head_dim // 2
+    assert torch.allclose(angles.cos(), cos[0, :, :half], atol=1e-5)
+    plain = torch.tensor(
+        embed_json("--ids", ids, "--weights", str(folders["llama"]))["rope_angles"]
+    )
+    assert not torch.allclose(angles, plain)  # the scaling changed them
+    assert data["config"]["rope_scaling"]["rope_type"] == scaling["rope_type"]

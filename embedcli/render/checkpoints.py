@@ -44,18 +44,28 @@ _TIED = ("same storage", "equal values")
 
 def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True) -> RenderableType:
     """Every tensor, which ones are the tables, and whether the head is tied."""
-    table = new_table("tensor", "shape", "dtype", "role", wrap=("role",))
     roles = {
         report.token_key: "token table",
         report.position_key: "positional table",
         report.head_key: (
-            f"output head, {report.head_tied}"
+            "output head"  # how it is tied, the summary says
             if report.head_tied.endswith(")")
             else f"output head ({report.head_tied})"
         ),
     }
-    for t in report.tensors:
-        add_row(table, t.name, format_shape(t.shape), t.dtype, roles.get(t.name, ""))
+
+    def tensors(with_roles: bool) -> Table:
+        # Long tensor names (model.layers.31.self_attn.q_proj.weight) are never split: on a
+        # narrow terminal the role column goes, and the summary below names the tables.
+        table = new_table(
+            "tensor", "shape", "dtype", *(["role"] if with_roles else []), wrap=("role",)
+        )
+        for t in report.tensors:
+            role = [roles.get(t.name, "")] if with_roles else []
+            add_row(table, t.name, format_shape(t.shape), t.dtype, *role)
+        return table
+
+    table = first_fitting(width, lambda: tensors(True), lambda: tensors(False))
     if report.layout is None:
         summary = Text(f"no embedding tables detected: {report.detection_error}")
     else:

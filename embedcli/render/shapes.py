@@ -91,10 +91,20 @@ def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> Rende
             else f"{_number(theta)}^(-2i/{dim or cfg['d_model']}) (the model's rope_theta, over "
             f"{dim or cfg['d_model']} dimensions: one attention head)"
         )
+        scaling = (cfg.get("model") or {}).get("rope_scaling")
+        if cfg.get("rope_scaling"):
+            unscaled = f", with the model's {scaling} rope scaling applied to the frequencies"
+        elif scaling:
+            unscaled = (
+                f" (the model's rope_scaling, {scaling}, which stretches long contexts, is not "
+                "applied to the angles shown)"
+            )
+        else:
+            unscaled = ""
         view = Text(
             f"positional rope: nothing is added, input_embeddings = {source}; attention "
             f"rotates each pair of query and key dimensions by rope_angles = position × "
-            f"{formula}, so a rope model has no position_embeddings tensor at all"
+            f"{formula}, so a rope model has no position_embeddings tensor at all{unscaled}"
         )
     else:
         view = Text(f"positional none: nothing is added, input_embeddings = {source}")
