@@ -322,7 +322,7 @@ def inspect_weights(
         source = open_weights(path)
     checkpoint = source.checkpoint
     label = source.label if source.folder is not None or source.hub else str(checkpoint.path)
-    model = None if source.config is None else source.config.summary()
+    model = source.summary()
     parameters = checkpoint.unique_parameters()
     try:
         keys = find_tables(checkpoint, token_key, position_key)

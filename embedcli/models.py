@@ -225,6 +225,14 @@ class ModelSource:
     hub: HubSpec | None = None
     remote: bool = False  # tables are read over the network
     notes: list[str] = field(default_factory=list)
+    commit: str | None = None  # the commit a hub source resolved to
+
+    def summary(self) -> dict[str, Any] | None:
+        """What reports say about the model: its config, and for a hub model its commit."""
+        found = {} if self.config is None else self.config.summary()
+        if self.hub is not None and self.commit:
+            found["commit"] = self.commit
+        return found or None
 
     def local_files(self) -> list[str]:
         """The files on this machine that the weights come from (outputs must not be these)."""
@@ -320,7 +328,9 @@ def _open_hub(spec: HubSpec, allowed: bool) -> ModelSource:
         if allowed:  # a shard the snapshot lacks may be fetched by the byte
             remote = Remote(spec)
             remote.commit = snapshot.name
-        return _open_folder(snapshot, str(spec), str(spec), spec, remote)
+        source = _open_folder(snapshot, str(spec), str(spec), spec, remote)
+        source.commit = snapshot.name
+        return source
     if allowed:
         return _open_remote(spec)
     if snapshot is not None:  # a snapshot without weights: the table may be in embedcli's cache
@@ -333,8 +343,9 @@ def _open_hub(spec: HubSpec, allowed: bool) -> ModelSource:
             lambda _: single,
             "safetensors, from embedcli's cache",
         )
+        config = folder_config(snapshot)
         return ModelSource(
-            str(spec), str(spec), checkpoint, folder_config(snapshot), snapshot, spec
+            str(spec), str(spec), checkpoint, config, snapshot, spec, commit=snapshot.name
         )
     raise not_cached(spec)
 
@@ -372,7 +383,9 @@ def _open_remote(spec: HubSpec) -> ModelSource:
             Path(str(spec)), weight_map, lambda _: single, "safetensors, read by the byte"
         )
     folder = None if config_path is None else config_path.parent
-    return ModelSource(str(spec), str(spec), checkpoint, config, folder, spec, remote=True)
+    return ModelSource(
+        str(spec), str(spec), checkpoint, config, folder, spec, remote=True, commit=commit
+    )
 
 
 # ---------------------------------------------------------------- tokenizers

@@ -33,7 +33,7 @@ def _loaded(
     source = open_weights(weights)
     tables = read_tables(source.checkpoint, find_tables(source.checkpoint, token_key, position_key))
     tables.path = source.spec if source.folder is not None or source.hub else tables.path
-    tables.model = None if source.config is None else source.config.summary()
+    tables.model = source.summary()
     tables.files = source.local_files()
     return tables, source
 

@@ -346,6 +346,7 @@ def test_hub_id_from_the_cache(folders: dict[str, Path], tmp_path: Path, monkeyp
     from_hub = embed_json(TEXT, "--weights", "hf:org/tiny-gpt2")
     assert from_hub["input_embeddings"] == from_folder["input_embeddings"]
     assert from_hub["config"]["weights"] == "hf:org/tiny-gpt2"
+    assert from_hub["config"]["model"]["commit"] == snapshot.name  # what was used, exactly
     by_commit = embed_json(TEXT, "--weights", f"hf:org/tiny-gpt2@{snapshot.name}")
     assert by_commit["input_ids"] == from_folder["input_ids"]
     ids = runner.invoke(app, ["tokenize", TEXT, "-e", "hf:org/tiny-gpt2", "--encode"])
