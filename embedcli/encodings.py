@@ -267,16 +267,20 @@ get_encoding.cache_clear = _tiktoken_encoding.cache_clear  # type: ignore[attr-d
 
 
 def encoding_name_for_model(model: str) -> str:
-    """The encoding tiktoken's own table assigns to a model name (e.g. gpt-4o -> o200k_base)."""
-    from tiktoken.model import encoding_name_for_model as lookup
+    """The encoding of a model name (gpt-4o -> o200k_base): embedcli's own table first (it
+    knows o1, o3, o4-mini, gpt-4.1, gpt-4.5, gpt-5 and ft: names, which tiktoken's lags on),
+    then tiktoken's."""
+    from embedcli import modelnames
 
     try:
-        return lookup(model)
-    except KeyError:
-        raise EncodingError(
-            f"unknown model {model!r}: tiktoken cannot map it to an encoding; "
-            "try e.g. gpt2, gpt-4, gpt-4o, or pass --encoding"
-        ) from None
+        return modelnames.lookup(model).encoding
+    except UsageError as ours:
+        from tiktoken.model import encoding_name_for_model as lookup
+
+        try:
+            return lookup(model)
+        except KeyError:
+            raise EncodingError(str(ours)) from None
 
 
 def resolve_encoding_name(

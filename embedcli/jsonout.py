@@ -212,3 +212,28 @@ def windows_json(
         "dropped_tokens": plan.dropped_tokens,
         "batches": shown,
     }
+
+
+def count_file_json(item: Any) -> dict[str, Any]:
+    """One line of ``count --jsonl``: a file's counts, or why it was skipped."""
+    if hasattr(item, "tokens"):
+        return {"path": item.path, "bytes": item.bytes, "tokens": dict(item.tokens)}
+    return {"path": item.path, "skipped": item.reason}
+
+
+def count_json(report: Any, context: tuple[str, int] | None = None) -> dict[str, Any]:
+    """``count --json``: ``{"encodings", "files", "skipped", "totals"}`` (and ``context``)."""
+    data = {
+        "encodings": list(report.encodings),
+        "files": [count_file_json(f) for f in report.files],
+        "skipped": [{"path": s.path, "reason": s.reason} for s in report.skipped],
+        "totals": report.totals,
+    }
+    if context is not None:
+        label, size = context
+        data["context"] = {
+            "name": label,
+            "tokens": size,
+            "share": {n: report.totals["tokens"][n] / size for n in report.encodings},
+        }
+    return data

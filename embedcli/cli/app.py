@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from embedcli import __version__
-from embedcli.cli import checkpoints, devices, embed, positions, shapes, tokens, windows
+from embedcli.cli import checkpoints, counting, devices, embed, positions, shapes, tokens, windows
 from embedcli.cli.options import WARNINGS
 from embedcli.cli.output import ClosedPipe
 from embedcli.errors import EmbedCLIError
@@ -141,6 +141,7 @@ def _root(
 # One module per command family; each command reads as parse -> core -> emit.
 app.command()(embed.embed)
 app.command()(tokens.tokenize)
+app.command()(counting.count)
 app.command("inspect-shapes")(shapes.inspect_shapes)
 app.command()(shapes.broadcast)
 app.command()(windows.windows)

@@ -138,14 +138,14 @@ def check_download(value: bool) -> bool:
 def check_model(value: str | list[str] | None) -> str | list[str] | None:
     if value is None:
         return None
-    from tiktoken.model import MODEL_PREFIX_TO_ENCODING, MODEL_TO_ENCODING
+    from embedcli.encodings import encoding_name_for_model
+    from embedcli.errors import EncodingError
 
     for name in [value] if isinstance(value, str) else value:
-        if name not in MODEL_TO_ENCODING and not name.startswith(tuple(MODEL_PREFIX_TO_ENCODING)):
-            raise typer.BadParameter(
-                f"unknown model {name!r}: tiktoken cannot map it to an encoding (pass "
-                f"--encoding instead){suggest(name, list(MODEL_TO_ENCODING))}"
-            )
+        try:
+            encoding_name_for_model(name)
+        except EncodingError as exc:
+            raise typer.BadParameter(str(exc)) from None
     return value
 
 

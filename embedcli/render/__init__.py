@@ -7,6 +7,7 @@ Importing this package never imports torch.
 
 from embedcli.render.checkpoints import neighbors_view, stats_view, weights_view
 from embedcli.render.common import plural, strip_trailing, to_text
+from embedcli.render.count import files_view, models_view, tree_view
 from embedcli.render.devices import devices_table
 from embedcli.render.embed import MAX_POSITIONS, STEP_OPERATIONS, embed_tables, step_operation
 from embedcli.render.heatmap import heatmap_view
@@ -35,7 +36,9 @@ __all__ = [
     "compare_view",
     "devices_table",
     "embed_tables",
+    "files_view",
     "heatmap_view",
+    "models_view",
     "neighbors_view",
     "plural",
     "presets_table",
@@ -45,6 +48,7 @@ __all__ = [
     "strip_trailing",
     "to_text",
     "tokenize_view",
+    "tree_view",
     "weights_view",
     "windows_view",
 ]

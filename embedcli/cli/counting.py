@@ -1,0 +1,344 @@
+"""`embedcli count`: exact token counts of files, folders and corpora."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+import typer
+
+from embedcli.cli import options as o
+from embedcli.cli.checks import choices
+from embedcli.errors import UsageError
+
+SELECT = "Selection"
+VIEW = "View"
+sort_check, sort_complete = choices(("tokens", "path", "bytes"))
+errors_check, errors_complete = choices(("skip", "replace", "strict"))
+engine_check, engine_complete = choices(("local", "dask"))
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+
+
+def _size(value: str | None) -> int | None:
+    """'10M', '512k', '2G', '1000' -> bytes (powers of 1024)."""
+    if value is None:
+        return None
+    found = _SIZE.match(value)
+    if not found:
+        raise typer.BadParameter(f"{value!r} is not a size; write e.g. 500k, 10M or 2G")
+    number, unit = float(found.group(1)), found.group(2).lower()
+    return int(number * 1024 ** "_kmgt".index(unit or "_"))
+
+
+def _share(value: str) -> float:
+    """'0.01' or '1%' -> 0.01."""
+    text = value.strip()
+    try:
+        share = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a share; write 0.01 or 1%") from None
+    if not 0 <= share <= 1:
+        raise typer.BadParameter(f"{value!r} is not a share between 0 and 1 (0% and 100%)")
+    return share
+
+
+def _option(*names: str, panel: str = SELECT, **kwargs: object) -> typer.models.OptionInfo:
+    return typer.Option(*names, rich_help_panel=panel, show_default=False, **kwargs)
+
+
+def count(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Files, folders (recursive), globs ('src/**/*.py'), - for stdin, or fsspec "
+            "URLs (s3://, gs://, file://). \\[default: stdin]",
+            metavar="PATH...",
+            show_default=False,
+        ),
+    ] = None,
+    encoding: o.Encodings = None,
+    model: o.Models = None,
+    download: o.Download = False,
+    no_ignore: Annotated[
+        bool, _option("--no-ignore", help="Do not read .gitignore files.")
+    ] = False,
+    ignore: Annotated[
+        list[str] | None,
+        _option(
+            "--ignore",
+            help="Leave out paths matching this gitignore pattern; repeatable.",
+            metavar="PATTERN",
+        ),
+    ] = None,
+    include: Annotated[
+        list[str] | None,
+        _option(
+            "--include",
+            help="Count only files matching this pattern; repeatable.",
+            metavar="PATTERN",
+        ),
+    ] = None,
+    hidden: Annotated[
+        bool, _option("--hidden", help="Count dotfiles and dot-folders too.")
+    ] = False,
+    max_file_size: Annotated[
+        str | None,
+        _option(
+            "--max-file-size",
+            help="Skip larger files (500k, 10M, 2G), with a note.",
+            metavar="SIZE",
+        ),
+    ] = None,
+    errors: Annotated[
+        str,
+        _option(
+            "--errors",
+            help="Text that is not UTF-8: skip the file (and say so), replace "
+            "the bad bytes, or strict (an error). \\[default: skip]",
+            callback=errors_check,
+            autocompletion=errors_complete,
+            metavar="MODE",
+        ),
+    ] = "skip",
+    sort: Annotated[
+        str,
+        _option(
+            "--sort",
+            help="Order files by tokens, path or bytes. \\[default: tokens]",
+            panel=VIEW,
+            callback=sort_check,
+            autocompletion=sort_complete,
+            metavar="KEY",
+        ),
+    ] = "tokens",
+    top: Annotated[
+        int,
+        o.count("--top", help="Files listed.", metavar="N", rich_help_panel=VIEW),
+    ] = 20,
+    tree: Annotated[
+        bool, _option("--tree", help="Tokens rolled up per folder.", panel=VIEW)
+    ] = False,
+    depth: Annotated[
+        int,
+        o.count(
+            "--depth",
+            help="Folder levels in --tree.",
+            metavar="N",
+            rich_help_panel=VIEW,
+        ),
+    ] = 3,
+    min_share: Annotated[
+        str,
+        _option(
+            "--min-share",
+            help="Hide --tree branches under this share (0.01 or 1%).",
+            panel=VIEW,
+            metavar="SHARE",
+        ),
+    ] = "0",
+    context: Annotated[
+        str | None,
+        _option(
+            "--context",
+            help="Show each total as a share of a context window: N tokens, or "
+            "a model name (gpt-4o).",
+            panel=VIEW,
+            metavar="N|MODEL",
+        ),
+    ] = None,
+    as_json: o.AsJson = False,
+    as_jsonl: Annotated[
+        bool, _option("--jsonl", help="One JSON line per file, as each finishes.", panel=o.OUTPUT)
+    ] = False,
+    as_csv: Annotated[
+        bool,
+        _option("--csv", help="CSV: path, bytes, a column per encoding, skipped.", panel=o.OUTPUT),
+    ] = False,
+    quiet: o.Quiet = False,
+    engine: Annotated[
+        str,
+        _option(
+            "--engine",
+            help="local (processes, one per core) or dask (a cluster). \\[default: local]",
+            panel="Engine",
+            callback=engine_check,
+            autocompletion=engine_complete,
+            metavar="NAME",
+        ),
+    ] = "local",
+    scheduler: Annotated[
+        str | None,
+        _option(
+            "--scheduler",
+            help="Dask scheduler address. \\[default: DASK_SCHEDULER_ADDRESS, else a LocalCluster]",
+            panel="Engine",
+            metavar="ADDRESS",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        o.count(
+            "--workers",
+            help="Processes (or LocalCluster workers). \\[default: one per core]",
+            metavar="N",
+            rich_help_panel="Engine",
+        ),
+    ] = None,
+    list_models: Annotated[
+        bool,
+        _option("--list-models", help="The model names -m knows, and their windows.", panel=VIEW),
+    ] = False,
+) -> None:
+    """Exact token counts of files, folders and whole corpora, per encoding.
+
+    Exact: a file counts len(encode(text, disallowed_special=())) over its whole text.
+
+    \b
+      embedcli count .                   # this repository, by tokens
+      embedcli count src -e cl100k_base -m gpt-4o --top 10
+      embedcli count 'docs/**/*.md' --tree --depth 2 --context gpt-4o
+      embedcli count corpus/ --jsonl > counts.jsonl
+      embedcli count s3://bucket/corpus/ --engine dask
+    """
+
+    from embedcli.cli.output import emit
+
+    if list_models:
+        return _list_models(as_json)
+    outputs = [f for f, on in (("--json", as_json), ("--jsonl", as_jsonl), ("--csv", as_csv),
+                               ("--tree", tree)) if on]  # fmt: skip
+    if len(outputs) > 1:
+        raise UsageError(f"{' and '.join(outputs)} cannot be combined; pick one")
+    if engine != "dask" and scheduler is not None:
+        raise UsageError("--scheduler needs --engine dask")
+    names = _encodings(encoding, model)
+    window = _context(context)
+    items = _run(paths or ["-"], names, no_ignore, ignore, include, hidden, max_file_size,
+                 errors, engine, workers, scheduler, quiet)  # fmt: skip
+    if as_jsonl:
+        return _stream_jsonl(items)
+    if as_csv:
+        return _csv(items, names)
+    from embedcli.counting import collect
+    from embedcli.jsonout import count_json
+
+    report = collect(items, names)
+    if tree:
+        share = _share(min_share)
+        emit(False, None, "tree_view", report, depth=depth, min_share=share, context=window)
+        return None
+    emit(as_json, lambda r: count_json(r, window), "files_view", report, sort=sort, top=top,
+         context=window)  # fmt: skip
+    return None
+
+
+def _encodings(encoding: list[str] | None, model: list[str] | None) -> list[str]:
+    from embedcli.encodings import resolve_encoding_names
+
+    return resolve_encoding_names(encoding, model)
+
+
+def _context(value: str | None) -> tuple[str, int] | None:
+    """--context N or MODEL -> (label, tokens)."""
+    if value is None:
+        return None
+    if value.strip().replace("_", "").replace(",", "").isdigit():
+        size = int(value.strip().replace("_", "").replace(",", ""))
+        if not 1 <= size <= 2**40:
+            raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
+        return "a", size
+    from embedcli.modelnames import lookup
+
+    found = lookup(value)
+    return found.name, found.context
+
+
+def _run(paths, names, no_ignore, ignore, include, hidden, max_file_size, errors, engine,
+         workers, scheduler, quiet):  # fmt: skip
+    """The count, file by file as they finish, with a progress bar on a terminal's stderr."""
+    from embedcli.cli.inputs import stdin
+    from embedcli.counting import Selection, count_paths
+
+    selection = Selection(
+        no_ignore=no_ignore,
+        ignore=tuple(ignore or ()),
+        include=tuple(include or ()),
+        hidden=hidden,
+        max_file_size=_size(max_file_size),
+    )
+    progress = _Progress(quiet)
+    items = count_paths(
+        paths, names, selection, errors=errors, engine=engine, workers=workers,
+        scheduler=scheduler, stdin=stdin() if "-" in paths else None, on_plan=progress.plan,
+    )  # fmt: skip
+    return progress.follow(items)
+
+
+class _Progress:
+    """Files and bytes done, on stderr when it is a terminal (and not --quiet)."""
+
+    def __init__(self, quiet: bool) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.on = not quiet and self.console.is_terminal
+        self.bar = None
+        self.task = None
+
+    def plan(self, files: int, size: int) -> None:
+        if not self.on or not files:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        self.bar = Progress(
+            "counting", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=self.console, transient=True,
+        )  # fmt: skip
+        self.bar.start()
+        self.task = self.bar.add_task("count", total=files)
+
+    def follow(self, items):
+        try:
+            for item in items:
+                if self.bar is not None:
+                    self.bar.advance(self.task)
+                yield item
+        finally:
+            if self.bar is not None:
+                self.bar.stop()
+
+
+def _stream_jsonl(items) -> None:
+    from embedcli.cli.output import write_json
+    from embedcli.jsonout import count_file_json
+
+    for item in items:
+        write_json(count_file_json(item))
+
+
+def _csv(items, names: list[str]) -> None:
+    import csv
+    import io
+
+    from embedcli.cli.output import write
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["path", "bytes", *names, "skipped"])
+    for item in items:
+        if hasattr(item, "tokens"):
+            writer.writerow([item.path, item.bytes, *(item.tokens[n] for n in names), ""])
+        else:
+            writer.writerow([item.path, "", *("" for _ in names), item.reason])
+        write(buffer.getvalue(), newline=False)
+        buffer.seek(0)
+        buffer.truncate()
+
+
+def _list_models(as_json: bool) -> None:
+    from dataclasses import asdict
+
+    from embedcli.cli.output import emit
+    from embedcli.modelnames import MODELS
+
+    emit(as_json, lambda models: {"models": [asdict(m) for m in models]}, "models_view", MODELS)
