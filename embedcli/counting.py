@@ -572,6 +572,7 @@ def count_paths(
     scheduler: str | None = None,
     stdin: Any = None,
     on_plan: Any = None,
+    block_bytes: int = BLOCK_BYTES,
 ) -> Iterator[FileCount | Skipped]:
     """Every file's count (or skip) as it finishes: selection, pieces, the engine, gathering.
     ``on_plan(files, bytes)`` is told the size of the job before counting starts."""
@@ -589,7 +590,8 @@ def count_paths(
         yield item
     from embedcli.encodings import cut_safe
 
-    pieces = pieces_of(found.found, cuttable=all(cut_safe(e) for e in encodings))
+    cuttable = all(cut_safe(e) for e in encodings)
+    pieces = pieces_of(found.found, block_bytes, cuttable=cuttable)
     if on_plan is not None:
         on_plan(len(found.found), sum(f.size for f in found.found))
     tasks = tasks_of(pieces)

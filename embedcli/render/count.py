@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from embedcli.render.common import add_row, first_fitting, heading, items_line, new_table, note
+from embedcli.render.common import (
+    add_row,
+    first_fitting,
+    heading,
+    items_line,
+    new_table,
+    note,
+    plural,
+)
 
 if TYPE_CHECKING:
     from embedcli.counting import CountReport, FileCount
@@ -78,11 +86,11 @@ def totals_view(
 ) -> list[RenderableType]:
     """The totals line(s), the context-window shares, and the skipped files."""
     totals = report.totals
-    counts = [f"{totals['tokens'][n]:,} tokens ({n})" for n in report.encodings]
+    counts = [f"{plural(totals['tokens'][n], 'token')} ({n})" for n in report.encodings]
     lines: list[RenderableType] = [
         items_line(
             [
-                f"{totals['files']:,} file{'s' * (totals['files'] != 1)} counted",
+                f"{plural(totals['files'], 'file')} counted",
                 f"{totals['skipped']:,} skipped",
                 f"{totals['bytes']:,} bytes",
                 *counts,

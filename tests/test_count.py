@@ -1,0 +1,265 @@
+"""`embedcli count`: selection as git sees it, exact counts, every view and machine output.
+
+The oracle for every count is one pass of tiktoken over the whole file's text,
+``len(enc.encode(text, disallowed_special=()))``, computed here.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from embedcli import counting
+from embedcli.cli import app
+from embedcli.encodings import get_encoding
+from tests.conftest import make_runner
+from tests.helpers import expect_error
+
+runner = make_runner()
+
+
+def one_pass(path: Path, name: str = "gpt2") -> int:
+    text = path.read_bytes().decode("utf-8")
+    return len(get_encoding(name).encode(text, disallowed_special=()))
+
+
+def count_json(*args: str, cwd: Path | None = None, input: bytes | None = None) -> dict:
+    old = Path.cwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        result = runner.invoke(app, ["count", *args, "--json"], input=input)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A small repository: nested .gitignore with a negation, hidden files, a binary, a file
+    that is not UTF-8, special-token text, CRLF, and unusual whitespace."""
+    root = tmp_path / "repo"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "build").mkdir()
+    (root / "docs").mkdir()
+    (root / ".hidden").mkdir()
+    (root / ".gitignore").write_text("build/\n*.log\n")
+    (root / "src" / ".gitignore").write_text("*.tmp\n!keep.tmp\n")
+    files = {
+        "README.md": "# Title\n\nSome words, and <|endoftext|> as text.\r\n",
+        "src/main.py": "def main():\n    return 'héllo wörld'  # ünïcode\n",
+        "src/pkg/util.py": "x\u3000=\u20281\x85 + 2\n",
+        "src/drop.tmp": "ignored by src/.gitignore\n",
+        "src/keep.tmp": "kept by the negation\n",
+        "build/out.txt": "ignored folder\n",
+        "app.log": "ignored by pattern\n",
+        "docs/guide.md": "A guide. " * 50,
+        ".hidden/secret.txt": "hidden\n",
+        ".env": "KEY=1\n",
+    }
+    for name, text in files.items():
+        (root / name).write_text(text, encoding="utf-8", newline="")
+    (root / "src" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    (root / "src" / "latin1.txt").write_bytes("café crème\n".encode("latin-1"))
+    return root
+
+
+def test_selection_as_git_sees_it(tree: Path) -> None:
+    data = count_json(".", cwd=tree)
+    paths = {f["path"] for f in data["files"]}
+    assert paths == {"README.md", "src/main.py", "src/pkg/util.py", "src/keep.tmp", "docs/guide.md"}
+    skipped = {s["path"]: s["reason"] for s in data["skipped"]}
+    assert skipped["src/logo.png"] == "binary"
+    assert skipped["src/latin1.txt"].startswith("not UTF-8 (byte 0xE9 at offset 3)")
+    for f in data["files"]:
+        assert f["tokens"]["gpt2"] == one_pass(tree / f["path"]), f["path"]
+        assert f["bytes"] == (tree / f["path"]).stat().st_size
+    assert data["totals"] == {
+        "files": 5,
+        "skipped": 2,
+        "bytes": sum(f["bytes"] for f in data["files"]),
+        "tokens": {"gpt2": sum(f["tokens"]["gpt2"] for f in data["files"])},
+    }
+
+
+def test_hidden_no_ignore_ignore_include(tree: Path) -> None:
+    hidden = {f["path"] for f in count_json(".", "--hidden", cwd=tree)["files"]}
+    assert {".hidden/secret.txt", ".env", ".gitignore", "src/.gitignore"} <= hidden
+    everything = {f["path"] for f in count_json(".", "--no-ignore", cwd=tree)["files"]}
+    assert {"build/out.txt", "app.log", "src/drop.tmp"} <= everything
+    fewer = {
+        f["path"]
+        for f in count_json(".", "--ignore", "docs/", "--ignore", "*.md", cwd=tree)["files"]
+    }
+    assert fewer == {"src/main.py", "src/pkg/util.py", "src/keep.tmp"}
+    only = {f["path"] for f in count_json(".", "--include", "*.py", cwd=tree)["files"]}
+    assert only == {"src/main.py", "src/pkg/util.py"}
+
+
+def test_globs_files_and_stdin(tree: Path) -> None:
+    py = {f["path"] for f in count_json("src/**/*.py", cwd=tree)["files"]}
+    assert py == {"src/main.py", "src/pkg/util.py"}
+    named = count_json("build/out.txt", cwd=tree)  # named outright: counted, ignored or not
+    assert [f["path"] for f in named["files"]] == ["build/out.txt"]
+    piped = count_json("-", "-e", "o200k_base", input=b"Hello, world! <|endoftext|>")
+    expected = len(
+        get_encoding("o200k_base").encode("Hello, world! <|endoftext|>", disallowed_special=())
+    )
+    assert piped["files"] == [{"path": "-", "bytes": 27, "tokens": {"o200k_base": expected}}]
+    expect_error(runner.invoke(app, ["count", str(tree / "nothing/*.py")]), "no file matches")
+    expect_error(runner.invoke(app, ["count", str(tree / "missing.txt")]), "no such file")
+
+
+@pytest.mark.parametrize("mode", ["skip", "replace", "strict"])
+def test_errors_modes(tree: Path, mode: str) -> None:
+    target = tree / "src" / "latin1.txt"
+    result = runner.invoke(app, ["count", str(target), "--errors", mode, "--json"])
+    if mode == "strict":
+        expect_error(result, "latin1.txt is not UTF-8 (byte 0xE9 at offset 3) (--errors strict)")
+        return
+    data = json.loads(result.stdout)
+    if mode == "skip":
+        assert data["files"] == [] and data["skipped"][0]["reason"].startswith("not UTF-8")
+    else:
+        text = target.read_bytes().decode("utf-8", errors="replace")
+        assert data["files"][0]["tokens"]["gpt2"] == len(get_encoding("gpt2").encode(text))
+
+
+def test_symlink_loops_and_broken_links_are_reported(tree: Path) -> None:
+    (tree / "src" / "loop").symlink_to(tree / "src")
+    (tree / "src" / "dangling.txt").symlink_to(tree / "nowhere.txt")
+    data = count_json(".", cwd=tree)
+    reasons = {s["path"]: s["reason"] for s in data["skipped"]}
+    assert reasons.get("src/loop") == "symlink loop"
+    assert reasons["src/dangling.txt"] == "broken link"
+    assert len({f["path"] for f in data["files"]}) == 5  # nothing counted twice
+
+
+def test_max_file_size(tree: Path) -> None:
+    data = count_json(".", "--max-file-size", "100", cwd=tree)
+    assert "docs/guide.md" in {s["path"] for s in data["skipped"]}
+    expect_error(runner.invoke(app, ["count", ".", "--max-file-size", "big"]), "not a size", code=2)
+
+
+def test_several_encodings_and_models(tree: Path) -> None:
+    data = count_json(".", "-e", "gpt2", "-m", "gpt-4o", "-m", "gpt-4", cwd=tree)
+    assert data["encodings"] == ["gpt2", "o200k_base", "cl100k_base"]
+    for f in data["files"]:
+        for name in data["encodings"]:
+            assert f["tokens"][name] == one_pass(tree / f["path"], name)
+
+
+@pytest.mark.parametrize(
+    ("name", "encoding"),
+    [("gpt-5", "o200k_base"), ("o3-mini", "o200k_base"), ("gpt-4.1-2025-04-14", "o200k_base"),
+     ("ft:gpt-4o-mini-2024-07-18:acme::abc123", "o200k_base"), ("gpt-4.5-preview", "o200k_base"),
+     ("o4-mini", "o200k_base"), ("gpt-3.5-turbo-0125", "cl100k_base")],
+)  # fmt: skip
+def test_model_table_knows_current_names(name: str, encoding: str) -> None:
+    result = runner.invoke(app, ["count", "-", "-m", name, "--json"], input=b"hi")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["encodings"] == [encoding]
+
+
+def test_unknown_model_lists_close_matches() -> None:
+    result = runner.invoke(app, ["count", "-", "-m", "gtp-4o"], input=b"hi")
+    expect_error(result, "unknown model 'gtp-4o'; did you mean gpt-4o", code=2)
+    listed = json.loads(runner.invoke(app, ["count", "--list-models", "--json"]).stdout)
+    names = {m["name"]: m for m in listed["models"]}
+    assert names["gpt-4o"]["context"] == 128_000 and names["o3"]["encoding"] == "o200k_base"
+
+
+def test_views_table_tree_context_csv_jsonl(tree: Path) -> None:
+    old = Path.cwd()
+    os.chdir(tree)
+    try:
+        table = runner.invoke(app, ["count", ".", "--top", "2", "--context", "gpt-4o"])
+        tree_out = runner.invoke(app, ["count", ".", "--tree", "--depth", "2"])
+        small = runner.invoke(app, ["count", ".", "--tree", "--min-share", "50%"])
+        as_csv = runner.invoke(app, ["count", ".", "--csv", "-e", "gpt2", "-e", "cl100k_base"])
+        lines = runner.invoke(app, ["count", ".", "--jsonl"])
+        data = count_json(".", "--context", "1000")
+    finally:
+        os.chdir(old)
+    total = data["totals"]["tokens"]["gpt2"]
+    assert "showing 2 of 5 files" in table.stdout
+    assert "of gpt-4o's 128,000-token context" in table.stdout
+    first = max(data["files"], key=lambda f: f["tokens"]["gpt2"])
+    assert table.stdout.index(first["path"]) < table.stdout.index("5 files counted")
+    src = sum(f["tokens"]["gpt2"] for f in data["files"] if f["path"].startswith("src/"))
+    assert "src/ " in tree_out.stdout and f"{src:,}" in tree_out.stdout
+    assert "branches under 50.0% of the total are hidden" in small.stdout
+    rows = list(csv.reader(io.StringIO(as_csv.stdout)))
+    assert rows[0] == ["path", "bytes", "gpt2", "cl100k_base", "skipped"]
+    assert {r[0] for r in rows[1:] if not r[-1]} == {f["path"] for f in data["files"]}
+    records = [json.loads(line) for line in lines.stdout.splitlines()]
+    assert sum(r["tokens"]["gpt2"] for r in records if "tokens" in r) == total
+    assert {r["path"] for r in records if "skipped" in r} == {s["path"] for s in data["skipped"]}
+    assert data["context"] == {"name": "a", "tokens": 1000, "share": {"gpt2": total / 1000}}
+
+
+def test_usage_errors() -> None:
+    expect_error(
+        runner.invoke(app, ["count", ".", "--json", "--csv"]), "cannot be combined", code=2
+    )
+    expect_error(
+        runner.invoke(app, ["count", ".", "--scheduler", "tcp://x:1"]),
+        "needs --engine dask",
+        code=2,
+    )
+    expect_error(runner.invoke(app, ["count", ".", "--errors", "ignore"]), "--errors", code=2)
+    expect_error(runner.invoke(app, ["count", ".", "--sort", "size"]), "--sort", code=2)
+
+
+# ---------------------------------------------------------------- exact when cut into blocks
+
+PIECES = st.sampled_from(
+    ["word", " ", "  ", "\n", "\r\n", "\t", "\x0b", "\x85", "\u2028", "\u3000", "\xa0", "é",
+     "日本", "😀", "<|endoftext|>", "123", "'s", "!!", "a b"]
+)  # fmt: skip
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(parts=st.lists(PIECES, max_size=400), extra=st.text(max_size=200), block=st.integers(8, 200))
+def test_blocks_add_up_to_one_pass(
+    tmp_path: Path, parts: list[str], extra: str, block: int
+) -> None:
+    text = "".join(parts) + extra
+    path = tmp_path / "big.txt"
+    data = text.encode("utf-8", errors="surrogatepass")
+    path.write_bytes(data)
+    found = [counting.Found("big.txt", str(path), len(data))]
+    pieces = counting.pieces_of(found, block_bytes=block)
+    assert pieces[0].start == 0 and pieces[-1].end == len(data)
+    assert all(a.end == b.start for a, b in itertools.pairwise(pieces))
+    for name in ("gpt2", "o200k_base"):
+        results = [r for p in pieces for r in counting.count_task([p], (name,), "replace")]
+        decoded = data.decode("utf-8", errors="replace")
+        expected = len(get_encoding(name).encode(decoded, disallowed_special=()))
+        assert sum(r.counts[0] for r in results) == expected
+
+
+def test_a_large_tree_through_the_process_pool(tmp_path: Path) -> None:
+    # Over TASK_BYTES in all: counted by a pool of processes, largest first, big files in blocks.
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for i in range(300):
+        (root / f"f{i:03d}.txt").write_text(f"file {i} says " + "hello world, " * (i % 40 + 1))
+    big = root / "big.txt"
+    big.write_text("The keeper counted ships. \u3000Then\u2028more. " * 200_000)
+    items = list(counting.count_paths([str(root)], ["gpt2"], block_bytes=1 << 20, workers=2))
+    counts = {i.path: i.tokens["gpt2"] for i in items}
+    assert len(counts) == 301
+    for path in (big, root / "f007.txt", root / "f299.txt"):
+        assert counts[counting._display(path)] == one_pass(path)
