@@ -99,14 +99,14 @@ class _Ignores:
                 rules = (*rules, (folder, spec))
         return _Ignores(rules)
 
-    def ignored(self, path: Path, is_dir: bool) -> bool:
+    def ignored(self, path: str, is_dir: bool) -> bool:
         """Git's answer: the last rule that matches decides (a negation re-includes)."""
         decision = False
         for base, spec in self.rules:
-            try:
-                relative = path.relative_to(base).as_posix()
-            except ValueError:
+            prefix = os.path.join(base, "")
+            if not path.startswith(prefix):
                 continue
+            relative = path[len(prefix) :].replace(os.sep, "/")
             result = spec.check_file(relative + ("/" if is_dir else ""))
             if result.include is not None:
                 decision = result.include
@@ -130,11 +130,15 @@ def _spec(lines: Sequence[str]) -> Any:
         raise UsageError(f"cannot read the ignore patterns {list(lines)[:3]}: {exc}") from None
 
 
-def _display(path: Path) -> str:
-    try:
-        return path.relative_to(Path.cwd()).as_posix() if path.is_absolute() else path.as_posix()
-    except ValueError:
-        return path.as_posix()
+def _display(path: Path | str) -> str:
+    """A path as reports show it: relative to the working folder when inside it."""
+    text = os.fspath(path)
+    if os.path.isabs(text):
+        here = os.path.join(os.getcwd(), "")
+        if text.startswith(here):
+            text = text[len(here) :]
+    text = text.replace(os.sep, "/")
+    return text[2:] if text.startswith("./") else text
 
 
 @dataclass
@@ -210,21 +214,23 @@ def _walk(
             out.skipped.append(Skipped(_display(folder), "symlink loop"))
             continue
         visited.add(key)
+        base = os.path.join(os.fspath(root), "")
         for entry in entries:
-            path = Path(entry.path)
             if entry.name == ".git" or (entry.name.startswith(".") and not selection.hidden):
                 continue
             try:
                 is_dir = entry.is_dir()  # follows links: a link to a folder is walked
             except OSError:
                 is_dir = False
-            if rules.ignored(path, is_dir):
+            if rules.ignored(entry.path, is_dir):
                 continue
             if is_dir:
+                path = Path(entry.path)
                 below = rules if selection.no_ignore else rules.below(path)
                 stack.append((path, below))
                 continue
-            relative = path.relative_to(root).as_posix()
+            path = Path(entry.path)
+            relative = entry.path[len(base) :].replace(os.sep, "/")
             if matcher is not None and not matcher.check_file(relative).include:
                 continue
             if include is not None and not include.check_file(relative).include:

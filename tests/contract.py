@@ -61,7 +61,8 @@ CASE_SECONDS = 60
 EXIT_CODES = (0, 1, 2, 130)
 TRACEBACK_MARKS = ("Traceback", 'File "')
 SHELLS = ("pipe", "head", "closed", "full")  # how a subprocess's stdout is connected
-STREAMING = {"embed": "lines", "windows": "as_jsonl"}  # command -> the flag that streams JSONL
+# command -> the flags that stream records (JSON Lines, CSV rows)
+STREAMING = {"embed": ("lines",), "windows": ("as_jsonl",), "count": ("as_jsonl", "as_csv")}
 
 # ---------------------------------------------------------------- the input files
 
@@ -214,7 +215,12 @@ FOCUS = {
     "inspect-shapes": (("preset",), ("weights",), ("device",)),
     "weights": (("path",), ("path", "download")),
     "broadcast": (("shapes",),),
+    "count": (("paths",), ("paths", "as_jsonl"), ("paths", "tree"), ("paths", "as_csv"),
+              ("paths", "encoding")),
 }  # fmt: skip
+COUNT_PATHS = (".", "in.txt", "adir", "*.txt", "-", "model-gpt2", "**/*.txt", "long.txt")
+BAD_COUNT_PATHS = ("missing", "adir/", "/dev/null", "[", "nodir/*.txt", "", "s3://bucket/x",
+                   "file:///nonexistent", "tiny.safetensors", "bad-utf8.txt")  # fmt: skip
 
 
 def _ints(low: int, high: int) -> st.SearchStrategy[str]:
@@ -281,6 +287,16 @@ def _named_values() -> dict[str, Values]:
         "weights": (st.sampled_from(CHECKPOINTS), st.sampled_from(BAD_CHECKPOINTS)),
         "output": (st.sampled_from(OUTPUTS), st.sampled_from(BAD_OUTPUTS)),
         "png": (st.sampled_from(PNGS), st.sampled_from(BAD_PNGS)),
+        "paths": (st.sampled_from(COUNT_PATHS), st.sampled_from(BAD_COUNT_PATHS)),
+        "ignore": pair(("*.txt", "adir/", "!in.txt", "*.safetensors"), ("[", "**/**/", "\\")),
+        "include": pair(("*.txt", "*.md", "in.*"), ("[", "")),
+        "max_file_size": pair(("10k", "1M", "100", "2G"), ("big", "-1", "1e9", "", "10Q")),
+        "min_share": pair(("0.1", "5%", "0"), ("2", "-1%", "x", "nan")),
+        "context": pair(("1000", "gpt-4o", "o3"), ("0", "gpt-9", "-5", "1e3")),
+        "errors": pair(("skip", "replace", "strict"), ("ignore", "SKIP")),
+        "sort": pair(("tokens", "path", "bytes"), ("size",)),
+        "engine": pair(("local",), ("dask", "spark")),
+        "scheduler": pair(("tcp://127.0.0.1:1",), ("nonsense", "tcp://127.0.0.1:9")),
     }
 
 
@@ -364,16 +380,16 @@ class Case:
     def inputs(self) -> set[str]:
         """The files the command reads, relative to its folder (standard input included)."""
         found = {self.stdin} if self.stdin else set()
-        for name in ("file", "weights", "path"):
+        for name in ("file", "weights", "path", "paths"):
             value = self.params.get(name)
-            if value is not None and str(value) not in ("", ".", "-"):
-                found.add(os.path.normpath(str(value)))
+            for one in value if isinstance(value, list) else [value]:
+                if one is not None and str(one) not in ("", ".", "-"):
+                    found.add(os.path.normpath(str(one)))
         return found
 
     def streams(self) -> bool:
         """True for embed --lines and windows --jsonl, which may fail after whole records."""
-        flag = STREAMING.get(self.command)
-        return bool(flag and self.params.get(flag))
+        return any(self.params.get(flag) for flag in STREAMING.get(self.command, ()))
 
 
 def shell_quote(arg: str) -> str:

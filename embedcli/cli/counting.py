@@ -211,8 +211,10 @@ def count(
         raise UsageError(f"{' and '.join(outputs)} cannot be combined; pick one")
     if engine != "dask" and scheduler is not None:
         raise UsageError("--scheduler needs --engine dask")
-    names = _encodings(encoding, model)
     window = _context(context)
+    if window is not None and window[0] != "a" and not encoding and not model:
+        model = [window[0]]  # --context gpt-4o alone counts in gpt-4o's encoding
+    names = _encodings(encoding, model)
     items = _run(paths or ["-"], names, no_ignore, ignore, include, hidden, max_file_size,
                  errors, engine, workers, scheduler, quiet)  # fmt: skip
     if as_jsonl:
