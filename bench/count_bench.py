@@ -122,9 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     for name, label in (("plain", "baseline: os.walk + tiktoken, one process"),
                         ("embedcli", "embedcli count DIR")):  # fmt: skip
         print(f"{label:<44} {statistics.median(times[name]):>9.2f} {mib(peaks[name]):>10}")
-    print(
-        f"speed-up (plain / embedcli, median of {args.runs} pairs): {statistics.median(ratios):.2f}x"
-    )
+    speedup = statistics.median(ratios)
+    print(f"speed-up (plain / embedcli, median of {args.runs} pairs): {speedup:.2f}x")
     if files_to_prompt is not None:
         seconds, count = files_to_prompt
         print(f"files-to-prompt DIR | ttok: {seconds:.2f} s, {count} tokens (file names included)")
