@@ -93,15 +93,20 @@ def _client(distributed: Any, address: str | None, workers: int | None, stack: A
 
 
 def _check_address(address: str) -> None:
-    """A scheme distributed does not know is a usage error, found before a Client is made (one
+    """An address distributed cannot parse is a usage error, found before a Client is made (one
     that fails on it is left half-open, and hangs for seconds when it is collected)."""
-    from distributed.comm.addressing import parse_address
+    from distributed.comm.addressing import get_address_host_port, parse_address
     from distributed.comm.registry import get_backend
 
     try:
-        get_backend(parse_address(address)[0])
+        scheme = parse_address(address)[0]
+        get_backend(scheme)
+        if scheme in ("tcp", "tls", "ws", "wss"):  # HOST:PORT addresses
+            get_address_host_port(address)
     except ValueError as exc:
-        raise UsageError(f"{address} is not a Dask scheduler address: {exc}") from None
+        raise UsageError(
+            f"{address} is not a Dask scheduler address ({exc}); one looks like tcp://HOST:8786"
+        ) from None
 
 
 def _local_client(distributed: Any, workers: int | None, stack: Any) -> Any:

@@ -260,15 +260,17 @@ def _consider(path: Path, selection: Selection, out: Discovery, seen: set[str], 
     if selection.max_file_size is not None and info.st_size > selection.max_file_size:
         out.skipped.append(Skipped(shown, f"{info.st_size:,} bytes, over --max-file-size"))
         return
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(FIRST_BLOCK)
-    except OSError as exc:
-        out.skipped.append(Skipped(shown, f"unreadable: {exc.strerror}"))
-        return
-    if b"\0" in head:
-        out.skipped.append(Skipped(shown, "binary"))
-        return
+    if info.st_size >= 2 * BLOCK_BYTES:  # a file that may be cut: its kind is told here
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(FIRST_BLOCK)
+        except OSError as exc:
+            out.skipped.append(Skipped(shown, f"unreadable: {exc.strerror}"))
+            return
+        if b"\0" in head:
+            out.skipped.append(Skipped(shown, "binary"))
+            return
+    # smaller files are told binary by the worker that reads them: one open a file, not two
     out.found.append(Found(shown, str(path), info.st_size))
 
 
@@ -449,6 +451,8 @@ def _count_piece(piece: Piece, encodings: Sequence[Any], errors: str) -> PieceRe
         return PieceResult(piece.file, None, f"unreadable: {exc.strerror or exc}")
     if len(data) != piece.end - piece.start:
         return PieceResult(piece.file, None, "changed while it was read (shorter than listed)")
+    if piece.start == 0 and b"\0" in data[:FIRST_BLOCK]:
+        return PieceResult(piece.file, None, "binary")
     try:
         text = data.decode("utf-8", errors="replace" if errors == "replace" else "strict")
     except UnicodeDecodeError as exc:

@@ -231,7 +231,11 @@ PIECES = st.sampled_from(
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(parts=st.lists(PIECES, max_size=400), extra=st.text(max_size=200), block=st.integers(8, 200))
+@given(
+    parts=st.lists(PIECES, max_size=400),
+    extra=st.text(st.characters(exclude_characters="\x00"), max_size=200),
+    block=st.integers(8, 200),
+)
 def test_blocks_add_up_to_one_pass(
     tmp_path: Path, parts: list[str], extra: str, block: int
 ) -> None:
