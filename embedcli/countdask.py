@@ -12,9 +12,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
+import socket
+import threading
 import uuid
 import warnings
 from collections.abc import Iterator, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import replace
 from typing import Any
 
@@ -22,8 +26,8 @@ from embedcli.counting import Piece, PieceResult, count_task
 from embedcli.errors import EmbedCLIError, UsageError
 
 CONNECT_TIMEOUT = 10  # seconds to reach a scheduler before saying that it cannot be reached
-QUIET = logging.CRITICAL  # distributed's own logs: stderr carries an Error line or progress only
-LOGGERS = ("distributed", "tornado", "asyncio")  # those a cluster writes to on this machine
+SILENT = logging.CRITICAL + 1  # distributed's logs: stderr carries an Error line or progress only
+LOGGERS = ("distributed", "tornado", "asyncio", "bokeh")  # and their children
 
 
 def dask_results(
@@ -43,7 +47,7 @@ def dask_results(
     distributed = _distributed()
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
     with _quiet_logs(), contextlib.ExitStack() as stack:
-        client = _client(distributed, address, workers, stack)
+        client = _client(distributed, address, workers, len(tasks), stack)
         yield from _results(distributed, client, tasks, tuple(encoding_names), errors, retries)
 
 
@@ -58,77 +62,113 @@ def _distributed() -> Any:
 
 @contextlib.contextmanager
 def _quiet_logs() -> Iterator[None]:
-    """distributed, tornado and asyncio say nothing on stderr while a count runs: a task's
-    failure reaches the report as a skipped file instead."""
-    loggers = [logging.getLogger(name) for name in LOGGERS]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.setLevel(QUIET)
+    """distributed, tornado and asyncio write nothing to stderr while a count runs (a task's
+    failure reaches the report as a skipped file instead). Their loggers each have a handler of
+    their own and do not propagate, so the handlers are silenced, and asyncio's logger."""
+    known = list(logging.Logger.manager.loggerDict)
+    names = {*LOGGERS, *(name for name in known if name.split(".")[0] in LOGGERS)}
+    loggers = [logging.getLogger(name) for name in sorted(names)]
+    handlers = {handler for logger in loggers for handler in logger.handlers}
+    saved = [(thing, thing.level) for thing in [*loggers, *handlers]]
+    for thing, _ in saved:
+        thing.setLevel(SILENT)
     try:
         yield
     finally:
-        for logger, level in zip(loggers, levels, strict=True):
-            logger.setLevel(level)
+        for thing, level in saved:
+            thing.setLevel(level)
 
 
-def _client(distributed: Any, address: str | None, workers: int | None, stack: Any) -> Any:
-    """A client of the scheduler at ``address``, or of a LocalCluster started here; both are
-    closed when ``stack`` is (the client first)."""
-    with warnings.catch_warnings():
+def _client(
+    distributed: Any, address: str | None, workers: int | None, tasks: int, stack: Any
+) -> Any:
+    """A client of the scheduler at ``address``, or of a LocalCluster started here (no more
+    workers than tasks); both are closed when ``stack`` is (the client first)."""
+    if address is not None:
+        _reach(address)
+    with warnings.catch_warnings(), _deferred_interrupt():
         warnings.simplefilter("ignore")  # version-mismatch and port notices: not for stderr
         if address is None:
-            return _local_client(distributed, workers, stack)
-        _check_address(address)
-        try:
-            client = distributed.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-        except (OSError, TimeoutError):
-            raise EmbedCLIError(
-                f"cannot reach the Dask scheduler at {address} within {CONNECT_TIMEOUT} s; "
-                "check that it runs there (--scheduler, or DASK_SCHEDULER_ADDRESS)"
-            ) from None
-        except ImportError as exc:  # a scheme whose package is missing here (ucx://)
-            raise UsageError(f"cannot connect to {address}: {exc}") from None
-    stack.callback(_close, client)
+            cluster = _local_cluster(distributed, min(workers or os.cpu_count() or 1, tasks))
+            stack.callback(_close, cluster)
+            client = distributed.Client(cluster, set_as_default=False)
+        else:
+            try:
+                client = distributed.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            except (OSError, TimeoutError):  # it listens, but does not answer as a scheduler
+                raise EmbedCLIError(
+                    f"cannot reach the Dask scheduler at {address}: no answer within "
+                    f"{CONNECT_TIMEOUT} s; check that it runs there (--scheduler, or "
+                    "DASK_SCHEDULER_ADDRESS)"
+                ) from None
+            except ImportError as exc:  # a scheme whose package is missing here (ucx://)
+                raise UsageError(f"cannot connect to {address}: {exc}") from None
+        stack.callback(_close, client)
     return client
 
 
-def _check_address(address: str) -> None:
-    """An address distributed cannot parse is a usage error, found before a Client is made (one
-    that fails on it is left half-open, and hangs for seconds when it is collected)."""
+def _reach(address: str) -> None:
+    """Check an address before a Client is made: one that it cannot parse is a usage error, and
+    where nothing listens says so at once. (A Client that fails on a malformed address, or is
+    interrupted while it connects, is left half-open and hangs for seconds when collected.)"""
     from distributed.comm.addressing import get_address_host_port, parse_address
     from distributed.comm.registry import get_backend
 
     try:
         scheme = parse_address(address)[0]
         get_backend(scheme)
-        if scheme in ("tcp", "tls", "ws", "wss"):  # HOST:PORT addresses
-            get_address_host_port(address)
+        if scheme not in ("tcp", "tls", "ws", "wss"):  # not HOST:PORT (inproc://, ucx://)
+            return
+        host, port = get_address_host_port(address)
     except ValueError as exc:
         raise UsageError(
-            f"{address} is not a Dask scheduler address ({exc}); one looks like tcp://HOST:8786"
+            f"{address} is not a Dask scheduler address: {exc}; one looks like tcp://HOST:8786"
+        ) from None
+    try:
+        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        why = exc.strerror or f"no answer within {CONNECT_TIMEOUT} s"
+        raise EmbedCLIError(
+            f"cannot reach the Dask scheduler at {address}: {why}; check that it runs there "
+            "(--scheduler, or DASK_SCHEDULER_ADDRESS)"
         ) from None
 
 
-def _local_client(distributed: Any, workers: int | None, stack: Any) -> Any:
+def _local_cluster(distributed: Any, workers: int) -> Any:
     try:
-        cluster = distributed.LocalCluster(
-            n_workers=workers or os.cpu_count() or 1,
+        return distributed.LocalCluster(
+            n_workers=workers,
             threads_per_worker=1,  # the tokenizer holds the GIL: one process per core
             processes=True,
             dashboard_address=None,
-            silence_logs=QUIET,
+            silence_logs=SILENT,
         )
     except (OSError, TimeoutError, RuntimeError) as exc:  # RuntimeError: a worker did not start
         raise EmbedCLIError(f"cannot start a local Dask cluster: {exc}") from None
-    stack.callback(_close, cluster)
-    client = distributed.Client(cluster, set_as_default=False)
-    stack.callback(_close, client)
-    return client
+
+
+@contextlib.contextmanager
+def _deferred_interrupt() -> Iterator[None]:
+    """Ctrl-C is held while a cluster or client starts or closes, and acts once that is done
+    (distributed cannot close a half-started cluster, whose processes would outlive the count).
+    Threads and processes started meanwhile (the cluster's loop, its workers) keep SIGINT
+    blocked: a terminal's Ctrl-C stops this process, which closes them, not each on its own."""
+    if (
+        not hasattr(signal, "pthread_sigmask")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a held Ctrl-C is raised here
 
 
 def _close(thing: Any) -> None:
-    with contextlib.suppress(Exception):  # a cluster that is already gone has nothing to close
-        thing.close()
+    with contextlib.suppress(Exception), _deferred_interrupt():
+        thing.close()  # a cluster already gone has nothing to close
 
 
 def _results(
@@ -142,6 +182,7 @@ def _results(
     """Submit every task (largest first: Dask runs them in that order), then yield each result
     once, as it finishes."""
     run = uuid.uuid4().hex[:12]
+    address = client.scheduler.address  # kept: a lost client forgets it
     waiting: dict[str, tuple[Piece, ...]] = {}
     finished = distributed.as_completed(loop=client.loop)
     for number, task in enumerate(tasks):
@@ -155,7 +196,7 @@ def _results(
         task = waiting.pop(future.key, None)
         if task is None:
             continue  # already yielded: a task's result counts once
-        yield _outcome(future, task)
+        yield _outcome(future, task, address)
         future.release()  # the cluster may drop the result now
 
 
@@ -169,21 +210,25 @@ def _absolute(task: tuple[Piece, ...]) -> tuple[Piece, ...]:
     return tuple(pieces)
 
 
-def _outcome(future: Any, task: tuple[Piece, ...]) -> list[PieceResult]:
-    """A finished task's results; one whose data was lost with its worker is waited for (Dask
-    computes it again); one that failed after its retries is every piece skipped, with why."""
+def _outcome(future: Any, task: tuple[Piece, ...], address: str) -> list[PieceResult]:
+    """A finished task's results (one whose data was lost with its worker is waited for: Dask
+    computes it again), or, for one that failed after its retries, every piece skipped with why."""
     try:
         return future.result()
-    except Exception as exc:  # count_task's own error, KilledWorker, or a cancelled task
+    except CancelledError:  # the scheduler, or this client's connection to it, went away
+        raise EmbedCLIError(
+            f"lost the Dask scheduler at {address} in the middle of the count; run it again"
+        ) from None
+    except Exception as exc:  # count_task's own error, or KilledWorker
         why = f"failed on the Dask cluster: {_reason(exc)}"
     return [PieceResult(piece.file, None, why) for piece in task]
 
 
 def _reason(exc: BaseException) -> str:
+    from distributed import KilledWorker
+
     name = type(exc).__name__
-    if name == "KilledWorker":
+    if isinstance(exc, KilledWorker):  # Dask gave up after its allowed-failures
         return "every worker that counted it died (KilledWorker)"
-    if name in ("CancelledError", "FutureCancelledError"):
-        return "the task was cancelled (the scheduler or the connection to it went away)"
     text = (str(exc).strip().splitlines() or [""])[0]
     return f"{name}: {text}" if text else name

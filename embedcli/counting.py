@@ -86,6 +86,7 @@ class _Ignores:
 
     def __init__(self, rules: tuple[tuple[Path, Any], ...] = ()) -> None:
         self.rules = rules
+        self.prefixes = [(os.path.join(base, ""), spec) for base, spec in rules]
 
     def below(self, folder: Path, extra: Any = None) -> _Ignores:
         """The rules for a sub-folder: these, then its own .gitignore (if any)."""
@@ -102,8 +103,7 @@ class _Ignores:
     def ignored(self, path: str, is_dir: bool) -> bool:
         """Git's answer: the last rule that matches decides (a negation re-includes)."""
         decision = False
-        for base, spec in self.rules:
-            prefix = os.path.join(base, "")
+        for prefix, spec in self.prefixes:
             if not path.startswith(prefix):
                 continue
             relative = path[len(prefix) :].replace(os.sep, "/")
@@ -229,25 +229,32 @@ def _walk(
                 below = rules if selection.no_ignore else rules.below(path)
                 stack.append((path, below))
                 continue
-            path = Path(entry.path)
             relative = entry.path[len(base) :].replace(os.sep, "/")
             if matcher is not None and not matcher.check_file(relative).include:
                 continue
             if include is not None and not include.check_file(relative).include:
                 continue
-            _consider(path, selection, out, seen, explicit=False)
+            _consider(entry.path, selection, out, seen, explicit=False, entry=entry)
 
 
-def _consider(path: Path, selection: Selection, out: Discovery, seen: set[str], *, explicit: bool):
+def _consider(
+    path: str | Path,
+    selection: Selection,
+    out: Discovery,
+    seen: set[str],
+    *,
+    explicit: bool,
+    entry: os.DirEntry | None = None,
+) -> None:
     """Keep a file, or skip it with its reason: unreadable, binary, too large, not a file."""
     shown = _display(path)
     if shown in seen:
         return
     seen.add(shown)
     try:
-        info = path.stat()
+        info = entry.stat() if entry is not None else os.stat(path)
     except OSError as exc:
-        reason = "broken link" if path.is_symlink() else f"unreadable: {exc.strerror}"
+        reason = "broken link" if os.path.islink(path) else f"unreadable: {exc.strerror}"
         if getattr(exc, "errno", None) == 40:  # ELOOP
             reason = "symlink loop"
         out.skipped.append(Skipped(shown, reason))

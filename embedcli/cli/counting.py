@@ -280,10 +280,14 @@ class _Progress:
     """Files and bytes done, on stderr when it is a terminal (and not --quiet)."""
 
     def __init__(self, quiet: bool) -> None:
-        from rich.console import Console
+        import sys
 
-        self.console = Console(stderr=True)
-        self.on = not quiet and self.console.is_terminal
+        self.console = None
+        self.on = not quiet and sys.stderr is not None and sys.stderr.isatty()
+        if self.on:  # rich only when a person is watching
+            from rich.console import Console
+
+            self.console = Console(stderr=True)
         self.bar = None
         self.task = None
 
