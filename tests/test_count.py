@@ -267,3 +267,24 @@ def test_a_large_tree_through_the_process_pool(tmp_path: Path) -> None:
     assert len(counts) == 301
     for path in (big, root / "f007.txt", root / "f299.txt"):
         assert counts[counting._display(path)] == one_pass(path)
+
+
+def test_dask_engine_through_the_installed_command(tree: Path) -> None:
+    # The console script, real pipes: a LocalCluster of two worker processes, the same counts.
+    import subprocess
+    import sys
+
+    from tests.conftest import script_env
+
+    local = count_json(".", cwd=tree)
+    argv = [str(Path(sys.executable).parent / "embedcli"), "count", ".", "--engine", "dask",
+            "--workers", "2", "--json"]  # fmt: skip
+    env = script_env(tree.parent)  # its caches outside the counted tree
+    done = subprocess.run(argv, cwd=tree, env=env, capture_output=True, timeout=180)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stderr == b""  # no cluster chatter: stderr is for errors and progress
+    remote = json.loads(done.stdout)
+    key = lambda f: f["path"]  # noqa: E731
+    assert sorted(remote["files"], key=key) == sorted(local["files"], key=key)
+    assert sorted(remote["skipped"], key=key) == sorted(local["skipped"], key=key)
+    assert remote["totals"] == local["totals"]
