@@ -28,6 +28,7 @@ from embedcli.errors import EmbedCLIError, UsageError
 CONNECT_TIMEOUT = 10  # seconds to reach a scheduler before saying that it cannot be reached
 SILENT = logging.CRITICAL + 1  # distributed's logs: stderr carries an Error line or progress only
 LOGGERS = ("distributed", "tornado", "asyncio", "bokeh")  # and their children
+HOST_PORT = ("tcp", "tls", "ws", "wss")  # schemes whose addresses are HOST:PORT
 
 
 def dask_results(
@@ -41,7 +42,10 @@ def dask_results(
 ) -> Iterator[list[PieceResult]]:
     """Results of each task as it finishes (each exactly once), on the Dask scheduler at
     ``scheduler``, else at $DASK_SCHEDULER_ADDRESS, else on a LocalCluster of ``workers``
-    processes (one per core), closed at the end. ``workers`` sizes a LocalCluster only."""
+    processes (one per core), closed at the end. ``workers`` sizes a LocalCluster only.
+
+    A task that still fails after ``retries`` (or whose workers keep dying) comes back as its
+    pieces with the reason; an unreachable or lost scheduler is an :class:`EmbedCLIError`."""
     if not tasks:
         return
     distributed = _distributed()
@@ -63,8 +67,8 @@ def _distributed() -> Any:
 @contextlib.contextmanager
 def _quiet_logs() -> Iterator[None]:
     """distributed, tornado and asyncio write nothing to stderr while a count runs (a task's
-    failure reaches the report as a skipped file instead). Their loggers each have a handler of
-    their own and do not propagate, so the handlers are silenced, and asyncio's logger."""
+    failure reaches the report as a skipped file instead): their loggers are silenced, and their
+    handlers too (most have one of their own, and do not propagate)."""
     known = list(logging.Logger.manager.loggerDict)
     names = {*LOGGERS, *(name for name in known if name.split(".")[0] in LOGGERS)}
     loggers = [logging.getLogger(name) for name in sorted(names)]
@@ -86,6 +90,11 @@ def _client(
     workers than tasks); both are closed when ``stack`` is (the client first)."""
     if address is not None:
         _reach(address)
+    elif hasattr(signal, "pthread_sigmask"):
+        from multiprocessing import resource_tracker
+
+        # Started before SIGINT is held: starting it unblocks SIGINT in the thread that does.
+        resource_tracker.ensure_running()
     with warnings.catch_warnings(), _deferred_interrupt():
         warnings.simplefilter("ignore")  # version-mismatch and port notices: not for stderr
         if address is None:
@@ -95,43 +104,74 @@ def _client(
         else:
             try:
                 client = distributed.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-            except (OSError, TimeoutError):  # it listens, but does not answer as a scheduler
-                raise EmbedCLIError(
-                    f"cannot reach the Dask scheduler at {address}: no answer within "
-                    f"{CONNECT_TIMEOUT} s; check that it runs there (--scheduler, or "
-                    "DASK_SCHEDULER_ADDRESS)"
-                ) from None
-            except ImportError as exc:  # a scheme whose package is missing here (ucx://)
-                raise UsageError(f"cannot connect to {address}: {exc}") from None
+            except (OSError, TimeoutError) as exc:  # it answered a moment ago
+                raise _unreachable(address, exc) from None
         stack.callback(_close, client)
     return client
 
 
 def _reach(address: str) -> None:
-    """Check an address before a Client is made: one that it cannot parse is a usage error, and
-    where nothing listens says so at once. (A Client that fails on a malformed address, or is
-    interrupted while it connects, is left half-open and hangs for seconds when collected.)"""
+    """Check a scheduler's address before a Client is made: a Client that fails on a malformed
+    address, or is interrupted while it connects, is left half-open (and hangs for seconds when
+    collected), and one whose peer accepts but never answers waits for ever. An address that
+    cannot be parsed is a usage error; where nothing listens is said at once."""
+    import asyncio
+
     from distributed.comm.addressing import get_address_host_port, parse_address
     from distributed.comm.registry import get_backend
 
     try:
         scheme = parse_address(address)[0]
         get_backend(scheme)
-        if scheme not in ("tcp", "tls", "ws", "wss"):  # not HOST:PORT (inproc://, ucx://)
-            return
-        host, port = get_address_host_port(address)
+        host_port = get_address_host_port(address) if scheme in HOST_PORT else None
     except ValueError as exc:
         raise UsageError(
             f"{address} is not a Dask scheduler address: {exc}; one looks like tcp://HOST:8786"
         ) from None
     try:
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
-    except OSError as exc:
-        why = exc.strerror or f"no answer within {CONNECT_TIMEOUT} s"
-        raise EmbedCLIError(
-            f"cannot reach the Dask scheduler at {address}: {why}; check that it runs there "
-            "(--scheduler, or DASK_SCHEDULER_ADDRESS)"
-        ) from None
+        if host_port is not None:  # refused here at once; distributed would retry for seconds
+            socket.create_connection(host_port, timeout=CONNECT_TIMEOUT).close()
+        if not _loop_running():  # (inside one, as in a notebook, the Client is trusted alone)
+            asyncio.run(asyncio.wait_for(_identity(address), CONNECT_TIMEOUT))
+    except ImportError as exc:  # a scheme whose package is missing here (ucx://)
+        raise UsageError(f"cannot connect to {address}: {exc}") from None
+    except Exception as exc:
+        raise _unreachable(address, exc) from None
+
+
+def _loop_running() -> bool:
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+async def _identity(address: str) -> Any:
+    """The scheduler's answer to "who are you?", as a Client's first exchange would be."""
+    from distributed.core import rpc
+    from distributed.security import Security
+
+    connection_args = Security().get_connection_args("client")  # TLS settings, from the config
+    async with rpc(address, connection_args=connection_args) as scheduler:
+        return await scheduler.identity()
+
+
+def _unreachable(address: str, exc: BaseException) -> EmbedCLIError:
+    import asyncio
+
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        why = f"no answer within {CONNECT_TIMEOUT} s"
+    elif isinstance(exc, OSError) and exc.strerror:
+        why = exc.strerror  # Connection refused, Name or service not known
+    else:
+        why = f"what answers is not a Dask scheduler ({_reason(exc)})"
+    return EmbedCLIError(
+        f"cannot reach the Dask scheduler at {address}: {why}; check that it runs there "
+        "(--scheduler, or DASK_SCHEDULER_ADDRESS)"
+    )
 
 
 def _local_cluster(distributed: Any, workers: int) -> Any:
@@ -141,6 +181,7 @@ def _local_cluster(distributed: Any, workers: int) -> Any:
             threads_per_worker=1,  # the tokenizer holds the GIL: one process per core
             processes=True,
             dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # its HTTP routes: not on 8787
             silence_logs=SILENT,
         )
     except (OSError, TimeoutError, RuntimeError) as exc:  # RuntimeError: a worker did not start
@@ -153,17 +194,22 @@ def _deferred_interrupt() -> Iterator[None]:
     (distributed cannot close a half-started cluster, whose processes would outlive the count).
     Threads and processes started meanwhile (the cluster's loop, its workers) keep SIGINT
     blocked: a terminal's Ctrl-C stops this process, which closes them, not each on its own."""
-    if (
-        not hasattr(signal, "pthread_sigmask")
-        or threading.current_thread() is not threading.main_thread()
-    ):
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGINT) is None:  # None: a handler set outside Python
         yield
         return
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    held: list[Any] = []
+    previous = signal.signal(signal.SIGINT, lambda *args: held.append(args))
+    blocks = hasattr(signal, "pthread_sigmask")  # POSIX
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocks else None
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)  # a held Ctrl-C is raised here
+        if mask is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        signal.signal(signal.SIGINT, previous)
+        if held and callable(previous):
+            previous(*held[0])  # the default handler raises KeyboardInterrupt
 
 
 def _close(thing: Any) -> None:

@@ -912,9 +912,9 @@ def _failure_problems(result: Outcome, case: Case, stderr: str, error_line: str)
             if result.stdout and not result.stdout.endswith(b"\n"):
                 found.append(Violation("stdout on failure", "a half-written JSON line", key))
             for line in result.stdout.splitlines():
-                problem = _json_problem(line)
+                problem = _record_problem(case, line)
                 if problem:
-                    found.append(Violation("stdout on failure", f"a bad JSON line: {problem}", key))
+                    found.append(Violation("stdout on failure", f"a bad record: {problem}", key))
                     break
         elif result.stdout:
             shown = result.stdout[:80].decode("utf-8", "replace")
@@ -922,6 +922,29 @@ def _failure_problems(result: Outcome, case: Case, stderr: str, error_line: str)
                 Violation("stdout on failure", f"exit {result.exit_code} after {shown!r}", key)
             )
     return found
+
+
+def _record_problem(case: Case, line: bytes) -> str | None:
+    """What is wrong with one streamed record: a JSON line, or (count --csv) a CSV row of
+    path, bytes, a column per encoding, skipped."""
+    if not case.params.get("as_csv"):
+        return _json_problem(line)
+    import csv
+
+    try:
+        rows = list(csv.reader([line.decode("utf-8")]))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    encodings = case.params.get("encoding") or []
+    models = case.params.get("model") or []
+    wanted = 3 + max(1, len(encodings) + len(models))
+    if (
+        len(rows) != 1
+        or len(rows[0]) < 4
+        or (not encodings and not models and len(rows[0]) != wanted)
+    ):
+        return f"not a CSV row of path, bytes, counts, skipped: {line[:60]!r}"
+    return None
 
 
 def _success_problems(result: Outcome, case: Case, stderr: str) -> list[Violation]:
@@ -935,9 +958,9 @@ def _success_problems(result: Outcome, case: Case, stderr: str) -> list[Violatio
         return found
     if case.streams():
         for line in result.stdout.splitlines():
-            problem = _json_problem(line)
+            problem = _record_problem(case, line)
             if problem:
-                found.append(Violation("json", f"a bad JSON line: {problem}", problem[:40]))
+                found.append(Violation("json", f"a bad record: {problem}", problem[:40]))
                 break
     elif case.params.get("as_json"):
         problem = _json_problem(result.stdout)

@@ -204,6 +204,10 @@ def count(
     from embedcli.cli.output import emit
 
     if list_models:
+        extra = [f for f, on in (("PATH", paths), ("--jsonl", as_jsonl), ("--csv", as_csv),
+                                 ("--tree", tree)) if on]  # fmt: skip
+        if extra:
+            raise UsageError(f"--list-models prints the model table: drop {' and '.join(extra)}")
         return _list_models(as_json)
     outputs = [f for f, on in (("--json", as_json), ("--jsonl", as_jsonl), ("--csv", as_csv),
                                ("--tree", tree)) if on]  # fmt: skip
