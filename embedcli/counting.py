@@ -492,10 +492,25 @@ def local_results(
     _encodings(encoding_names)  # loaded once here: forked workers inherit them
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with context.Pool(min(workers, len(tasks))) as pool:
-        yield from pool.imap_unordered(
-            _count_task_args, [(t, encoding_names, errors) for t in tasks]
-        )
+    pool = context.Pool(min(workers, len(tasks)), initializer=_worker_signals)
+    try:
+        jobs = [(t, encoding_names, errors) for t in tasks]
+        yield from pool.imap_unordered(_count_task_args, jobs)
+        pool.close()  # all done: the workers leave on their own
+    except BaseException:
+        pool.terminate()  # Ctrl-C, SIGTERM, a closed pipe: stop them now, quietly
+        raise
+    finally:
+        pool.join()
+
+
+def _worker_signals() -> None:
+    """Workers leave signals to the command: SIGTERM ends them silently (the pool's own
+    terminate), Ctrl-C reaches the command alone, which stops them."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _count_task_args(args: tuple[Any, ...]) -> list[PieceResult]:

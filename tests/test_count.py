@@ -288,3 +288,21 @@ def test_dask_engine_through_the_installed_command(tree: Path) -> None:
     assert sorted(remote["files"], key=key) == sorted(local["files"], key=key)
     assert sorted(remote["skipped"], key=key) == sorted(local["skipped"], key=key)
     assert remote["totals"] == local["totals"]
+
+
+def test_the_process_pool_ends_quietly(tmp_path: Path) -> None:
+    # Workers inherited the command's SIGTERM handler, and the pool's terminate() made them
+    # print tracebacks: the pool is now closed and joined, and workers leave signals alone.
+    import subprocess
+    import sys
+
+    from tests.conftest import script_env
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "big.txt").write_text("The keeper counted ships and wrote them down. " * 360_000)
+    argv = [str(Path(sys.executable).parent / "embedcli"), "count", str(corpus), "--json"]
+    for _ in range(3):
+        done = subprocess.run(argv, env=script_env(tmp_path), capture_output=True, timeout=120)
+        assert done.returncode == 0 and done.stderr == b"", done.stderr.decode()
+        assert json.loads(done.stdout)["totals"]["tokens"]["gpt2"] == one_pass(corpus / "big.txt")
