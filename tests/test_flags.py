@@ -83,9 +83,13 @@ def test_a_shared_option_is_declared_once() -> None:
         ("positions", "--d-model"),
         ("positions", "--context-length"),
         ("positions", "--positional"),
-        # tokenize compares encodings: -e and -m repeat.
+        # tokenize and count compare encodings: -e and -m repeat.
         ("tokenize", "--encoding"),
         ("tokenize", "--model"),
+        ("count", "--encoding"),
+        ("count", "--model"),
+        # count's --jsonl streams one record per file, as windows' streams one per window.
+        ("count", "--jsonl"),
         # windows' --stride is a data-loader option (Tables panel), embed's a streaming one.
         ("windows", "--stride"),
         # The similarity of what each command shows: tokens, or positions.
