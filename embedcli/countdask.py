@@ -26,6 +26,8 @@ from embedcli.counting import Piece, PieceResult, count_task
 from embedcli.errors import EmbedCLIError, UsageError
 
 CONNECT_TIMEOUT = 10  # seconds to reach a scheduler before saying that it cannot be reached
+WATCH_SECONDS = 0.05  # how often the count looks for finished tasks and living workers
+NO_WORKERS_SECONDS = 60.0  # a cluster with no workers this long, with tasks left: an error
 SILENT = logging.CRITICAL + 1  # distributed's logs: stderr carries an Error line or progress only
 LOGGERS = ("distributed", "tornado", "asyncio", "bokeh")  # and their children
 HOST_PORT = ("tcp", "tls", "ws", "wss")  # schemes whose addresses are HOST:PORT
@@ -238,12 +240,42 @@ def _results(
         )
         waiting[key] = task
         finished.add(future)
-    for future in finished:
-        task = waiting.pop(future.key, None)
-        if task is None:
-            continue  # already yielded: a task's result counts once
-        yield _outcome(future, task, address)
-        future.release()  # the cluster may drop the result now
+    idle = 0.0
+    while waiting:
+        batch = finished.next_batch(block=False) if finished.has_ready() else []
+        if not batch:
+            # Nothing ready: wait a little, and watch that someone is still working on it.
+            idle = _watch(client, address, len(waiting), idle)
+            continue
+        idle = 0.0
+        for future in batch:
+            task = waiting.pop(future.key, None)
+            if task is None:
+                continue  # already yielded: a task's result counts once
+            yield _outcome(future, task, address)
+            future.release()  # the cluster may drop the result now
+
+
+def _watch(client: Any, address: str, left: int, idle: float) -> float:
+    """Sleep one beat; return how long the cluster has had no workers (a cluster whose
+    workers all died would otherwise be waited for forever)."""
+    import time
+
+    time.sleep(WATCH_SECONDS)
+    try:
+        workers = client.scheduler_info().get("workers") or {}
+    except Exception:  # the scheduler is gone: the futures say so when asked
+        return idle
+    if workers:
+        return 0.0
+    idle += WATCH_SECONDS
+    if idle >= NO_WORKERS_SECONDS:
+        raise EmbedCLIError(
+            f"the Dask cluster at {address} has had no workers for {NO_WORKERS_SECONDS:.0f} s "
+            f"with {left:,} task{'s' * (left != 1)} left; start workers (dask worker {address}) "
+            "and run it again"
+        )
+    return idle
 
 
 def _absolute(task: tuple[Piece, ...]) -> tuple[Piece, ...]:

@@ -82,23 +82,27 @@ class PieceResult:
 
 
 class _Ignores:
-    """The .gitignore rules in force in one folder: each ancestor's, deepest last."""
+    """The .gitignore rules in force in one folder, each ancestor's, deepest last; and the
+    --ignore patterns, which have the last word (a .gitignore negation cannot undo them)."""
 
-    def __init__(self, rules: tuple[tuple[Path, Any], ...] = ()) -> None:
+    def __init__(
+        self, rules: tuple[tuple[Path, Any], ...] = (), extra: tuple[Path, Any] | None = None
+    ) -> None:
         self.rules = rules
+        self.extra = extra
         self.prefixes = [(os.path.join(base, ""), spec) for base, spec in rules]
+        if extra is not None:
+            self.prefixes.append((os.path.join(extra[0], ""), extra[1]))
 
     def below(self, folder: Path, extra: Any = None) -> _Ignores:
         """The rules for a sub-folder: these, then its own .gitignore (if any)."""
         rules = self.rules
-        if extra is not None:
-            rules = (*rules, (folder, extra))
         gitignore = folder / ".gitignore"
         if gitignore.is_file():
             spec = _spec(_read_lines(gitignore))
             if spec is not None:
                 rules = (*rules, (folder, spec))
-        return _Ignores(rules)
+        return _Ignores(rules, (folder, extra) if extra is not None else self.extra)
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         """Git's answer: the last rule that matches decides (a negation re-includes)."""
@@ -108,8 +112,11 @@ class _Ignores:
                 continue
             relative = path[len(prefix) :].replace(os.sep, "/")
             result = spec.check_file(relative + ("/" if is_dir else ""))
-            if result.include is not None:
-                decision = result.include
+            if result.include is None:
+                continue
+            if is_dir and spec.patterns[result.index].pattern.rstrip().endswith("/**"):
+                continue  # in git, dir/** matches what is inside dir, not dir itself
+            decision = result.include
         return decision
 
 
@@ -161,7 +168,7 @@ def discover(paths: Sequence[str], selection: Selection = Selection()) -> Discov
             out.stdin = True
             continue
         if "://" in given:
-            _discover_url(given, selection, out, include)
+            _discover_url(given, selection, out, include, extra)
             continue
         path = Path(given)
         if path.is_dir():
@@ -190,15 +197,35 @@ def _glob(pattern: str, selection: Selection, out: Discovery, extra, include, se
         raise InputTextError(f"no file matches {pattern}")
 
 
+def _repository_rules(root: Path) -> _Ignores:
+    """The rules git applies inside ``root`` from above it: the .gitignore files of the
+    folders from the repository's top (the folder holding .git) down to ``root``'s parent,
+    and .git/info/exclude."""
+    top = next((p for p in (root, *root.parents) if (p / ".git").exists()), None)
+    if top is None:
+        return _Ignores()
+    rules: tuple[tuple[Path, Any], ...] = ()
+    exclude = top / ".git" / "info" / "exclude"
+    if exclude.is_file():
+        spec = _spec(_read_lines(exclude))
+        rules = ((top, spec),)
+    ignores = _Ignores(rules)
+    for folder in reversed(root.parents):
+        if folder == top or top in folder.parents:
+            ignores = ignores.below(folder)
+    return ignores
+
+
 def _walk(
     root: Path, selection: Selection, out: Discovery, extra, include, matcher, seen: set[str]
 ) -> None:
-    """Walk a folder as git would list it: .gitignore rules, hidden entries, no .git."""
-    rules = (
-        _Ignores().below(root, extra)
-        if not selection.no_ignore
-        else _Ignores(() if extra is None else ((root, extra),))
-    )
+    """Walk a folder as git would list it: .gitignore rules (its own, its repository's above
+    it, .git/info/exclude), hidden entries, no .git. Paths are absolute inside the walk."""
+    root = Path(os.path.abspath(root))
+    if selection.no_ignore:
+        rules = _Ignores((), None if extra is None else (root, extra))
+    else:
+        rules = _repository_rules(root).below(root, extra)
     visited: set[tuple[int, int]] = set()
     stack: list[tuple[Path, _Ignores]] = [(root, rules)]
     while stack:
@@ -281,8 +308,11 @@ def _consider(
     out.found.append(Found(shown, str(path), info.st_size))
 
 
-def _discover_url(url: str, selection: Selection, out: Discovery, include) -> None:
-    """Files under an fsspec URL (s3://, gs://, file://, ...): listed by its file system."""
+def _discover_url(url: str, selection: Selection, out: Discovery, include, extra=None) -> None:
+    """Files under an fsspec URL (s3://, gs://, file://, ...): listed by its file system, with
+    the same rules for dot-names, .git and --ignore/--include (no .gitignore files are read
+    there)."""
+    before = len(out.found) + len(out.skipped)
     fs, root = _filesystem(url)
     protocol = url.split("://", 1)[0]
     try:
@@ -298,6 +328,11 @@ def _discover_url(url: str, selection: Selection, out: Discovery, include) -> No
                 continue
             location = name if "://" in name else f"{protocol}://{name}"
             relative = name[len(root) :].lstrip("/") if name.startswith(root) else name
+            parts = relative.split("/")
+            if ".git" in parts or (not selection.hidden and any(p.startswith(".") for p in parts)):
+                continue
+            if extra is not None and extra.check_file(relative).include:
+                continue
             if include is not None and not include.check_file(relative).include:
                 continue
             size = int(info.get("size") or 0)
@@ -314,6 +349,8 @@ def _discover_url(url: str, selection: Selection, out: Discovery, include) -> No
         raise InputTextError(f"cannot read {url}: no such file or folder") from None
     except OSError as exc:
         raise InputTextError(f"cannot read {url}: {exc}") from None
+    if len(out.found) + len(out.skipped) == before and GLOB_CHARS & set(root):
+        raise InputTextError(f"no file matches {url}")
 
 
 def _filesystem(url: str) -> tuple[Any, str]:
@@ -536,6 +573,16 @@ class CountReport:
     encodings: list[str]
     files: list[FileCount] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+
+    def sorted_files(self, sort: str = "tokens") -> list[FileCount]:
+        """Files by tokens of the first encoding (most first; ties by path), by bytes, or by
+        path."""
+        first = self.encodings[0]
+        if sort == "path":
+            return sorted(self.files, key=lambda f: f.path)
+        if sort == "bytes":
+            return sorted(self.files, key=lambda f: (-f.bytes, f.path))
+        return sorted(self.files, key=lambda f: (-f.tokens[first], f.path))
 
     @property
     def totals(self) -> dict[str, Any]:

@@ -221,11 +221,14 @@ def count_file_json(item: Any) -> dict[str, Any]:
     return {"path": item.path, "skipped": item.reason}
 
 
-def count_json(report: Any, context: tuple[str, int] | None = None) -> dict[str, Any]:
-    """``count --json``: ``{"encodings", "files", "skipped", "totals"}`` (and ``context``)."""
+def count_json(
+    report: Any, context: tuple[str | None, int] | None = None, sort: str = "tokens"
+) -> dict[str, Any]:
+    """``count --json``: ``{"encodings", "files", "skipped", "totals"}`` (and ``context``),
+    files in ``--sort`` order."""
     data = {
         "encodings": list(report.encodings),
-        "files": [count_file_json(f) for f in report.files],
+        "files": [count_file_json(f) for f in report.sorted_files(sort)],
         "skipped": [{"path": s.path, "reason": s.reason} for s in report.skipped],
         "totals": report.totals,
     }

@@ -204,7 +204,21 @@ def test_views_table_tree_context_csv_jsonl(tree: Path) -> None:
     records = [json.loads(line) for line in lines.stdout.splitlines()]
     assert sum(r["tokens"]["gpt2"] for r in records if "tokens" in r) == total
     assert {r["path"] for r in records if "skipped" in r} == {s["path"] for s in data["skipped"]}
-    assert data["context"] == {"name": "a", "tokens": 1000, "share": {"gpt2": total / 1000}}
+    assert data["context"] == {"name": None, "tokens": 1000, "share": {"gpt2": total / 1000}}
+    assert [f["path"] for f in data["files"]] == [
+        f["path"] for f in sorted(data["files"], key=lambda f: (-f["tokens"]["gpt2"], f["path"]))
+    ]
+
+
+def test_small_things_a_user_met(tree: Path) -> None:
+    empty = runner.invoke(app, ["count", str(tree), "--include", "nothing*", "--csv"])
+    assert empty.stdout == "path,bytes,gpt2,skipped\n"  # the header, even with no file
+    k = runner.invoke(app, ["count", str(tree / "README.md"), "--context", "200k"])
+    assert "of a 200,000-token context (gpt2)" in k.stdout
+    model = runner.invoke(app, ["count", str(tree / "README.md"), "--context", "gpt-4o", "--json"])
+    assert json.loads(model.stdout)["encodings"] == ["o200k_base"]  # counted as gpt-4o counts
+    expect_error(runner.invoke(app, ["count", ".", "--depth", "2"]), "add --tree", code=2)
+    expect_error(runner.invoke(app, ["count", ".", "--context", "-5"]), "1 to 2**40", code=2)
 
 
 def test_usage_errors() -> None:
@@ -306,3 +320,78 @@ def test_the_process_pool_ends_quietly(tmp_path: Path) -> None:
         done = subprocess.run(argv, env=script_env(tmp_path), capture_output=True, timeout=120)
         assert done.returncode == 0 and done.stderr == b"", done.stderr.decode()
         assert json.loads(done.stdout)["totals"]["tokens"]["gpt2"] == one_pass(corpus / "big.txt")
+
+
+# ---------------------------------------------------------------- selection against git itself
+
+
+def _git_files(root: Path, *paths: str) -> set[str]:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", *paths],
+        cwd=root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return {
+        line
+        for line in done.stdout.splitlines()
+        if not any(p.startswith(".") for p in line.split("/"))
+    }
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with the .gitignore idioms people write (git is the oracle)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".git" / "info").mkdir(exist_ok=True)
+    (root / ".git" / "info" / "exclude").write_text("secret.txt\n")
+    (root / ".gitignore").write_text(
+        "*.log\n/build\n**/tmp/\ndist/**\n!dist/keep.txt\ndocs/*.txt\n!docs/keep.txt\n"
+    )
+    (root / "sub" / ".gitignore").parent.mkdir()
+    (root / "sub" / ".gitignore").write_text("*.md\n!README.md\n")
+    for name in ("a.txt", "x.log", "build/b.txt", "src/build/c.txt", "a/tmp/t.txt",
+                 "src/deep/tmp/u.txt", "dist/x.txt", "dist/keep.txt", "docs/d.txt",
+                 "docs/keep.txt", "docs/more/e.txt", "sub/n.md", "sub/README.md", "sub/s.txt",
+                 "secret.txt", "sub/secret.txt", "logs/z.log"):  # fmt: skip
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"text of {name}\n")
+    return root
+
+
+@pytest.mark.parametrize("where", [".", "ABSOLUTE", "sub", "src", "docs"])
+def test_selection_equals_gits(repo: Path, where: str) -> None:
+    target = str(repo) if where == "ABSOLUTE" else where
+    data = count_json(target, cwd=repo)
+    ours = {f["path"] for f in data["files"]}
+    if where == "ABSOLUTE":
+        ours = {str(Path(p).relative_to(repo)) if Path(p).is_absolute() else p for p in ours}
+    assert ours == _git_files(repo, *([] if where in (".", "ABSOLUTE") else [where]))
+
+
+def test_ignore_include_and_globs_below_the_top(repo: Path) -> None:
+    ours = {f["path"] for f in count_json(".", "--ignore", "*.txt", cwd=repo)["files"]}
+    assert ours == {"sub/README.md"}
+    only = {f["path"] for f in count_json(".", "--include", "docs/*.txt", cwd=repo)["files"]}
+    assert only == {"docs/keep.txt"}
+    two = {f["path"] for f in count_json("*/*.txt", cwd=repo)["files"]}
+    assert two == {p for p in _git_files(repo) if p.count("/") == 1 and p.endswith(".txt")}
+
+
+def test_urls_keep_the_selection_rules(repo: Path) -> None:
+    pytest.importorskip("fsspec")
+    (repo / ".hidden").mkdir()
+    (repo / ".hidden" / "h.txt").write_text("hidden\n")
+    data = count_json(f"file://{repo}", "--ignore", "*.log", "--ignore", "sub/")
+    paths = {f["path"].split(str(repo), 1)[1].lstrip("/") for f in data["files"]}
+    assert not any(p.startswith((".git/", ".hidden/")) or p.endswith(".log") for p in paths)
+    assert not any(p.startswith("sub/") for p in paths) and "a.txt" in paths
+    expect_error(runner.invoke(app, ["count", f"file://{repo}/nothing*"]), "no file matches")

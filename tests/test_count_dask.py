@@ -15,7 +15,7 @@ import signal
 import socket
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import itemgetter
 from pathlib import Path
 
@@ -157,6 +157,9 @@ def test_counts_equal_the_local_engine_and_one_pass(corpus, cluster, monkeypatch
     found, pieces, tasks = plan(corpus.root, monkeypatch)
     big = [p for p in pieces if p.location.endswith("big.txt")]
     assert len(big) >= 4 and len(tasks) >= 20
+    # Relative locations (as a caller may give them) are made absolute for the workers.
+    pieces = [replace(p, location=os.path.relpath(p.location)) for p in pieces]
+    tasks = counting.tasks_of(pieces)
     assert not Path(pieces[0].location).is_absolute()
     address = cluster[0].scheduler_address
     got = outcome(found, pieces, dask_results(tasks, ENCODINGS, "skip", scheduler=address))
@@ -389,3 +392,17 @@ def test_ctrl_c_while_a_local_cluster_starts_leaves_nothing_behind(corpus, tmp_p
     while alive_in_group(int(group)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert alive_in_group(int(group)) == []
+
+
+def test_a_cluster_without_workers_is_an_error_not_a_hang(corpus, monkeypatch) -> None:
+    # Every worker dead (or none ever started): the count says so instead of waiting forever.
+    import distributed
+
+    monkeypatch.setattr(countdask, "NO_WORKERS_SECONDS", 1.0)
+    _, _, tasks = plan(corpus.root, monkeypatch)
+    empty = distributed.LocalCluster(
+        n_workers=0, processes=True, dashboard_address=None, silence_logs=logging.CRITICAL,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+    )  # fmt: skip
+    with empty, pytest.raises(EmbedCLIError, match="has had no workers for 1 s"):
+        list(dask_results(tasks, ENCODINGS, "skip", scheduler=empty.scheduler_address))

@@ -104,7 +104,8 @@ def count(
         str,
         _option(
             "--sort",
-            help="Order files by tokens, path or bytes. \\[default: tokens]",
+            help="Order the table's and --json's files by tokens, path or bytes (--jsonl and "
+            "--csv stream as files finish). \\[default: tokens]",
             panel=VIEW,
             callback=sort_check,
             autocompletion=sort_complete,
@@ -215,8 +216,15 @@ def count(
         raise UsageError(f"{' and '.join(outputs)} cannot be combined; pick one")
     if engine != "dask" and scheduler is not None:
         raise UsageError("--scheduler needs --engine dask")
+    if not tree and (depth != 3 or min_share != "0"):
+        raise UsageError("--depth and --min-share shape --tree: add --tree")
+    if not paths:
+        from embedcli.cli.inputs import stdin as standard_input
+
+        if standard_input().isatty():
+            raise UsageError("count what? pass a PATH (. for this folder), or pipe text in")
     window = _context(context)
-    if window is not None and window[0] != "a" and not encoding and not model:
+    if window is not None and window[0] is not None and not encoding and not model:
         model = [window[0]]  # --context gpt-4o alone counts in gpt-4o's encoding
     names = _encodings(encoding, model)
     items = _run(paths or ["-"], names, no_ignore, ignore, include, hidden, max_file_size,
@@ -233,7 +241,7 @@ def count(
         share = _share(min_share)
         emit(False, None, "tree_view", report, depth=depth, min_share=share, context=window)
         return None
-    emit(as_json, lambda r: count_json(r, window), "files_view", report, sort=sort, top=top,
+    emit(as_json, lambda r: count_json(r, window, sort), "files_view", report, sort=sort, top=top,
          context=window)  # fmt: skip
     return None
 
@@ -245,14 +253,20 @@ def _encodings(encoding: list[str] | None, model: list[str] | None) -> list[str]
 
 
 def _context(value: str | None) -> tuple[str, int] | None:
-    """--context N or MODEL -> (label, tokens)."""
+    """--context N (200000, 200k, 1M) or MODEL -> (label, tokens); label None for a number."""
     if value is None:
         return None
-    if value.strip().replace("_", "").replace(",", "").isdigit():
-        size = int(value.strip().replace("_", "").replace(",", ""))
+    text = value.strip().replace("_", "").replace(",", "")
+    number = re.match(r"^(\d+(?:\.\d+)?)([kKmM]?)$", text)
+    if number is not None:
+        size = int(
+            float(number.group(1)) * {"": 1, "k": 1000, "m": 1000**2}[number.group(2).lower()]
+        )
         if not 1 <= size <= 2**40:
             raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
-        return "a", size
+        return None, size
+    if re.match(r"^-?[\d.]+$", text):
+        raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
     from embedcli.modelnames import lookup
 
     found = lookup(value)
@@ -335,6 +349,9 @@ def _csv(items, names: list[str]) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["path", "bytes", *names, "skipped"])
+    write(buffer.getvalue(), newline=False)  # the header even when nothing is counted
+    buffer.seek(0)
+    buffer.truncate()
     for item in items:
         if hasattr(item, "tokens"):
             writer.writerow([item.path, item.bytes, *(item.tokens[n] for n in names), ""])

@@ -20,20 +20,10 @@ from embedcli.render.common import (
 )
 
 if TYPE_CHECKING:
-    from embedcli.counting import CountReport, FileCount
+    from embedcli.counting import CountReport
     from embedcli.modelnames import ModelName
 
 SKIPPED_SHOWN = 5  # skipped files listed by name; --json lists them all
-
-
-def sorted_files(report: CountReport, sort: str) -> list[FileCount]:
-    """Files by tokens (most first; ties by path), by bytes, or by path."""
-    first = report.encodings[0]
-    if sort == "path":
-        return sorted(report.files, key=lambda f: f.path)
-    if sort == "bytes":
-        return sorted(report.files, key=lambda f: (-f.bytes, f.path))
-    return sorted(report.files, key=lambda f: (-f.tokens[first], f.path))
 
 
 def _share(part: int, whole: int) -> str:
@@ -51,7 +41,7 @@ def files_view(
 ) -> RenderableType:
     """The files, sorted, with bytes, tokens per encoding and their share of the total; then the
     totals, what was skipped, and each total against a context window."""
-    files = sorted_files(report, sort)
+    files = report.sorted_files(sort)
     shown = files if top is None else files[:top]
     total = report.totals["tokens"][report.encodings[0]]
 
@@ -103,7 +93,9 @@ def totals_view(
         lines.append(
             items_line(
                 [
-                    f"{totals['tokens'][n] / size:.1%} of {label}'s {size:,}-token context ({n})"
+                    f"{totals['tokens'][n] / size:.1%} of "
+                    + (f"{label}'s {size:,}-token" if label else f"a {size:,}-token")
+                    + f" context ({n})"
                     for n in report.encodings
                 ],
                 width,
@@ -112,10 +104,10 @@ def totals_view(
     if report.skipped:
         reasons = Counter(_kind(s.reason) for s in report.skipped)
         summary = ", ".join(f"{n:,} {kind}" for kind, n in reasons.most_common())
-        listed = "; ".join(f"{s.path} ({s.reason})" for s in report.skipped[:SKIPPED_SHOWN])
+        listed = "; ".join(f"{s.path}: {s.reason}" for s in report.skipped[:SKIPPED_SHOWN])
         more = len(report.skipped) - SKIPPED_SHOWN
         tail = f"; and {more:,} more (--json lists them)" if more > 0 else ""
-        lines.append(note(f"skipped: {summary}: {listed}{tail}"))
+        lines.append(note(f"skipped ({summary}): {listed}{tail}"))
     return lines
 
 
@@ -178,7 +170,8 @@ def tree_view(
             visit(key)
 
     visit(())
-    parts: list[RenderableType] = [heading(f"Tokens by folder ({first}, {depth} levels)"), table]
+    levels = f"{depth} level{'s' * (depth != 1)}"
+    parts: list[RenderableType] = [heading(f"Tokens by folder ({first}, {levels})"), table]
     if hidden:
         parts.append(note(f"{hidden:,} branches under {min_share:.1%} of the total are hidden"))
     parts += totals_view(report, context, width)
