@@ -27,6 +27,8 @@ FIRST_BLOCK = 8192  # bytes read to tell a binary file (a NUL among them), as gi
 BLOCK_BYTES = 8 << 20  # large files are cut into blocks of about this size
 TASK_BYTES = 4 << 20  # small files are grouped into tasks of about this size
 TASK_FILES = 512  # ... and at most this many files
+MAX_PIECE_BYTES = 32 << 20  # bytes encoded at once: tokenizing takes ~50x that in memory
+MAX_STDIN_BYTES = 64 << 20  # standard input is counted whole, in this process
 ERRORS = ("skip", "replace", "strict")
 GLOB_CHARS = frozenset("*?[")
 
@@ -98,8 +100,12 @@ class _Ignores:
         """The rules for a sub-folder: these, then its own .gitignore (if any)."""
         rules = self.rules
         gitignore = folder / ".gitignore"
-        if gitignore.is_file():
-            spec = _spec(_read_lines(gitignore))
+        try:
+            present = gitignore.is_file()
+        except OSError:  # an unreadable folder: the walk reports it
+            present = False
+        if present:
+            spec = _spec(_read_lines(gitignore), str(gitignore))
             if spec is not None:
                 rules = (*rules, (folder, spec))
         return _Ignores(rules, (folder, extra) if extra is not None else self.extra)
@@ -128,13 +134,27 @@ def _read_lines(path: Path) -> list[str]:
         return []
 
 
-def _spec(lines: Sequence[str]) -> Any:
+def _spec(lines: Sequence[str], source: str | None = None) -> Any:
+    """Patterns in gitignore syntax. In a .gitignore (``source``), a line git would not
+    understand is left out, as git leaves it out; given as --ignore/--include, it is an error."""
     from pathspec import GitIgnoreSpec
 
+    lines = list(lines)
+    if lines and lines[0].startswith("\ufeff"):
+        lines[0] = lines[0][1:]
     try:
         return GitIgnoreSpec.from_lines(lines)
     except Exception as exc:  # pathspec's errors for a pattern it cannot parse
-        raise UsageError(f"cannot read the ignore patterns {list(lines)[:3]}: {exc}") from None
+        if source is None:
+            raise UsageError(f"cannot read the pattern {lines[:3]}: {exc}") from None
+    usable = []
+    for line in lines:
+        try:
+            GitIgnoreSpec.from_lines([line])
+        except Exception:
+            continue
+        usable.append(line)
+    return GitIgnoreSpec.from_lines(usable)
 
 
 def _display(path: Path | str) -> str:
@@ -145,7 +165,9 @@ def _display(path: Path | str) -> str:
         if text.startswith(here):
             text = text[len(here) :]
     text = text.replace(os.sep, "/")
-    return text[2:] if text.startswith("./") else text
+    text = text[2:] if text.startswith("./") else text
+    # a name that is not UTF-8 (its bytes kept as surrogates) is shown escaped: \xff
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 @dataclass
@@ -167,13 +189,20 @@ def discover(paths: Sequence[str], selection: Selection = Selection()) -> Discov
         if given == "-":
             out.stdin = True
             continue
+        if not given:
+            raise InputTextError("an empty PATH names nothing (. is this folder)")
         if "://" in given:
             _discover_url(given, selection, out, include, extra)
             continue
         path = Path(given)
-        if path.is_dir():
+        try:
+            is_dir, exists = path.is_dir(), path.exists() or path.is_symlink()
+        except OSError as exc:  # inside an unreadable folder, or a name too long
+            out.skipped.append(Skipped(_display(given), f"unreadable: {exc.strerror or exc}"))
+            continue
+        if is_dir:
             _walk(path, selection, out, extra, include, None, seen)
-        elif path.exists() or path.is_symlink():
+        elif exists:
             _consider(path, selection, out, seen, explicit=True)
         elif GLOB_CHARS & set(given):
             _glob(given, selection, out, extra, include, seen)
@@ -207,7 +236,7 @@ def _repository_rules(root: Path) -> _Ignores:
     rules: tuple[tuple[Path, Any], ...] = ()
     exclude = top / ".git" / "info" / "exclude"
     if exclude.is_file():
-        spec = _spec(_read_lines(exclude))
+        spec = _spec(_read_lines(exclude), str(exclude))
         rules = ((top, spec),)
     ignores = _Ignores(rules)
     for folder in reversed(root.parents):
@@ -347,8 +376,9 @@ def _discover_url(url: str, selection: Selection, out: Discovery, include, extra
             out.found.append(Found(location, location, size))
     except FileNotFoundError:
         raise InputTextError(f"cannot read {url}: no such file or folder") from None
-    except OSError as exc:
-        raise InputTextError(f"cannot read {url}: {exc}") from None
+    except Exception as exc:  # each file system raises its own (connection, parse errors)
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        raise InputTextError(f"cannot read {url}: {first}") from None
     if len(out.found) + len(out.skipped) == before and GLOB_CHARS & set(root):
         raise InputTextError(f"no file matches {url}")
 
@@ -363,9 +393,12 @@ def _filesystem(url: str) -> tuple[Any, str]:
         ) from None
     try:
         return url_to_fs(url)
-    except (ImportError, ValueError) as exc:
-        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+    except ImportError as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
         raise UsageError(f"cannot open {url}: {first}") from None
+    except Exception as exc:  # a bad URL, or a file system that cannot start
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+        raise InputTextError(f"cannot open {url}: {first}") from None
 
 
 # ---------------------------------------------------------------- cutting into pieces
@@ -376,7 +409,14 @@ def _open(location: str) -> Any:
         import fsspec
 
         return fsspec.open(location, "rb").open()
-    return open(location, "rb")
+    import stat
+
+    # Never blocks (a FIFO swapped in after listing), and reads regular files only.
+    fd = os.open(location, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(0, "not a regular file any more")
+    return os.fdopen(fd, "rb")
 
 
 def find_cut(handle: Any, target: int, end: int) -> int | None:
@@ -487,6 +527,14 @@ def count_task(
 
 
 def _count_piece(piece: Piece, encodings: Sequence[Any], errors: str) -> PieceResult:
+    if piece.end - piece.start > MAX_PIECE_BYTES:  # encoding it would take ~50x in memory
+        return PieceResult(
+            piece.file,
+            None,
+            f"{piece.end - piece.start:,} bytes with no place to cut (a run with no space, or a "
+            f"tokenizer that must see a file whole): over the {MAX_PIECE_BYTES >> 20} MiB "
+            "counted at once",
+        )
     try:
         with _open(piece.location) as handle:
             handle.seek(piece.start)
@@ -525,20 +573,29 @@ def local_results(
             yield count_task(task, encoding_names, errors)
         return
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     _encodings(encoding_names)  # loaded once here: forked workers inherit them
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    pool = context.Pool(min(workers, len(tasks)), initializer=_worker_signals)
+    size = min(workers, len(tasks), 4 * (os.cpu_count() or 1))
+    pool = ProcessPoolExecutor(size, mp_context=context, initializer=_worker_signals)
     try:
-        jobs = [(t, encoding_names, errors) for t in tasks]
-        yield from pool.imap_unordered(_count_task_args, jobs)
-        pool.close()  # all done: the workers leave on their own
+        futures = [pool.submit(count_task, t, encoding_names, errors) for t in tasks]
+        for future in as_completed(futures):
+            yield future.result()
+    except BrokenProcessPool:
+        raise InputTextError(
+            "a counting process died before its files were counted (killed, or out of "
+            "memory); run again, with fewer --workers"
+        ) from None
     except BaseException:
-        pool.terminate()  # Ctrl-C, SIGTERM, a closed pipe: stop them now, quietly
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.terminate()  # Ctrl-C, SIGTERM, a closed pipe: stop them now, quietly
+        pool.shutdown(wait=False, cancel_futures=True)
         raise
-    finally:
-        pool.join()
+    pool.shutdown(wait=True)
 
 
 def _worker_signals() -> None:
@@ -548,10 +605,6 @@ def _worker_signals() -> None:
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _count_task_args(args: tuple[Any, ...]) -> list[PieceResult]:
-    return count_task(*args)
 
 
 # ---------------------------------------------------------------- gathering
@@ -664,7 +717,9 @@ def count_paths(
     if found.stdin:
         from embedcli.textinput import read_bounded
 
-        item = count_stdin(read_bounded(stdin, "standard input"), names, errors)
+        limit = MAX_STDIN_BYTES
+        data = read_bounded(stdin, "standard input", limit)  # a file is counted in blocks
+        item = count_stdin(data, names, errors)
         _strict(item, errors)
         yield item
     from embedcli.encodings import cut_safe
@@ -677,7 +732,9 @@ def count_paths(
     if engine == "dask":
         from embedcli.countdask import dask_results
 
-        results = dask_results(tasks, names, errors, scheduler=scheduler, workers=workers)
+        # a tokenizer named by a relative path is found by the workers too
+        portable = tuple(os.path.abspath(n) if os.path.exists(n) else n for n in names)
+        results = dask_results(tasks, portable, errors, scheduler=scheduler, workers=workers)
     else:
         results = local_results(tasks, names, errors, workers)
     for item in gather(found.found, pieces, results, names):

@@ -395,3 +395,65 @@ def test_urls_keep_the_selection_rules(repo: Path) -> None:
     assert not any(p.startswith((".git/", ".hidden/")) or p.endswith(".log") for p in paths)
     assert not any(p.startswith("sub/") for p in paths) and "a.txt" in paths
     expect_error(runner.invoke(app, ["count", f"file://{repo}/nothing*"]), "no file matches")
+
+
+# ---------------------------------------------------------------- hostile trees
+
+
+def test_hostile_names_folders_and_files(tmp_path: Path, monkeypatch) -> None:
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / os.fsdecode(b"bad\xff\xfe.txt")).write_text("y\n")  # a name that is not UTF-8
+    (root / ".gitignore").write_text("\ufeff*.log\n\\\n[z-a]\n")  # BOM, and lines git drops
+    (root / "x.log").write_text("ignored\n")
+    (root / "ok.txt").write_text("fine\n")
+    for args in ([], ["--csv"], ["--jsonl"], ["--tree"]):
+        result = runner.invoke(app, ["count", str(root), *args])
+        assert result.exit_code == 0, result.output
+    data = json.loads(runner.invoke(app, ["count", str(root), "--json"]).stdout)
+    names = {Path(f["path"]).name for f in data["files"]}
+    assert names == {"bad\\xff\\xfe.txt", "ok.txt"}  # shown escaped; x.log ignored
+    expect_error(runner.invoke(app, ["count", ""]), "an empty PATH")
+    expect_error(runner.invoke(app, ["count", "data://x"]), "cannot")
+    expect_error(runner.invoke(app, ["count", ".", "--max-file-size", "9" * 400]), "size", code=2)
+    expect_error(
+        runner.invoke(app, ["count", ".", "--max-file-size", "9" * 15 + "T"]), "2**40", code=2
+    )
+    expect_error(runner.invoke(app, ["count", ".", "--tree", "--min-share", "x"]), "share", code=2)
+
+
+def test_a_run_with_no_space_is_refused_not_swallowed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(counting, "MAX_PIECE_BYTES", 1 << 16)
+    path = tmp_path / "nospace.txt"
+    path.write_text("ab" * (1 << 16))  # 128 KiB, no place to cut
+    items = list(counting.count_paths([str(path)], ["gpt2"], block_bytes=1 << 14, workers=1))
+    assert len(items) == 1 and "no place to cut" in items[0].reason
+
+
+def test_a_fifo_swapped_in_is_skipped_not_waited_for(tmp_path: Path) -> None:
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    result = counting.count_task([counting.Piece(0, str(fifo), 0, 10)], ("gpt2",))
+    assert result[0].counts is None and "not a regular file" in result[0].error
+
+
+def _die(*args: object) -> None:
+    os._exit(9)
+
+
+def test_a_dead_worker_is_an_error_not_a_hang(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(counting, "count_task", _die)  # forked workers die
+    tasks = [(counting.Piece(i, str(tmp_path / "x"), 0, counting.TASK_BYTES),) for i in range(4)]
+    with pytest.raises(counting.InputTextError, match="a counting process died"):
+        list(counting.local_results(tasks, ("gpt2",), "skip", workers=2))
+
+
+def test_a_deep_tree(tmp_path: Path) -> None:
+    folder = tmp_path / "deep"
+    for _ in range(300):
+        folder = folder / "d"
+    folder.mkdir(parents=True)
+    (folder / "leaf.txt").write_text("at the bottom\n")
+    result = runner.invoke(app, ["count", str(tmp_path / "deep"), "--tree", "--depth", "5000"])
+    assert "1 file counted" in result.stdout
+    assert result.exit_code == 0, result.output[-300:]

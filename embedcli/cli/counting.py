@@ -16,7 +16,7 @@ VIEW = "View"
 sort_check, sort_complete = choices(("tokens", "path", "bytes"))
 errors_check, errors_complete = choices(("skip", "replace", "strict"))
 engine_check, engine_complete = choices(("local", "dask"))
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*([0-9]{1,20}(?:\.[0-9]{1,20})?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
 
 
 def _size(value: str | None) -> int | None:
@@ -27,7 +27,10 @@ def _size(value: str | None) -> int | None:
     if not found:
         raise typer.BadParameter(f"{value!r} is not a size; write e.g. 500k, 10M or 2G")
     number, unit = float(found.group(1)), found.group(2).lower()
-    return int(number * 1024 ** "_kmgt".index(unit or "_"))
+    size = number * 1024 ** "_kmgt".index(unit or "_")
+    if not size <= 2**40:
+        raise typer.BadParameter(f"{value!r} is over 2**40 bytes (1T)")
+    return int(size)
 
 
 def _share(value: str) -> float:
@@ -223,6 +226,7 @@ def count(
 
         if standard_input().isatty():
             raise UsageError("count what? pass a PATH (. for this folder), or pipe text in")
+    share = _share(min_share)  # checked before any file is read
     window = _context(context)
     if window is not None and window[0] is not None and not encoding and not model:
         model = [window[0]]  # --context gpt-4o alone counts in gpt-4o's encoding
@@ -238,7 +242,6 @@ def count(
 
     report = collect(items, names)
     if tree:
-        share = _share(min_share)
         emit(False, None, "tree_view", report, depth=depth, min_share=share, context=window)
         return None
     emit(as_json, lambda r: count_json(r, window, sort), "files_view", report, sort=sort, top=top,
@@ -257,7 +260,7 @@ def _context(value: str | None) -> tuple[str, int] | None:
     if value is None:
         return None
     text = value.strip().replace("_", "").replace(",", "")
-    number = re.match(r"^(\d+(?:\.\d+)?)([kKmM]?)$", text)
+    number = re.match(r"^([0-9]{1,20}(?:\.[0-9]{1,20})?)([kKmM]?)$", text)
     if number is not None:
         size = int(
             float(number.group(1)) * {"": 1, "k": 1000, "m": 1000**2}[number.group(2).lower()]

@@ -152,24 +152,25 @@ def tree_view(
     )
     hidden = 0
 
-    def visit(parent: tuple[str, ...]) -> None:
-        nonlocal hidden
-        for key in sorted(children.get(parent, ()), key=lambda k: (-sums[k][0], k[-1])):
-            if total and sums[key][0] / total < min_share:
-                hidden += 1
-                continue
-            folder = key not in leaves or key in children
-            label = "  " * (len(key) - 1) + key[-1] + ("/" if folder else "")
-            add_row(
-                table,
-                label,
-                *(f"{n:,}" for n in sums[key]),
-                _share(sums[key][0], total),
-                f"{files[key]:,}",
-            )
-            visit(key)
+    def ordered(parent: tuple[str, ...]) -> list[tuple[str, ...]]:
+        return sorted(children.get(parent, ()), key=lambda k: (-sums[k][0], k[-1]))
 
-    visit(())
+    stack = list(reversed(ordered(())))  # depth first, without recursion: trees can be deep
+    while stack:
+        key = stack.pop()
+        if total and sums[key][0] / total < min_share:
+            hidden += 1
+            continue
+        folder = key not in leaves or key in children
+        label = "  " * (len(key) - 1) + key[-1] + ("/" if folder else "")
+        add_row(
+            table,
+            label,
+            *(f"{n:,}" for n in sums[key]),
+            _share(sums[key][0], total),
+            f"{files[key]:,}",
+        )
+        stack.extend(reversed(ordered(key)))
     levels = f"{depth} level{'s' * (depth != 1)}"
     parts: list[RenderableType] = [heading(f"Tokens by folder ({first}, {levels})"), table]
     if hidden:
