@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from embedcli import counting
+from embedcli import counting, countjob
 from embedcli.cli import app
 from embedcli.encodings import get_encoding
 from tests.conftest import make_runner
@@ -276,7 +276,7 @@ def test_a_large_tree_through_the_process_pool(tmp_path: Path) -> None:
         (root / f"f{i:03d}.txt").write_text(f"file {i} says " + "hello world, " * (i % 40 + 1))
     big = root / "big.txt"
     big.write_text("The keeper counted ships. \u3000Then\u2028more. " * 200_000)
-    items = list(counting.count_paths([str(root)], ["gpt2"], block_bytes=1 << 20, workers=2))
+    items = list(countjob.count_paths([str(root)], ["gpt2"], block_bytes=1 << 20, workers=2))
     counts = {i.path: i.tokens["gpt2"] for i in items}
     assert len(counts) == 301
     for path in (big, root / "f007.txt", root / "f299.txt"):
@@ -426,7 +426,7 @@ def test_a_run_with_no_space_is_refused_not_swallowed(tmp_path: Path, monkeypatc
     monkeypatch.setattr(counting, "MAX_PIECE_BYTES", 1 << 16)
     path = tmp_path / "nospace.txt"
     path.write_text("ab" * (1 << 16))  # 128 KiB, no place to cut
-    items = list(counting.count_paths([str(path)], ["gpt2"], block_bytes=1 << 14, workers=1))
+    items = list(countjob.count_paths([str(path)], ["gpt2"], block_bytes=1 << 14, workers=1))
     assert len(items) == 1 and "no place to cut" in items[0].reason
 
 

@@ -237,7 +237,7 @@ def count(
         return _stream_jsonl(items)
     if as_csv:
         return _csv(items, names)
-    from embedcli.counting import collect
+    from embedcli.countjob import collect
     from embedcli.jsonout import count_json
 
     report = collect(items, names)
@@ -280,7 +280,8 @@ def _run(paths, names, no_ignore, ignore, include, hidden, max_file_size, errors
          workers, scheduler, quiet):  # fmt: skip
     """The count, file by file as they finish, with a progress bar on a terminal's stderr."""
     from embedcli.cli.inputs import stdin
-    from embedcli.counting import Selection, count_paths
+    from embedcli.counting import Selection
+    from embedcli.countjob import count_paths
 
     selection = Selection(
         no_ignore=no_ignore,
