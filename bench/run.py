@@ -6,12 +6,15 @@
 - weights_bench: peak memory of `embed --weights` with a generated 1.7 GB checkpoint.
 - models_bench: bytes a sharded 15 GB model folder and a 405B-shaped hub repo give up to
   `weights` and `inspect-shapes`, and `embed --weights FOLDER` memory against its tables.
+- count_bench: `embedcli count DIR` of a generated 190 MiB tree against a plain os.walk +
+  tiktoken loop (and files-to-prompt | ttok where installed).
 - stream_bench: streaming `embed --seq-len` of a 20 MB text against a plain torch loop, and
   `embed --lines` against one process a line.
 """
 
 from __future__ import annotations
 
+import count_bench
 import embed_bench  # bench/ is on sys.path: Python puts a script's folder first
 import models_bench
 import stream_bench
@@ -26,5 +29,7 @@ if __name__ == "__main__":
     weights_bench.main([])
     print()
     models_bench.main([])
+    print()
+    count_bench.main([])
     print()
     stream_bench.main([])
