@@ -207,9 +207,11 @@ def _deferred_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
+        # The command's handler first, then unblock: a Ctrl-C held by the mask reaches that
+        # handler (KeyboardInterrupt, here), never the placeholder a moment too late.
+        signal.signal(signal.SIGINT, previous)
         if mask is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        signal.signal(signal.SIGINT, previous)
         if held and callable(previous):
             previous(*held[0])  # the default handler raises KeyboardInterrupt
 
