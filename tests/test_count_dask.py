@@ -335,7 +335,7 @@ def test_a_local_cluster_is_started_and_closed(corpus, monkeypatch, capfd) -> No
 
 
 CTRL_C_WHILE_STARTING = """
-import os, signal, sys, threading
+import os, signal, sys
 import distributed
 from embedcli.counting import Piece
 from embedcli.countdask import dask_results
@@ -345,8 +345,9 @@ real = distributed.LocalCluster
 
 
 def starting(**kwargs):
-    # Ctrl-C at the terminal: SIGINT to the whole process group, while the cluster starts.
-    threading.Timer(0.1, os.killpg, (os.getpgid(0), signal.SIGINT)).start()
+    # Ctrl-C at the terminal: SIGINT to the whole process group, as the cluster starts (sent
+    # here, not from a timer, so that it always lands inside the start-up, however fast).
+    os.killpg(os.getpgid(0), signal.SIGINT)
     made.append(real(**kwargs))
     return made[-1]
 
