@@ -256,6 +256,7 @@ def _walk(
     else:
         rules = _repository_rules(root).below(root, extra)
     visited: set[tuple[int, int]] = set()
+    base = os.path.join(os.fspath(root), "")  # paths below root, made relative by cutting this
     stack: list[tuple[Path, _Ignores]] = [(root, rules)]
     while stack:
         folder, rules = stack.pop()
@@ -270,7 +271,6 @@ def _walk(
             out.skipped.append(Skipped(_display(folder), "symlink loop"))
             continue
         visited.add(key)
-        base = os.path.join(os.fspath(root), "")
         for entry in entries:
             if entry.name == ".git" or (entry.name.startswith(".") and not selection.hidden):
                 continue

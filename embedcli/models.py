@@ -334,13 +334,11 @@ def _open_hub(spec: HubSpec, allowed: bool) -> ModelSource:
     if allowed:
         return _open_remote(spec)
     if snapshot is not None:  # a snapshot without weights: the table may be in embedcli's cache
-        from embedcli.shards import RemoteSafetensors, ShardedCheckpoint
+        from embedcli.shards import RemoteSafetensors
 
-        single = RemoteSafetensors(None, spec, snapshot.name, WEIGHT_FILES[0])
-        checkpoint = ShardedCheckpoint(
+        checkpoint = _single_file(
+            RemoteSafetensors(None, spec, snapshot.name, WEIGHT_FILES[0]),
             snapshot,
-            {name: WEIGHT_FILES[0] for name in single.entries},
-            lambda _: single,
             "safetensors, from embedcli's cache",
         )
         config = folder_config(snapshot)
@@ -348,6 +346,14 @@ def _open_hub(spec: HubSpec, allowed: bool) -> ModelSource:
             str(spec), str(spec), checkpoint, config, snapshot, spec, commit=snapshot.name
         )
     raise not_cached(spec)
+
+
+def _single_file(single: Any, path: Path, format: str) -> Any:
+    """A hub model's one model.safetensors, behind the sharded interface (one shard)."""
+    from embedcli.shards import ShardedCheckpoint
+
+    weight_map = {name: WEIGHT_FILES[0] for name in single.entries}
+    return ShardedCheckpoint(path, weight_map, lambda _: single, format)
 
 
 def _has_weights(folder: Path) -> bool:
@@ -377,10 +383,10 @@ def _open_remote(spec: HubSpec) -> ModelSource:
             f"safetensors, {shards} shard{'s' * (shards != 1)}, read by the byte",
         )
     else:
-        single = RemoteSafetensors(remote, spec, commit, WEIGHT_FILES[0])
-        weight_map = {name: WEIGHT_FILES[0] for name in single.entries}
-        checkpoint = ShardedCheckpoint(
-            Path(str(spec)), weight_map, lambda _: single, "safetensors, read by the byte"
+        checkpoint = _single_file(
+            RemoteSafetensors(remote, spec, commit, WEIGHT_FILES[0]),
+            Path(str(spec)),
+            "safetensors, read by the byte",
         )
     folder = None if config_path is None else config_path.parent
     return ModelSource(

@@ -82,12 +82,11 @@ def source_tables(
     (the flags) that disagrees with the checkpoint's tables is an error, as in embed."""
     _keys_need_weights(weights, token_key, position_key)
     if weights is not None:
-        from embedcli.weights import check_model_flags, check_sizes
+        from embedcli.weights import check_source
 
         tables, source = _loaded(weights, token_key, position_key)
-        if source.config is not None:
-            check_model_flags(source.config, given or Overrides())
-        check_sizes(tables.token.shape, _shape(tables.position), given or Overrides())
+        shapes = (tables.token.shape, _shape(tables.position))
+        check_source(*shapes, given or Overrides(), source.config)
         return tables.token, tables.position, f"{source.label}, {tables.layout}"
     import torch
 

@@ -327,6 +327,20 @@ def check_model_tables(
             )
 
 
+def check_source(
+    token_shape: Sequence[int],
+    position_shape: Sequence[int] | None,
+    given: Overrides,
+    model: ModelConfig | None = None,
+) -> None:
+    """Every check of a loaded source, in one order for every command: the flags against a
+    model's config.json, config.json against the tables, the flags against the tables."""
+    if model is not None:
+        check_model_flags(model, given)
+        check_model_tables(model, token_shape, position_shape)
+    check_sizes(token_shape, position_shape, given)
+
+
 def tables_config(
     token_shape: Sequence[int],
     position_shape: Sequence[int] | None,
@@ -338,10 +352,7 @@ def tables_config(
     and positional family; a size flag that disagrees with either is an error."""
     from embedcli.config import EmbedConfig
 
-    if model is not None:
-        check_model_flags(model, given)
-        check_model_tables(model, token_shape, position_shape)
-    check_sizes(token_shape, position_shape, given)
+    check_source(token_shape, position_shape, given, model)
     vocab, width = token_shape
     positional = given.positional or (model.positional if model else None)
     if positional == "learned" and position_shape is None:

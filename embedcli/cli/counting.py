@@ -230,7 +230,9 @@ def count(
     window = _context(context)
     if window is not None and window[0] is not None and not encoding and not model:
         model = [window[0]]  # --context gpt-4o alone counts in gpt-4o's encoding
-    names = _encodings(encoding, model)
+    from embedcli.encodings import resolve_encoding_names
+
+    names = resolve_encoding_names(encoding, model)
     items = _run(paths or ["-"], names, no_ignore, ignore, include, hidden, max_file_size,
                  errors, engine, workers, scheduler, quiet)  # fmt: skip
     if as_jsonl:
@@ -247,12 +249,6 @@ def count(
     emit(as_json, lambda r: count_json(r, window, sort), "files_view", report, sort=sort, top=top,
          context=window)  # fmt: skip
     return None
-
-
-def _encodings(encoding: list[str] | None, model: list[str] | None) -> list[str]:
-    from embedcli.encodings import resolve_encoding_names
-
-    return resolve_encoding_names(encoding, model)
 
 
 def _context(value: str | None) -> tuple[str, int] | None:
