@@ -192,13 +192,13 @@ class Remote:
         client's five retries a file (half a minute each)."""
         if self._reached:
             return
-        from huggingface_hub import hf_hub_url
-        from huggingface_hub.utils import build_hf_headers, get_session
+        from huggingface_hub.utils import get_session
 
-        token = self._token()
         try:
-            url = hf_hub_url(self.spec.repo_id, "config.json", endpoint=self.endpoint)
-            get_session().head(url, headers=build_hf_headers(token=token), timeout=10)
+            url, headers = self._request("config.json", self.spec.revision)
+            get_session().head(url, headers=headers, timeout=10)
+        except HubError:
+            raise
         except Exception as exc:  # httpx's connection errors and timeouts
             reason = _redacted((str(exc).strip().splitlines() or [type(exc).__name__])[0][:200])
             raise HubError(
@@ -206,6 +206,16 @@ class Remote:
                 "or HF_ENDPOINT for a mirror"
             ) from None
         self._reached = True
+
+    def _request(self, filename: str, revision: str | None = None) -> tuple[str, dict[str, str]]:
+        """The address of a file of the repo (at ``revision``, else the commit once known, else
+        the revision asked for) and the headers every request carries (HF_TOKEN's)."""
+        from huggingface_hub import hf_hub_url
+        from huggingface_hub.utils import build_hf_headers
+
+        revision = revision or self.commit or self.spec.revision
+        url = hf_hub_url(self.spec.repo_id, filename, revision=revision, endpoint=self.endpoint)
+        return url, build_hf_headers(token=self._token())
 
     def file(self, filename: str) -> Path | None:
         """A small file, downloaded whole into the hub cache (None when the repo lacks it)."""
@@ -238,13 +248,9 @@ class Remote:
         not ``exact``: fewer where the file ends sooner (a first read of a small file)."""
         if end <= start:
             return b""
-        from huggingface_hub import hf_hub_url
-        from huggingface_hub.utils import build_hf_headers
-
         self._reach()
-        revision = self.commit or self.spec.revision
-        url = hf_hub_url(self.spec.repo_id, filename, revision=revision, endpoint=self.endpoint)
-        headers = {**build_hf_headers(token=self._token()), "Range": f"bytes={start}-{end - 1}"}
+        url, headers = self._request(filename)
+        headers["Range"] = f"bytes={start}-{end - 1}"
         try:
             data = self._ranged(url, headers, start, end)
         except HubError:
@@ -294,17 +300,12 @@ class Remote:
         key of embedcli's tensor cache (a branch name would go stale when the branch moves)."""
         if self.commit is not None:
             return self.commit
-        from huggingface_hub import hf_hub_url
-        from huggingface_hub.utils import build_hf_headers, get_session
+        from huggingface_hub.utils import get_session
 
         self._reach()
-        url = hf_hub_url(
-            self.spec.repo_id, filename, revision=self.spec.revision, endpoint=self.endpoint
-        )
+        url, headers = self._request(filename, self.spec.revision)
         try:
-            response = get_session().head(
-                url, headers=build_hf_headers(token=self._token()), timeout=10
-            )
+            response = get_session().head(url, headers=headers, timeout=10)
         except Exception as exc:
             raise self._failure(exc, filename) from None
         self._note_commit(response.headers.get("x-repo-commit"))
