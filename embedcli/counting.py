@@ -203,7 +203,7 @@ def discover(paths: Sequence[str], selection: Selection = Selection()) -> Discov
         if is_dir:
             _walk(path, selection, out, extra, include, None, seen)
         elif exists:
-            _consider(path, selection, out, seen, explicit=True)
+            _consider(path, selection, out, seen)
         elif GLOB_CHARS & set(given):
             _glob(given, selection, out, extra, include, seen)
         else:
@@ -290,7 +290,7 @@ def _walk(
                 continue
             if include is not None and not include.check_file(relative).include:
                 continue
-            _consider(entry.path, selection, out, seen, explicit=False, entry=entry)
+            _consider(entry.path, selection, out, seen, entry=entry)
 
 
 def _consider(
@@ -299,7 +299,6 @@ def _consider(
     out: Discovery,
     seen: set[str],
     *,
-    explicit: bool,
     entry: os.DirEntry | None = None,
 ) -> None:
     """Keep a file, or skip it with its reason: unreadable, binary, too large, not a file."""

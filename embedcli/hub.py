@@ -74,11 +74,6 @@ class HubSpec:
         return "models--" + self.repo_id.replace("/", "--")
 
 
-def is_hub(text: object) -> bool:
-    """Whether a source string names a hub model."""
-    return isinstance(text, str) and text.startswith(PREFIX)
-
-
 def hub_cache() -> Path:
     """The Hugging Face hub cache folder, found as ``huggingface_hub`` finds it."""
     for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):

@@ -224,7 +224,6 @@ class ModelSource:
     folder: Path | None = None  # the model folder or snapshot, when there is one
     hub: HubSpec | None = None
     remote: bool = False  # tables are read over the network
-    notes: list[str] = field(default_factory=list)
     commit: str | None = None  # the commit a hub source resolved to
 
     def summary(self) -> dict[str, Any] | None:
