@@ -353,6 +353,8 @@ def starting(**kwargs):
 
 
 if __name__ == "__main__":
+    # A terminal's foreground job: Ctrl-C acts (a parent that ignores SIGINT passes that on).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     distributed.LocalCluster = starting
     task = [(Piece(0, sys.argv[1], 0, os.path.getsize(sys.argv[1])),)]
     try:
