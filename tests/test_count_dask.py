@@ -353,8 +353,10 @@ def starting(**kwargs):
 
 
 if __name__ == "__main__":
-    # A terminal's foreground job: Ctrl-C acts (a parent that ignores SIGINT passes that on).
+    # A terminal's foreground job: Ctrl-C acts (a parent that ignores or blocks SIGINT passes
+    # that on to its children).
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     distributed.LocalCluster = starting
     task = [(Piece(0, sys.argv[1], 0, os.path.getsize(sys.argv[1])),)]
     try:
