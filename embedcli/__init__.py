@@ -16,7 +16,7 @@ _EXPORTS = {
     "EmbedConfig": "embedcli.config",
     "InputEmbedding": "embedcli.embedding",
     "EmbeddingTrace": "embedcli.embedding",
-    "TraceStep": "embedcli.embedding",
+    "TraceStep": "embedcli.shapeplan",
     "build_embedding": "embedcli.embedding",
     "get_encoding": "embedcli.encodings",
     "encoding_name_for_model": "embedcli.encodings",

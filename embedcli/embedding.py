@@ -12,30 +12,7 @@ from embedcli.broadcast import BroadcastPlan, explain
 from embedcli.config import EmbedConfig
 from embedcli.devices import torch_dtype
 from embedcli.errors import TokenIdError
-
-
-@dataclass(frozen=True)
-class TraceStep:
-    """One tensor of the forward pass, described from the real tensor."""
-
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-    device: str
-    numel: int
-    bytes: int  # numel times the element size: what the tensor occupies on its device
-
-    @classmethod
-    def of(cls, name: str, tensor: torch.Tensor) -> TraceStep:
-        """Describe ``tensor`` as it is, not as it was meant to be."""
-        return cls(
-            name,
-            tuple(tensor.shape),
-            str(tensor.dtype).removeprefix("torch."),
-            str(tensor.device),
-            tensor.numel(),
-            tensor.numel() * tensor.element_size(),
-        )
+from embedcli.shapeplan import TraceStep
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
-"""The inspect-shapes job: run the real core module and report every tensor, parameter and cost.
+"""The inspect-shapes job: every tensor of the forward pass, the parameters and their cost.
 
-On the meta device nothing is allocated, so any model size is inspected in a moment; on a real
-device the same forward pass runs with real numbers.
+On the meta device (the default) nothing is allocated: the tensors are worked out from the config
+(embedcli.shapeplan, proven equal to the module's meta trace), so any model size is inspected at
+the cost of starting Python; on a real device the core module runs with real numbers.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 from embedcli.broadcast import BroadcastPlan
 from embedcli.config import DTYPES, EmbedConfig, Preset
 from embedcli.devices import dtype_size
+from embedcli.shapeplan import TraceStep, planned_trace
 
 if TYPE_CHECKING:
     import torch
-
-    from embedcli.embedding import TraceStep
 
 
 @dataclass(frozen=True)
@@ -96,13 +96,12 @@ def run_inspect(
     seq_len: int | None = None,
     device: str = "meta",
     tables: tuple[torch.Tensor, torch.Tensor | None] | None = None,
+    planned: bool = True,
 ) -> ShapesReport:
-    """Build the module on ``device`` (meta: shapes only) and trace a (batch, seq_len) batch
-    (the preset's own sizes where not given)."""
-    import torch
-
-    from embedcli.pipeline import prepare_module
-
+    """Trace a (batch, seq_len) batch (the preset's own sizes where not given) through the
+    module on ``device``. On the meta device (shapes only) the tensors are worked out from the
+    config (:mod:`embedcli.shapeplan`) without importing torch; ``planned=False`` runs the module
+    there instead, as the tests do to check that the two agree."""
     batch_size = batch_size or preset.batch_size
     seq_len = seq_len or preset.seq_len
     config.check_length(seq_len, "--seq-len", "lower -t/--seq-len or raise --context-length")
@@ -113,6 +112,33 @@ def run_inspect(
             f"a ({batch_size:,}, {seq_len:,}, {config.d_model:,}) tensor has more bytes than "
             "torch can count; lower -b, -t or -d"
         )
+    if planned and device == "meta" and tables is None:
+        steps, addition = planned_trace(config, batch_size, seq_len)
+    else:
+        device, steps, addition = _module_trace(config, batch_size, seq_len, device, tables)
+    return ShapesReport(
+        config={**config.to_dict(), "batch_size": batch_size, "seq_len": seq_len, "device": device},
+        preset=preset.name,
+        preset_description=preset.description,
+        tensors=steps,
+        parameters=count_parameters(config, preset),
+        broadcast=addition,
+        combine=combine_cost(config.d_model),
+    )
+
+
+def _module_trace(
+    config: EmbedConfig,
+    batch_size: int,
+    seq_len: int,
+    device: str,
+    tables: tuple[torch.Tensor, torch.Tensor | None] | None,
+) -> tuple[str, list[TraceStep], BroadcastPlan | None]:
+    """Build the module on ``device`` and trace a batch of seeded random ids (zeros on meta):
+    the device it resolved to, every tensor, and how the positions broadcast."""
+    import torch
+
+    from embedcli.pipeline import prepare_module
 
     module, target = prepare_module(config, device, tables, batch_size, seq_len, allow_meta=True)
     if target.type == "meta":
@@ -122,17 +148,4 @@ def run_inspect(
         ids = torch.randint(0, config.vocab_size, (batch_size, seq_len), generator=generator)
     with torch.inference_mode():
         trace = module.trace(ids)
-    return ShapesReport(
-        config={
-            **config.to_dict(),
-            "batch_size": batch_size,
-            "seq_len": seq_len,
-            "device": str(target),
-        },
-        preset=preset.name,
-        preset_description=preset.description,
-        tensors=trace.steps,
-        parameters=count_parameters(config, preset),
-        broadcast=trace.addition,
-        combine=combine_cost(config.d_model),
-    )
+    return str(target), trace.steps, trace.addition
