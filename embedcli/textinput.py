@@ -10,6 +10,8 @@ from embedcli.errors import InputTextError, UsageError
 # A text held whole (tokenize, embed, windows) costs about this many bytes of memory per byte of
 # input, measured with gpt2 on English: the bytes, the str, the token ids as Python ints.
 BYTES_PER_TEXT_BYTE = 16
+# Texts up to this size are read without asking the machine for its free memory first.
+UNCHECKED_BYTES = 64 << 20
 
 
 def text_limit() -> int:
@@ -23,15 +25,17 @@ def text_limit() -> int:
 
 def read_bounded(handle: BinaryIO, source: str, limit: int | None = None) -> bytes:
     """All of ``handle``, read in blocks; a source larger than ``limit`` (endless like
-    /dev/zero, or just too big) is refused as soon as the limit is passed."""
-    limit = text_limit() if limit is None else limit
+    /dev/zero, or just too big; by default what :func:`text_limit` allows, asked only once a
+    source passes UNCHECKED_BYTES) is refused as soon as the limit is passed."""
     blocks, size = [], 0
     while True:
         block = handle.read(1 << 20)
         if not block:
             return b"".join(blocks)
         size += len(block)
-        if size > limit:
+        if limit is None and size > UNCHECKED_BYTES:
+            limit = text_limit()
+        if limit is not None and size > limit:
             raise InputTextError(
                 f"{source} is larger than {limit:,} bytes, more than this machine's free memory "
                 "can hold as one text; stream it with embed -t T -o out.npy, or cut it"

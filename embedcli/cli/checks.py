@@ -4,8 +4,8 @@ with a "did you mean", and shell completion offers the names. No torch, tiktoken
 
 from __future__ import annotations
 
-import difflib
 import re
+import sys
 from collections.abc import Callable, Sequence
 
 import typer
@@ -22,6 +22,8 @@ DEVICE_NAMES = ("auto", "cpu", "cuda", "mps", "meta")
 
 def suggest(value: str, names: Sequence[str]) -> str:
     """'; did you mean 'x'?' for a near miss, else ''."""
+    import difflib  # only for a mistyped value
+
     close = difflib.get_close_matches(value, list(names), n=2, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
@@ -41,6 +43,8 @@ def choices(
             return key
         if key in aliases:
             return aliases[key]
+        import difflib  # only for a mistyped value
+
         close = difflib.get_close_matches(key, [*names, *aliases], n=3, cutoff=0.6)
         close = list(dict.fromkeys(aliases.get(c, c) for c in close))[:2]
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
@@ -129,9 +133,12 @@ def check_encoding(value: str | list[str] | None) -> str | list[str] | None:
 
 
 def check_download(value: bool) -> bool:
-    from embedcli import hub
+    # The hub module is imported only where it matters: --download given, or a flag recorded
+    # by an earlier command of this process (tests run many) to be reset.
+    if value or "embedcli.hub" in sys.modules:
+        from embedcli import hub
 
-    hub.request_download(value)
+        hub.request_download(value)
     return value
 
 

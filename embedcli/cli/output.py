@@ -5,7 +5,6 @@ pipe and a full disk are handled once (see app.py)."""
 from __future__ import annotations
 
 import errno
-import json
 import math
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -77,6 +76,8 @@ def _is_array(value: Any) -> bool:
 
 def _plain(value: Any) -> str:
     """JSON for plain data; NaN and infinities become null."""
+    import json  # here: a run that writes no JSON never imports it
+
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     except ValueError:
@@ -100,6 +101,8 @@ def json_chunks(value: Any) -> Iterator[str]:
         yield _plain(value.tolist() if _is_array(value) else value)
         return
     if isinstance(value, dict):
+        import json
+
         keys = [json.dumps(str(key), ensure_ascii=False) + ": " for key in value]
         items, opening, closing = zip(keys, value.values(), strict=True), "{", "}"
     else:  # a list, a tuple, or the rows of an array

@@ -109,9 +109,9 @@ def _decoded(result: object, as_json: bool) -> None:
 
 
 def _counts(results: list, as_json: bool) -> None:
-    from embedcli.jsonout import tokenize_jsons
-
     if as_json:
+        from embedcli.jsonout import tokenize_jsons
+
         write_json(tokenize_jsons([r.report() for r in results]))
     elif len(results) == 1:
         write(str(results[0].count))

@@ -5,50 +5,46 @@ without splitting a word) and ``plain`` (no colour: separators and character ram
 Importing this package never imports torch.
 """
 
-from embedcli.render.checkpoints import neighbors_view, stats_view, weights_view
-from embedcli.render.common import plural, strip_trailing, to_text
-from embedcli.render.count import files_view, models_view, tree_view
-from embedcli.render.devices import devices_table
-from embedcli.render.embed import MAX_POSITIONS, STEP_OPERATIONS, embed_tables, step_operation
-from embedcli.render.heatmap import heatmap_view
-from embedcli.render.progress import StreamProgress
-from embedcli.render.shapes import (
-    TENSOR_NAMES,
-    addition_view,
-    broadcast_table,
-    broadcast_view,
-    presets_table,
-    shapes_tables,
-)
-from embedcli.render.tokens import TOKEN_TABLE_LIMIT, coloured_text, compare_view, tokenize_view
-from embedcli.render.windows import windows_view
+# name -> the module of embedcli.render that defines it, imported on first use (PEP 562): a
+# command imports the rich modules its own view needs, not every view's.
+_WHERE = {
+    "addition_view": "shapes",
+    "broadcast_table": "shapes",
+    "broadcast_view": "shapes",
+    "coloured_text": "tokens",
+    "compare_view": "tokens",
+    "devices_table": "devices",
+    "embed_tables": "embed",
+    "files_view": "count",
+    "heatmap_view": "heatmap",
+    "MAX_POSITIONS": "embed",
+    "models_view": "count",
+    "neighbors_view": "checkpoints",
+    "plural": "common",
+    "presets_table": "shapes",
+    "shapes_tables": "shapes",
+    "stats_view": "checkpoints",
+    "step_operation": "embed",
+    "STEP_OPERATIONS": "embed",
+    "StreamProgress": "progress",
+    "strip_trailing": "common",
+    "TENSOR_NAMES": "shapes",
+    "to_text": "common",
+    "TOKEN_TABLE_LIMIT": "tokens",
+    "tokenize_view": "tokens",
+    "tree_view": "count",
+    "weights_view": "checkpoints",
+    "windows_view": "windows",
+}
 
-__all__ = [
-    "MAX_POSITIONS",
-    "STEP_OPERATIONS",
-    "TENSOR_NAMES",
-    "TOKEN_TABLE_LIMIT",
-    "StreamProgress",
-    "addition_view",
-    "broadcast_table",
-    "broadcast_view",
-    "coloured_text",
-    "compare_view",
-    "devices_table",
-    "embed_tables",
-    "files_view",
-    "heatmap_view",
-    "models_view",
-    "neighbors_view",
-    "plural",
-    "presets_table",
-    "shapes_tables",
-    "stats_view",
-    "step_operation",
-    "strip_trailing",
-    "to_text",
-    "tokenize_view",
-    "tree_view",
-    "weights_view",
-    "windows_view",
-]
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> object:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
