@@ -145,3 +145,47 @@ def test_import_embedcli_is_lazy() -> None:
         "assert 'torch' in sys.modules\n"
     )
     assert_python_ok(code)
+
+
+# Every command family's module, and the rich modules of every view but count's.
+OTHER_FAMILIES = tuple(
+    f"embedcli.cli.{m}"
+    for m in ("embed", "shapes", "windows", "checkpoints", "positions", "devices", "tokens")
+)
+OTHER_VIEWS = tuple(
+    f"embedcli.render.{m}"
+    for m in ("checkpoints", "embed", "heatmap", "shapes", "tokens", "windows", "devices")
+)
+
+
+def test_a_run_builds_only_its_own_command() -> None:
+    """Commands are built when looked up: `count` imports its own family and view alone."""
+    assert_cli_leaves_unimported(["count", "README.md", "-q"], ("torch", *OTHER_FAMILIES))
+    assert_cli_leaves_unimported(["count", "README.md", "-q"], OTHER_VIEWS)
+    assert_cli_leaves_unimported(["tokenize", "hi", "--count"], ("rich", "embedcli.cli.counting"))
+
+
+def test_help_still_lists_every_command() -> None:
+    from embedcli.cli.app import COMMANDS
+
+    result = runner.invoke(app, ["--help"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    listed = [line.split()[1] for line in result.stdout.splitlines() if line.startswith("│ ")]
+    assert [name for name in listed if name in COMMANDS] == list(COMMANDS)
+
+
+def test_built_tokenizers_are_left_to_the_os_at_exit_and_freed_before(tmp_path: Path) -> None:
+    """keep_until_exit: no reference while the process runs on (a cleared cache frees the
+    encoding); at exit, one more reference to each live one, so that teardown never frees it."""
+    assert_python_ok(
+        "import gc, sys, weakref\n"
+        "from embedcli import encodings\n"
+        "enc = encodings.get_encoding('gpt2')\n"
+        "gone = weakref.ref(encodings.get_encoding('r50k_base'))\n"
+        "encodings.get_encoding.cache_clear(); gc.collect()\n"
+        "assert gone() is None, 'a kept tokenizer outlived its last use'\n"
+        "before = sys.getrefcount(enc)\n"
+        "encodings._leave_to_the_os()\n"
+        "assert sys.getrefcount(enc) == before + 1, (before, sys.getrefcount(enc))\n"
+        "assert [r() for r in encodings._KEPT if r() is not None] == [enc]\n"
+    )
