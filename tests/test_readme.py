@@ -109,3 +109,21 @@ def test_ci_runs_the_readme_test_command() -> None:
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert test_command in ci.splitlines()
     assert "torch==2.13.0" in ci
+
+
+CPU_INDEX = "torch --index-url https://download.pytorch.org/whl/cpu"
+
+
+def test_ci_runs_the_readme_cpu_wheel_install() -> None:
+    """The README's one-line CPU-wheel install is CI's first step, with the CPU wheel CI has on
+    disk in place of PyTorch's index (unreachable there), and CI checks the build stayed CPU."""
+    lines = [line for line in README.splitlines() if CPU_INDEX in line]
+    assert len(lines) == 1, lines
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert lines[0].replace(CPU_INDEX, "torch==2.13.0") in ci
+    after = ci[ci.index(lines[0].replace(CPU_INDEX, "torch==2.13.0")) + 1]
+    assert "torch.version.cuda is None" in after
+    # the same shape as the first command: a venv, torch first, then the project, then embed
+    first = re.search(r"```sh\n(.*?)```", README, flags=re.S).group(1).splitlines()[1]
+    torch_first = f"pip install {CPU_INDEX} && .venv/bin/pip install ."
+    assert lines[0] == first.replace("pip install .", torch_first)

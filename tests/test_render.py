@@ -38,7 +38,7 @@ from embedcli.render import (
     weights_view,
     windows_view,
 )
-from embedcli.render.common import WIDE, words
+from embedcli.render.common import WIDE, fits, fits_by_words, words
 from embedcli.render.embed import token_label
 from embedcli.shapes import run_inspect
 from embedcli.sources import source_tables
@@ -415,3 +415,16 @@ def test_render_does_not_import_torch() -> None:
     assert_python_ok(
         "import sys\nimport embedcli.render\nassert 'torch' not in sys.modules, 'torch imported'\n"
     )
+
+
+@pytest.mark.parametrize("name", VIEW_NAMES)
+def test_measuring_a_layout_decides_as_rendering_it_does(all_views, name: str) -> None:
+    """fits() answers from rich's measurement where it can; rendering at the width and
+    comparing words is the definition it must agree with, at every width, for every view and
+    each of its parts."""
+    view, args, kwargs = all_views[name]
+    built = view(*args, width=WIDE, **kwargs)
+    parts = [built, *getattr(built, "renderables", [])]
+    for part in parts:
+        for width in range(20, 200, 9):
+            assert fits(part, width) == fits_by_words(part, width), (name, width, part)

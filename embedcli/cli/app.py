@@ -6,13 +6,15 @@ torch is imported only inside the commands that need tensors, so ``embedcli --he
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import importlib
 import os
 import signal
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -185,6 +187,9 @@ def _root(
     pass
 
 
+YOUNG_OBJECTS = 50_000  # the collector's first threshold in the console script (Python's: 700)
+
+
 class Terminated(BaseException):
     """SIGTERM (sent by timeout, systemd, Kubernetes): unwinds like Ctrl-C, so that every
     temporary file is removed on the way out."""
@@ -197,6 +202,12 @@ def _terminate(signum: int, frame: object) -> None:
 def main() -> None:
     """Console-script entry point."""
     signal.signal(signal.SIGTERM, _terminate)
+    # Python's collector starts a pass every 700 new objects, and a full pass, over every object
+    # there is, once enough survive: after torch's import that is three full passes in one embed
+    # (150 ms measured, 0.1 s of it while drawing the tables) that find almost nothing to free.
+    # A young generation of 50,000 objects lets a short command run without them; a long one
+    # (count, streaming) is still collected, a few MB later.
+    gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
     try:
         app(prog_name="embedcli")
     except SystemExit as exit:
@@ -205,10 +216,56 @@ def main() -> None:
         closed = isinstance(exit.__context__, BrokenPipeError)
         if exit.code == 1 and (closed or type(sys.stdout).__name__ == "PacifyFlushWrapper"):
             _quiet_stdout()
-            raise SystemExit(0) from None
-        raise
+            _leave(0)
+        _leave(exit.code)
     except OSError as exc:  # help or --version written to a full disk, and the unforeseen
         where = exc.filename or "standard output"
         typer.echo(f"Error: cannot write to {where}: {exc.strerror or exc}", err=True)
         _quiet_stdout()
-        raise SystemExit(1) from None
+        _leave(1)
+    _leave(0)
+
+
+def _leave(code: object) -> NoReturn:
+    """End the process with SystemExit's ``code``, without tearing the interpreter down.
+
+    Python's teardown frees every module and object one by one before the process ends: 0.3 s
+    after ``import torch`` alone, 0.5 s after ``embed`` and 50 ms after an o200k_base
+    tokenizer (measured), all of it memory the operating system takes back whole anyway. So,
+    once the command is done: run the exit handlers (torch's, logging's, temporary files'),
+    flush what is written, and end. Where a thread other than the main one is still running,
+    the ordinary exit waits for it as Python would."""
+    import atexit
+    import threading
+
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
+        raise SystemExit(code)
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:  # SystemExit("message"): Python prints it and exits 1
+        _say(str(code))
+        status = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None:  # started with the descriptor closed (`>&-`): nothing to flush
+            continue
+        try:
+            stream.flush()
+        except BrokenPipeError:  # `| head -1`: the reader had what it wanted
+            pass
+        except (OSError, ValueError) as exc:  # a full disk: the output is not whole
+            if stream is sys.stdout:
+                _say(f"Error: cannot write to standard output: {getattr(exc, 'strerror', exc)}")
+                status = status or 1
+    os._exit(status)
+
+
+def _say(line: str) -> None:
+    """A last line on stderr, where stderr can still take it."""
+    if sys.stderr is None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)

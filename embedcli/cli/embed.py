@@ -202,13 +202,15 @@ def _embed_batch(
     view: dict[str, int],
 ) -> None:
     """The main job: a batch of texts (or id lists) through the module, then tables or JSON."""
-    from embedcli.cli.output import emit
+    from embedcli.cli.output import emit, prefetch
     from embedcli.jsonout import embed_json
     from embedcli.outputs import check_output_path, write_tensor
     from embedcli.pipeline import run_embed
 
     if output is not None:
         check_output_path(output, config.dtype, _inputs(file, common["tables"]))
+    if not as_json:
+        prefetch("embed_tables")
     result = run_embed(
         config, name, **_sources(texts, ids, file), **common, **cut,
         pad_id=pad_id, verify=verify, similarity=similarity,

@@ -40,11 +40,16 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
+def module_of(name: str) -> str:
+    """The module that defines ``name``."""
+    return f"{__name__}.{_WHERE[name]}"
+
+
 def __getattr__(name: str) -> object:
     if name not in _WHERE:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    value = getattr(importlib.import_module(module_of(name)), name)
     globals()[name] = value
     return value

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from rich.cells import cell_len
 from rich.console import Console, RenderableType
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -47,7 +48,18 @@ def words(text: str) -> list[str]:
 
 def fits(renderable: RenderableType, width: int) -> bool:
     """Whether ``width`` columns show every word of ``renderable`` whole: wrapped only between
-    words, never folded or cut short with an ellipsis."""
+    words, never folded or cut short with an ellipsis.
+
+    rich's own measurement settles the common case without rendering (each render of a table
+    costs milliseconds): at its natural width or less nothing wraps. Narrower, the words are
+    compared (rich's minimum is no shortcut: a table border splits words for us, not for it)."""
+    console = Console(width=WIDE, color_system=None, legacy_windows=False)
+    measured = Measurement.get(console, console.options, renderable)  # unclamped by ``width``
+    return measured.maximum <= width or fits_by_words(renderable, width)
+
+
+def fits_by_words(renderable: RenderableType, width: int) -> bool:
+    """:func:`fits` by rendering: the words at ``width`` columns are those at any width."""
     return sorted(words(to_text(renderable, width=width))) == sorted(
         words(to_text(renderable, width=WIDE))
     )
