@@ -74,7 +74,7 @@ def _cuda_unavailable_reason() -> str:
 
     if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
         return f"this torch build ({_torch_build()}) has no CUDA"
-    return f"this torch build ({_torch_build()}) has CUDA, but it sees no GPU on this machine"
+    return f"this torch build ({_torch_build()}) has CUDA and sees no GPU on this machine"
 
 
 def _mps_unavailable_reason() -> str:

@@ -457,3 +457,18 @@ def test_a_deep_tree(tmp_path: Path) -> None:
     result = runner.invoke(app, ["count", str(tmp_path / "deep"), "--tree", "--depth", "5000"])
     assert "1 file counted" in result.stdout
     assert result.exit_code == 0, result.output[-300:]
+
+
+def test_tree_of_an_absolute_folder_starts_at_that_folder(tree: Path) -> None:
+    """The folders every file shares are one root row, so --depth counts from what was asked
+    for, not from /."""
+    result = runner.invoke(app, ["count", str(tree / "src"), "--tree", "--depth", "2", "-q"])
+    assert result.exit_code == 0, result.output
+    rows = [line.split("│")[1].rstrip() for line in result.stdout.splitlines() if "│" in line]
+    rows = [r for r in rows if r.strip() != "path"]
+    assert rows[0].strip() == f"{tree / 'src'}/"
+    assert {r.strip() for r in rows[1:]} >= {"main.py", "pkg/"}
+    data = count_json(str(tree / "src"))
+    root_total = sum(f["tokens"]["gpt2"] for f in data["files"])
+    first_row = next(line for line in result.stdout.splitlines() if "│" in line and "/" in line)
+    assert first_row.split("│")[2].strip() == f"{root_total:,}"

@@ -69,7 +69,7 @@ def test_cuda_missing_from_the_build(no_accelerators, monkeypatch: pytest.Monkey
 def test_cuda_build_without_gpu(no_accelerators, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.version, "cuda", "12.8")
     with pytest.raises(
-        DeviceError, match="has CUDA, but it sees no GPU on this machine; try --device cpu"
+        DeviceError, match="has CUDA and sees no GPU on this machine; try --device cpu"
     ):
         devices.resolve_device("cuda:0")
 

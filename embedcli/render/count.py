@@ -118,6 +118,21 @@ def _kind(reason: str) -> str:
     return reason.split(":")[0]
 
 
+def _tree_paths(report: CountReport) -> list[tuple[str, ...]]:
+    """Each file's path as folders and name, the folders every file shares made one root
+    (/work/corpus/ rather than work/, main/, corpus/ spending three levels of --depth)."""
+    paths = [tuple(p for p in f.path.split("/") if p not in ("", ".")) for f in report.files]
+    shared = 0
+    if paths:
+        folders = [p[:-1] for p in paths]
+        while all(len(p) > shared and p[shared] == folders[0][shared] for p in folders):
+            shared += 1
+    if shared < 2 and not (shared and report.files[0].path.startswith("/")):
+        return paths
+    root = ("/" if report.files[0].path.startswith("/") else "") + "/".join(paths[0][:shared])
+    return [(root, *p[shared:]) for p in paths]
+
+
 def tree_view(
     report: CountReport,
     *,
@@ -134,8 +149,7 @@ def tree_view(
     sums: dict[tuple[str, ...], list[int]] = {}
     files: dict[tuple[str, ...], int] = {}
     leaves: set[tuple[str, ...]] = set()
-    for f in report.files:
-        parts = tuple(p for p in f.path.split("/") if p not in ("", "."))
+    for f, parts in zip(report.files, _tree_paths(report), strict=True):
         if len(parts) <= depth:
             leaves.add(parts)
         for level in range(1, min(len(parts), depth) + 1):
