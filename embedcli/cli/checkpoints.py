@@ -1,7 +1,5 @@
 """What a table holds: `weights` (a checkpoint's tensors), `neighbors`, `stats`."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`embedcli count`: exact token counts of files, folders and corpora."""
 
-from __future__ import annotations
-
 import re
 from typing import Annotated
 

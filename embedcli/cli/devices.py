@@ -1,7 +1,5 @@
 """`embedcli devices`: what --device can be on this machine."""
 
-from __future__ import annotations
-
 from embedcli.cli import options as o
 from embedcli.cli.output import emit
 

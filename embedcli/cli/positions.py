@@ -1,7 +1,5 @@
 """`embedcli positions`: a positional encoding as a picture (or its cosine similarities)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`inspect-shapes` (every tensor and parameter, for any model size) and `broadcast`."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """`embedcli tokenize`: what are my tokens? Show them, count, encode, decode, or cut."""
 
-from __future__ import annotations
-
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated

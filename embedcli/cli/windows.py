@@ -1,7 +1,5 @@
 """`embedcli windows`: the sliding-window data loader of LLM-from-scratch, chapter 2."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer
