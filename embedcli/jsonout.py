@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from embedcli.config import Preset
     from embedcli.devices import DeviceInfo
     from embedcli.encodings import Token
+    from embedcli.explain import Explained
     from embedcli.pipeline import EmbedReport
     from embedcli.positions import Heatmap
     from embedcli.shapes import ShapesReport
@@ -98,7 +99,15 @@ def tokenize_json(report: TokenizeReport) -> dict[str, Any]:
     }
     if report.tokens is not None:
         data["tokens"] = [token_json(t) for t in report.tokens]
+    if report.offsets is not None:
+        data["offsets"] = report.offsets
     return data
+
+
+def explain_json(explained: Explained) -> dict[str, Any]:
+    """``tokenize --explain --json``: the encoding, its split pattern, the chunks shown (each
+    with its starting parts, merge steps and ids), how many chunks there are, and every id."""
+    return asdict(explained)
 
 
 def tokenize_jsons(reports: TokenizeReport | Sequence[TokenizeReport]) -> dict[str, Any]:

@@ -139,6 +139,24 @@ class TokenizeReport:
     characters: int
     tokens: list[Token] | None = None  # the first ``limit`` tokens, when asked for
     segments: list[Segment] | None = None
+    offsets: list[list[int] | None] | None = None  # with --offsets: [start, end) per token
+
+
+def token_offsets(tokens: Sequence[Token]) -> list[list[int] | None]:
+    """Each token's [start, end) in characters of the text, counted as tiktoken's
+    ``decode_with_offsets`` counts them (a character starts at each byte that is not a UTF-8
+    continuation byte); None for a token that starts or ends inside a character, and for a
+    special token the tokenizer added (it is not in the text)."""
+    data = [b"" if t.added else (t.data or b"") for t in tokens]
+    inside = [bool(d) and 0x80 <= d[0] < 0xC0 for d in data]  # starts inside a character
+    out: list[list[int] | None] = []
+    at = 0  # characters before the current token
+    for i, piece in enumerate(data):
+        chars = sum(1 for b in piece if not 0x80 <= b < 0xC0)
+        split = inside[i] or (i + 1 < len(data) and inside[i + 1])
+        out.append(None if tokens[i].added or split else [at, at + chars])
+        at += chars
+    return out
 
 
 def segments_of(pieces: Sequence[bytes]) -> list[Segment]:
@@ -282,12 +300,16 @@ class Tokenized:
         body = kept[before : max(before, len(self.ids or []) - after)]
         return Cut(self.enc.name, self.enc.n_vocab, len(kept), truncate_text(self.enc, body))
 
-    def report(self, limit: int | None = None) -> TokenizeReport:
-        """The table view's report (pieces of the first ``limit`` tokens)."""
+    def report(self, limit: int | None = None, *, offsets: bool = False) -> TokenizeReport:
+        """The table view's report (pieces of the first ``limit`` tokens; with ``offsets``,
+        where each sits in the text)."""
         if self.ids is None:
             return tokenize_report(self.enc, self.text or "", count=self.count)
         text = self.text if self.text is not None else self.decoded().text
-        return tokenize_report(self.enc, text, self.ids, limit=limit, added=self.added)
+        report = tokenize_report(self.enc, text, self.ids, limit=limit, added=self.added)
+        if offsets:
+            report.offsets = token_offsets(report.tokens or [])
+        return report
 
 
 def tokenize_text(

@@ -207,7 +207,9 @@ OFTEN = {"d_model": 0.7, "as_json": 0.5}
 FOCUS = {
     "embed": (("seq_len", "output", "file"), ("lines", "file"), ("lines",), ("output",),
               ("weights",), ("ids",), ("verify", "dtype"), ("texts",)),
-    "tokenize": (("decode",), ("count",), ("file",), ("encode",), ("texts",), ("encoding",)),
+    "tokenize": (("decode",), ("count",), ("file",), ("encode",), ("texts",), ("encoding",),
+                 ("explain", "texts"), ("explain", "file"), ("offsets", "texts"),
+                 ("offsets", "file", "as_json")),
     "windows": (("file",), ("as_jsonl",), ("as_json",), ("texts",)),
     "neighbors": (("weights",), ("ids",), ("texts",)),
     "stats": (("weights",),),

@@ -43,9 +43,22 @@ def tokenize(
         bool, _mode("--decode", "Print the text of ids (given as --ids, TEXT or stdin).")
     ] = False,
     truncate: Truncate = None,
+    explain: Annotated[
+        bool,
+        _mode(
+            "--explain",
+            "Why the text split where it did: its pre-tokenized chunks, then each byte-pair "
+            "merge with its rank, in order.",
+        ),
+    ] = False,
+    offsets: Annotated[
+        bool,
+        _mode("--offsets", "Where each token sits in the text: character start and end."),
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
-    """Show the tokens of a text: coloured pieces, ids and bytes; or count, encode, decode, cut.
+    """Show the tokens of a text: coloured pieces, ids and bytes; or count, encode, decode, cut,
+    or explain the byte-pair merges.
 
     \b
       embedcli tokenize "Hello, world!"
@@ -53,18 +66,25 @@ def tokenize(
       embedcli tokenize "Hello" --encode | embedcli tokenize --decode
       embedcli tokenize --ids 15496,11,995
       embedcli tokenize - --truncate 100 < notes.txt
+      embedcli tokenize "unbelievable" --explain
+      embedcli tokenize "naïve 😀" --offsets --json | jq .offsets
     """
     from embedcli.encodings import get_encoding, resolve_encoding_names
     from embedcli.tokens import tokenize_ids, tokenize_text
 
     modes = [f for f, on in (("--count", count), ("--encode", encode), ("--decode", decode)) if on]
     modes += ["--truncate"] if truncate is not None else []
+    modes += ["--explain"] if explain else []
     if len(modes) > 1:
         raise UsageError(f"{' and '.join(modes)} cannot be combined; pick one")
+    if offsets and modes:
+        raise UsageError(f"--offsets belongs to the token table (and its --json), not {modes[0]}")
     names = resolve_encoding_names(encoding, model)
     if len(names) > 1 and modes and modes[0] != "--count":
         raise UsageError(f"{modes[0]} works with one encoding, but {len(names)} were given")
     encodings = [get_encoding(name) for name in names]
+    if explain:
+        return _explain(encodings[0], read_text(texts, file), allow_special, as_json)
     if ids or decode:
         token_ids = _input_ids(ids, texts, file)
         results = [tokenize_ids(enc, token_ids) for enc in encodings]
@@ -86,7 +106,7 @@ def tokenize(
         found = results[0].encoded()
         write_json(asdict(found)) if as_json else write(" ".join(map(str, found.ids)))
     else:
-        _tables(results, as_json)
+        _tables(results, as_json, offsets)
 
 
 def _input_ids(ids: list[str] | None, texts: list[str] | None, file: Path | None) -> list[int]:
@@ -117,10 +137,19 @@ def _counts(results: list, as_json: bool) -> None:
         write("\n".join(f"{r.enc.name}\t{r.count}" for r in results))
 
 
-def _tables(results: list, as_json: bool) -> None:
+def _explain(enc: object, text: str, allow_special: bool, as_json: bool) -> None:
+    from embedcli.explain import EXPLAIN_CHUNKS, explain
+    from embedcli.jsonout import explain_json
+
+    found = explain(enc, text, allow_special=allow_special, limit=EXPLAIN_CHUNKS)
+    emit(as_json, explain_json, "explain_view", found)
+
+
+def _tables(results: list, as_json: bool, offsets: bool = False) -> None:
     from embedcli.jsonout import tokenize_jsons
     from embedcli.tokens import TOKEN_TABLE_LIMIT
 
-    reports = [r.report(limit=None if as_json else TOKEN_TABLE_LIMIT) for r in results]
+    limit = None if as_json else TOKEN_TABLE_LIMIT
+    reports = [r.report(limit=limit, offsets=offsets) for r in results]
     view = "tokenize_view" if len(reports) == 1 else "compare_view"
     emit(as_json, tokenize_jsons, view, reports[0] if len(reports) == 1 else reports)

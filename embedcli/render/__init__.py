@@ -15,6 +15,7 @@ _WHERE = {
     "compare_view": "tokens",
     "devices_table": "devices",
     "embed_tables": "embed",
+    "explain_view": "tokens",
     "files_view": "count",
     "heatmap_view": "heatmap",
     "MAX_POSITIONS": "embed",

@@ -10,9 +10,13 @@ from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from embedcli.encodings import visible
 from embedcli.render.common import add_row, heading, items_line, new_table, note, plural
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
+    from embedcli.explain import Chunk, Explained
     from embedcli.tokens import Segment, TokenizeReport
 
 # Alternating backgrounds for token pieces, as on the tiktokenizer page.
@@ -77,6 +81,52 @@ def _shown_note(report: TokenizeReport) -> Text | None:
     )
 
 
+def _span(offsets: list[int] | None, added: bool | None) -> str:
+    """[4, 10] -> '4–10'; a token that is not whole characters of the text, in words."""
+    if offsets is None:
+        return "(added)" if added else "(splits a character)"
+    return f"{offsets[0]}–{offsets[1]}"
+
+
+def explain_view(explained: Explained, *, width: int = 100, plain: bool = True) -> RenderableType:
+    """The split pattern's chunks, each with its bytes and every merge in order."""
+    shown, total = len(explained.chunks), explained.total_chunks
+    parts: list[RenderableType] = [
+        items_line(
+            [
+                explained.encoding,
+                plural(total, "chunk"),
+                plural(len(explained.ids), "token"),
+                "lowest rank merges first",
+            ],
+            width,
+            lead="explain",
+        )
+    ]
+    for number, chunk in enumerate(explained.chunks):
+        shown_text = visible(chunk.text)
+        title = f"chunk {number} · {shown_text} · characters {chunk.start}–{chunk.end}"
+        parts.append(heading(title))
+        parts.append(_chunk_table(chunk))
+    if shown < total:
+        parts.append(note(f"showing the first {shown} of {total:,} chunks; --json has the ids"))
+    return Group(*parts)
+
+
+def _chunk_table(chunk: Chunk) -> Table:
+    """Start from bytes; each row merges the lowest-ranked adjacent pair; then the ids."""
+    table = new_table("step", "rank", "parts", right=("step", "rank"), wrap=("parts",))
+    if chunk.special:
+        add_row(table, "", "", f"{chunk.text} (special token)")
+    else:
+        add_row(table, "bytes", "", "  ".join(chunk.parts))
+        for step_number, step in enumerate(chunk.steps, start=1):
+            add_row(table, step_number, f"{step.rank:,}", "  ".join(step.parts))
+    how = "the chunk is a token as it is" if chunk.whole and not chunk.special else ""
+    add_row(table, "ids", "", " ".join(map(str, chunk.ids)) + (f"  ({how})" if how else ""))
+    return table
+
+
 def tokenize_view(
     report: TokenizeReport, *, width: int = 100, plain: bool = True
 ) -> RenderableType:
@@ -86,11 +136,15 @@ def tokenize_view(
         coloured_text(report.segments or (), width=width, plain=plain),
     ]
     if report.tokens:
-        table = new_table("index", "id", "piece", "bytes", right=("index", "id"), wrap=("bytes",))
-        for t in report.tokens:
+        where = ["chars"] if report.offsets is not None else []
+        table = new_table(
+            "index", "id", "piece", *where, "bytes", right=("index", "id"), wrap=("bytes",)
+        )
+        for i, t in enumerate(report.tokens):
             hex_ = t.bytes or ""
             data = " ".join(hex_[i : i + 2] for i in range(0, len(hex_), 2))
-            add_row(table, t.index, t.id, t.display + (" (added)" if t.added else ""), data)
+            chars = [] if report.offsets is None else [_span(report.offsets[i], t.added)]
+            add_row(table, t.index, t.id, t.display + (" (added)" if t.added else ""), *chars, data)
         parts.append(table)
     if any(t.added for t in report.tokens or ()):
         parts.append(ADDED_NOTE)

@@ -1,0 +1,158 @@
+"""tokenize --explain's replay (embedcli.explain) against the real encoders."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import make_runner
+from helpers import expect_error
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from embedcli.cli import app
+from embedcli.encodings import get_encoding
+from embedcli.explain import explain, merge_steps
+
+runner = make_runner()
+
+ENCODINGS = ("gpt2", "cl100k_base", "o200k_base")
+# Text that exercises the split patterns: letters of several scripts, digits, contractions,
+# punctuation, every kind of whitespace, emoji (4-byte UTF-8), and combining marks.
+TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(list("ab zZ09'sllveT.,!?-_\n\t\r \u3000\u00a0\u2028\x0b\x85")),
+        st.sampled_from(["é", "ß", "中", "文", "😀", "🇫", "🇷", "\u0301", "ﬁ", "Ω", "ǅ"]),
+        st.characters(codec="utf-8", exclude_categories=("Cs",)),
+    ),
+    max_size=60,
+)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@settings(max_examples=120, deadline=None)
+@given(text=TEXT)
+@example(text="Hello, unbelievable world!! 12345")
+@example(text="   \n\n  x  ")
+@example(text="aaaaaaaaaaaaaaaa")  # equal ranks: the leftmost pair merges first
+def test_the_chunks_replay_the_encoder(name: str, text: str) -> None:
+    enc = get_encoding(name)
+    explained = explain(enc, text, limit=10**9)
+    assert [i for c in explained.chunks for i in c.ids] == enc.encode_ordinary(text)
+    assert explained.ids == enc.encode_ordinary(text)
+    assert "".join(c.text for c in explained.chunks) == text  # the chunks tile the text
+    assert explained.total_chunks == len(explained.chunks)
+    for chunk in explained.chunks:
+        assert text[chunk.start : chunk.end] == chunk.text
+        if not chunk.special:  # each merge joins two parts into one
+            assert len(chunk.parts) - len(chunk.steps) == len(
+                chunk.steps[-1].parts if chunk.steps else chunk.parts
+            )
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@settings(max_examples=40, deadline=None)
+@given(text=TEXT, special=st.sampled_from(["<|endoftext|>", "<|fim_prefix|>", "<|endofprompt|>"]))
+def test_allowed_special_tokens_are_chunks_of_their_own(name: str, text: str, special: str) -> None:
+    enc = get_encoding(name)
+    if special not in enc.special_tokens_set:
+        special = "<|endoftext|>"
+    full = text[: len(text) // 2] + special + text[len(text) // 2 :]
+    explained = explain(enc, full, allow_special=True, limit=10**9)
+    assert [i for c in explained.chunks for i in c.ids] == enc.encode(full, allowed_special="all")
+    assert any(c.special and c.text == special for c in explained.chunks)
+
+
+def test_a_long_text_shows_its_first_chunks_and_counts_the_rest() -> None:
+    enc = get_encoding("gpt2")
+    text = "The verdict was read aloud. " * 1000
+    explained = explain(enc, text, limit=5)
+    assert len(explained.chunks) == 5
+    assert explained.total_chunks == len(enc.encode_ordinary(text))  # one token a chunk here
+    assert explained.ids == enc.encode_ordinary(text)
+
+
+def test_merges_are_the_lowest_ranked_pair_each_time() -> None:
+    """' unbelievable' in gpt2, by hand: each step merges the adjacent pair whose joined bytes
+    have the lowest rank among all adjacent pairs at that moment."""
+    ranks = get_encoding("gpt2")._mergeable_ranks
+    parts = [bytes([b]) for b in b" unbelievable"]
+    for step in merge_steps(ranks, b" unbelievable")[1]:
+        candidates = {
+            i: ranks[parts[i] + parts[i + 1]]
+            for i in range(len(parts) - 1)
+            if parts[i] + parts[i + 1] in ranks
+        }
+        lowest = min(candidates.values())
+        assert (step.rank, step.at) == (
+            lowest,
+            min(i for i, r in candidates.items() if r == lowest),
+        )
+        parts[step.at : step.at + 2] = [parts[step.at] + parts[step.at + 1]]
+    assert parts == [b" unbelievable"]
+
+
+# ---------------------------------------------------------------- through the CLI
+
+
+def test_explain_json_through_the_cli() -> None:
+    text = "Hello, unbelievable world!! 12345"
+    result = runner.invoke(app, ["tokenize", text, "--explain", "--json", "-e", "cl100k_base"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    enc = get_encoding("cl100k_base")
+    assert data["ids"] == enc.encode(text)
+    assert [i for c in data["chunks"] for i in c["ids"]] == enc.encode(text)
+    assert data["pattern"] == enc._pat_str
+    for chunk in data["chunks"]:
+        parts = chunk["steps"][-1]["parts"] if chunk["steps"] else chunk["parts"]
+        assert len(parts) == len(chunk["ids"]) or chunk["whole"]
+
+
+def test_explain_table_names_each_merge_and_the_rest() -> None:
+    text = " unbelievable" * 30
+    result = runner.invoke(app, ["tokenize", text, "--explain"])
+    assert result.exit_code == 0, result.output
+    assert "␣unbelievable" in result.stdout
+    assert "24,479" in result.stdout  # the last merge's rank, gpt2
+    assert "showing the first 20 of 30 chunks" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["hi", "--explain", "--count"], "cannot be combined"),
+        (["hi", "--explain", "-e", "gpt2", "-e", "o200k_base"], "works with one encoding"),
+        (["hi", "--offsets", "--encode"], "--offsets belongs to the token table"),
+        (["<|endoftext|>", "--explain"], "special token"),
+    ],
+)
+def test_explain_and_offsets_usage(args: list[str], message: str) -> None:
+    result = runner.invoke(app, ["tokenize", *args])
+    expect_error(result, message, code=1 if message == "special token" else 2)
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@settings(max_examples=60, deadline=None)
+@given(text=TEXT.filter(bool))
+def test_offsets_are_decode_with_offsets(name: str, text: str) -> None:
+    """Each whole token's [start, end) is where tiktoken's decode_with_offsets puts it, and
+    covers exactly its own text; a token that splits a character is null."""
+    result = runner.invoke(app, ["tokenize", "-e", name, "--offsets", "--json", "--", text])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    enc = get_encoding(name)
+    ids = enc.encode_ordinary(text)
+    decoded, starts = enc.decode_with_offsets(ids)
+    assert decoded == text
+    for i, (offset, token) in enumerate(zip(data["offsets"], data["tokens"], strict=True)):
+        piece = bytes.fromhex(token["bytes"])
+        try:
+            whole = piece.decode("utf-8")
+        except UnicodeDecodeError:
+            whole = None
+        if offset is None:
+            assert whole is None
+        else:
+            assert offset[0] == starts[i]
+            assert text[offset[0] : offset[1]] == whole
