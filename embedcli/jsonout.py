@@ -136,6 +136,7 @@ def shapes_json(report: ShapesReport) -> dict[str, Any]:
         "parameters": asdict(report.parameters),
         "broadcast": None if report.broadcast is None else broadcast_json(report.broadcast),
         "combine": asdict(report.combine),
+        **({} if report.training is None else {"training": asdict(report.training)}),
     }
 
 

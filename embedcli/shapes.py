@@ -14,6 +14,7 @@ from embedcli.broadcast import BroadcastPlan
 from embedcli.config import DTYPES, EmbedConfig, Preset
 from embedcli.devices import dtype_size
 from embedcli.shapeplan import TraceStep, planned_trace
+from embedcli.training import TrainingMemory, training_memory
 
 if TYPE_CHECKING:
     import torch
@@ -55,6 +56,7 @@ class ShapesReport:
     parameters: Parameters
     broadcast: BroadcastPlan | None
     combine: CombineCost
+    training: TrainingMemory | None = None  # with --train
 
 
 def count_parameters(config: EmbedConfig, preset: Preset) -> Parameters:
@@ -97,11 +99,13 @@ def run_inspect(
     device: str = "meta",
     tables: tuple[torch.Tensor, torch.Tensor | None] | None = None,
     planned: bool = True,
+    train: str | None = None,
 ) -> ShapesReport:
     """Trace a (batch, seq_len) batch (the preset's own sizes where not given) through the
     module on ``device``. On the meta device (shapes only) the tensors are worked out from the
     config (:mod:`embedcli.shapeplan`) without importing torch; ``planned=False`` runs the module
-    there instead, as the tests do to check that the two agree."""
+    there instead, as the tests do to check that the two agree. ``train`` (an optimizer's
+    name) adds the memory of one training step."""
     batch_size = batch_size or preset.batch_size
     seq_len = seq_len or preset.seq_len
     config.check_length(seq_len, "--seq-len", "lower -t/--seq-len or raise --context-length")
@@ -116,14 +120,19 @@ def run_inspect(
         steps, addition = planned_trace(config, batch_size, seq_len)
     else:
         device, steps, addition = _module_trace(config, batch_size, seq_len, device, tables)
+    parameters = count_parameters(config, preset)
+    training = None
+    if train is not None:
+        training = training_memory(config, batch_size, seq_len, parameters.model_parameters, train)
     return ShapesReport(
         config={**config.to_dict(), "batch_size": batch_size, "seq_len": seq_len, "device": device},
         preset=preset.name,
         preset_description=preset.description,
         tensors=steps,
-        parameters=count_parameters(config, preset),
+        parameters=parameters,
         broadcast=addition,
         combine=combine_cost(config.d_model),
+        training=training,
     )
 
 

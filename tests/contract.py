@@ -214,7 +214,7 @@ FOCUS = {
     "neighbors": (("weights",), ("ids",), ("texts",)),
     "stats": (("weights",),),
     "positions": (("weights",), ("png",), ("similarity",)),
-    "inspect-shapes": (("preset",), ("weights",), ("device",)),
+    "inspect-shapes": (("preset",), ("weights",), ("device",), ("train", "optimizer")),
     "weights": (("path",), ("path", "download")),
     "broadcast": (("shapes",),),
     "count": (("paths",), ("paths", "as_jsonl"), ("paths", "tree"), ("paths", "as_csv"),
@@ -297,6 +297,7 @@ def _named_values() -> dict[str, Values]:
         "context": pair(("1000", "gpt-4o", "o3"), ("0", "gpt-9", "-5", "1e3")),
         "errors": pair(("skip", "replace", "strict"), ("ignore", "SKIP")),
         "sort": pair(("tokens", "path", "bytes"), ("size",)),
+        "optimizer": pair(("adamw", "sgd", "adam", "SGD"), ("lion", "adagrad")),
         "engine": pair(("local",), ("dask", "spark")),
         "scheduler": pair(("tcp://127.0.0.1:1",), ("nonsense", "tcp://127.0.0.1:9")),
     }

@@ -164,6 +164,7 @@ dtype_check, dtype_complete = choices(DTYPES, _DTYPE_ALIASES)
 positional_check, positional_complete = choices(POSITIONAL_FAMILIES)
 preset_check, preset_complete = choices(tuple(PRESETS))
 pool_check, pool_complete = choices(("none", "mean", "last"))
+optimizer_check, optimizer_complete = choices(("adamw", "sgd"), {"adam": "adamw"})
 
 
 def renamed(new: int | None, old: int | None, new_flag: str, old_flag: str) -> int | None:

@@ -336,6 +336,16 @@ Quiet = Annotated[
     bool,
     typer.Option("-q", "--quiet", help="No progress bar.", rich_help_panel=OUTPUT),
 ]
+Optimizer = Annotated[
+    str,
+    typer.Option(
+        help="The optimizer --train counts: adamw (two moments) or sgd (no state).",
+        callback=checks.optimizer_check,
+        autocompletion=checks.optimizer_complete,
+        metavar="NAME",
+        rich_help_panel=TABLES,
+    ),
+]
 Pool = Annotated[
     str,
     typer.Option(

@@ -37,6 +37,16 @@ def inspect_shapes(
     download: o.Download = False,
     token_key: o.TokenKey = None,
     position_key: o.PositionKey = None,
+    train: Annotated[
+        bool,
+        typer.Option(
+            "--train",
+            help="Add the memory of one training step: parameters, gradients, optimizer state, "
+            "master weights and activations, per precision (float32, bf16, mixed).",
+            rich_help_panel=o.TABLES,
+        ),
+    ] = False,
+    optimizer: o.Optimizer = "adamw",
     as_json: o.AsJson = False,
 ) -> None:
     """Every tensor of the forward pass, its parameters and memory, for any model size.
@@ -45,6 +55,7 @@ def inspect_shapes(
       embedcli inspect-shapes --preset book-ch2
       embedcli inspect-shapes --preset gpt3 --dtype bfloat16
       embedcli inspect-shapes -b 2 -t 16 -d 64 --device cpu --json | jq '.tensors'
+      embedcli inspect-shapes --preset gpt2-xl -b 8 -t 1024 --train --optimizer sgd
     """
     from embedcli.jsonout import presets_json, shapes_json
 
@@ -60,8 +71,9 @@ def inspect_shapes(
         preset, overrides, weights, token_key, position_key, load=device != "meta"
     )
     report = run_inspect(
-        config, base, batch_size=batch_size, seq_len=seq_len, device=device, tables=tables
-    )
+        config, base, batch_size=batch_size, seq_len=seq_len, device=device, tables=tables,
+        train=optimizer if train else None,
+    )  # fmt: skip
     emit(as_json, shapes_json, "shapes_tables", report)
 
 

@@ -24,6 +24,7 @@ from embedcli.render.common import (
 if TYPE_CHECKING:
     from embedcli.config import Preset
     from embedcli.shapes import ShapesReport
+    from embedcli.training import TrainingMemory
 
 TENSOR_NAMES = ("token_embeddings", "position_embeddings")
 MODEL_WIDTH = 18  # a preset's description wraps at this width under its name, on narrow terminals
@@ -180,7 +181,55 @@ def shapes_tables(report: ShapesReport, *, width: int = 100, plain: bool = True)
     ]
     if report.broadcast is not None:  # only where position vectors are added at all
         parts.append(combine_block(report))
+    if report.training is not None:
+        parts.append(training_block(report.training, width))
     return Group(*parts)
+
+
+PRECISION_HEADS = {"float32": "float32", "bfloat16": "bf16 / fp16", "mixed": "mixed"}
+
+
+def training_block(memory: TrainingMemory, width: int) -> Group:
+    """One training step's memory, part by part, per precision: the input layer, then the
+    whole model where its size is known; the formulas, and what mixed precision means."""
+    name = {"adamw": "AdamW", "sgd": "SGD"}[memory.optimizer]
+    parts: list[RenderableType] = [
+        heading(f"Training memory of one step ({name}): the input layer, "
+                f"{memory.layer_parameters:,} parameters"),
+        _training_table(memory, "layer", width),
+    ]  # fmt: skip
+    if memory.total_model is not None:
+        parts += [
+            heading(f"The whole model, {memory.model_parameters:,} parameters (activations not "
+                    "counted: they depend on its layers)"),
+            _training_table(memory, "model", width),
+        ]  # fmt: skip
+    parts.append(
+        note(
+            "mixed: bf16 weights and gradients, an fp32 master copy and fp32 optimizer state "
+            "(the ZeRO paper's count: 16 bytes a parameter with AdamW)"
+        )
+    )
+    return Group(*parts)
+
+
+def _training_table(memory: TrainingMemory, which: str, width: int) -> RenderableType:
+    heads = list(PRECISION_HEADS.values())
+
+    def table(formulas: bool) -> Table:
+        built = new_table(
+            "part", *(["formula"] if formulas else []), *heads, right=heads, wrap=("formula",)
+        )
+        rows = [(p.part, p.formula, getattr(p, which)) for p in memory.parts]
+        total = memory.total_layer if which == "layer" else memory.total_model
+        for part, formula, values in [*rows, ("total", "", total)]:
+            if values is None:
+                continue
+            cells = [format_bytes(values[k]) for k in PRECISION_HEADS]
+            add_row(built, part, *([formula] if formulas else []), *cells)
+        return built
+
+    return first_fitting(width, lambda: table(True), lambda: table(False))
 
 
 def _parameters_table(report: ShapesReport, half: str) -> Table:
