@@ -14,6 +14,7 @@ from embedcli.broadcast import format_shape
 from embedcli.render.common import (
     add_row,
     first_fitting,
+    fits,
     heading,
     items_line,
     new_table,
@@ -122,23 +123,27 @@ def rope_block(angles: Sequence[Sequence[float]], show: int, max_positions: int)
     return Group(heading(f"RoPE angles, radians ({pairs} of {total} pairs)"), table)
 
 
-def _vectors_table(report: EmbedReport, b: int, dims: int, max_positions: int) -> Table:
+def _vectors_table(
+    report: EmbedReport,
+    b: int,
+    dims: int,
+    max_positions: int,
+    only: Sequence[int] | None = None,
+) -> Table:
     """One sequence: each position's id and piece, then token + position = input, per
     dimension (the first ``dims``); without a positional table, the token vector alone."""
     added = report.position_embeddings is not None
     scaled = report.scaled_embeddings is not None
     labelled = added or scaled
-    table = new_table(
-        "pos", "id", "piece", *(["tensor"] if labelled else []), right=("pos", "id")
-    )
+    table = new_table("pos", "id", "piece", *(["tensor"] if labelled else []), right=("pos", "id"))
     table.columns[2].max_width = PIECE_WIDTH
     table.columns[2].overflow = "ellipsis"
     for i in range(dims):
         table.add_column(Text(f"[{i}]"), justify="right", no_wrap=True)
     for position, t in enumerate(report.tokens[b][:max_positions]):
-        piece = (
-            Text("(pad)", style="dim") if t.pad else Text(("+" if t.added else "") + t.display)
-        )
+        if only is not None and position not in only:
+            continue
+        piece = Text("(pad)", style="dim") if t.pad else Text(("+" if t.added else "") + t.display)
         vectors = [report.token_embeddings[b][position]]
         labels: list[str | None] = ["token"] if labelled else [None]
         if scaled:
@@ -163,6 +168,27 @@ def _vectors_table(report: EmbedReport, b: int, dims: int, max_positions: int) -
     return table
 
 
+def _widest_rows(report: EmbedReport, b: int, dims: int, max_positions: int) -> set[int]:
+    """The positions holding the widest cell of some column among the first ``dims``: the
+    longest piece, the largest id and position, and each dimension's largest magnitude in each
+    vector shown."""
+    tokens = report.tokens[b][:max_positions]
+    count = len(tokens)
+    rows = {0, count - 1} if count else set()
+    rows.add(max(range(count), key=lambda i: len(tokens[i].display), default=0))
+    rows.add(max(range(count), key=lambda i: tokens[i].id, default=0))
+    vectors = [report.token_embeddings[b], report.input_embeddings[b]]
+    for extra in (report.scaled_embeddings, report.position_embeddings):
+        if extra is not None:
+            vectors.append(extra if extra is report.position_embeddings else extra[b])
+    for vector in vectors:
+        block = vector[:count, :dims].double()
+        if count:  # "+0.1234" widens with the integer part; nan and inf print short
+            widest = block.nan_to_num(nan=0.0, posinf=0.0, neginf=0.0).abs().argmax(dim=0)
+            rows.update(int(i) for i in widest)
+    return rows
+
+
 def vectors_block(
     report: EmbedReport, b: int, show: int, max_positions: int, width: int
 ) -> RenderableType:
@@ -171,16 +197,27 @@ def vectors_block(
     d = report.config["d_model"]
     which = f"Sequence {b}: tokens" if len(report.tokens) > 1 else "Tokens"
 
-    def layout(dims: int) -> Group:
-        title = f"{which} and vectors, " + (
+    def title(dims: int) -> str:
+        text = f"{which} and vectors, " + (
             f"all {plural(d, 'dimension')}" if dims == d else f"first {dims} of {d:,} dimensions"
         )
         if dims < min(show, d):
-            title += f" ({min(show, d)} asked: the terminal is too narrow)"
-        return Group(heading(title), _vectors_table(report, b, dims, max_positions))
+            text += f" ({min(show, d)} asked: the terminal is too narrow)"
+        return text
 
-    counts = range(max(min(show, d), 1), 0, -1)
-    return first_fitting(width, *(lambda n=n: layout(n) for n in counts))
+    def layout(dims: int) -> Group:
+        return Group(heading(title(dims)), _vectors_table(report, b, dims, max_positions))
+
+    # Each layout is tried on the rows that hold each column's widest cell (the table's widths
+    # are theirs), and only as many dimensions as could fit: a long batch is drawn once.
+    most = max(min(show, d, width // 8), 1)  # a dimension takes at least 8 columns
+    rows = _widest_rows(report, b, most, max_positions)
+
+    def probe(dims: int) -> Group:
+        return Group(heading(title(dims)), _vectors_table(report, b, dims, max_positions, rows))
+
+    chosen = next((n for n in range(most, 1, -1) if fits(probe(n), width)), 1)
+    return layout(chosen)
 
 
 def _similarity(report: EmbedReport, width: int, plain: bool) -> list[RenderableType]:
