@@ -91,6 +91,8 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     theta = _first(text, "rope_theta")
     theta = rope.get("rope_theta") if theta is None else theta
     rope_type = scaling.get("rope_type") or scaling.get("type") or rope.get("rope_type")
+    if rope_type is not None and not isinstance(rope_type, str):
+        raise ConfigError(f"{where}: rope_scaling's rope_type must be a name, got {rope_type!r}")
     if theta is not None:
         try:
             usable = not isinstance(theta, bool) and math.isfinite(float(theta)) and theta > 1

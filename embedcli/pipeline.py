@@ -195,9 +195,14 @@ def check_memory(
     on_cpu = device.type == "cpu"
     if on_cpu and config.dtype != "float32":
         tables += rows * d * size
+    # The module's buffers: arange(context_length) as int64 position ids, and a sinusoidal
+    # table, computed in float64 and kept in float32.
+    context = config.context_length
+    buffers = context * 8 + (context * d * (8 + 4) if config.positional == "sinusoidal" else 0)
+    tables += buffers
     parts = {
         f"the float32 tables ({config.vocab_size:,} + {rows - config.vocab_size:,} rows × d "
-        f"{d:,})": (
+        f"{d:,}) and the position buffers ({context:,} positions)": (
             tables,
             "lower --d-model, --vocab-size or --context-length",
         ),

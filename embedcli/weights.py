@@ -255,6 +255,8 @@ def check_tables(token: torch.Tensor, position: torch.Tensor | None, keys: Table
         problem = _table_problem(name, tuple(table.shape), dtype)
         if problem:
             raise WeightsError(problem)
+        if table.device.type == "meta":  # saved from a model built on the meta device
+            raise WeightsError(f"{name} holds no values (it was saved from the meta device)")
     if position is not None:
         problem = _width_problem(keys, token.shape[1], position.shape[1])
         if problem:

@@ -529,9 +529,18 @@ def test_memory_estimate_refuses_before_allocating(monkeypatch: pytest.MonkeyPat
     result = embed("hi", "-d", "768", "--device", "cpu")
     expect_error(
         result,
-        "the float32 tables (50,257 + 1,024 rows × d 768) need 150.2 MiB (150.3 MiB in all), "
-        "but only 976.6 KiB is available on this machine; lower --d-model",
+        "the float32 tables (50,257 + 1,024 rows × d 768) and the position buffers (1,024 "
+        "positions) need 150.2 MiB (150.3 MiB in all), but only 976.6 KiB is available on this "
+        "machine; lower --d-model",
     )
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "none", "rope"])
+def test_the_position_buffers_are_counted_too(positional: str) -> None:
+    """arange(context) as int64 ids (and a sinusoidal table, float64 then float32) are
+    allocated whatever the vocabulary: a huge context is refused, not a traceback."""
+    result = embed("hi", "-d", "2", "--context-length", str(2**40), "--positional", positional)
+    expect_error(result, "the position buffers (1,099,511,627,776 positions)")
 
 
 def test_memory_refusal_names_what_is_too_big(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

@@ -237,3 +237,30 @@ def test_the_entry_point_keeps_all_of_a_large_output(tmp_path: Path) -> None:
     from embedcli.encodings import get_encoding
 
     assert done.stdout.split() == [str(i) for i in get_encoding("gpt2").encode(text)]
+
+
+def test_a_short_write_is_an_error_not_a_cut_output() -> None:
+    """A buffered stream on a full disk takes part of a write and says so only in its count:
+    write_all keeps writing, and a write that takes nothing is an OSError."""
+    import io
+
+    from embedcli.cli.output import write_all
+
+    class Full(io.RawIOBase):
+        def __init__(self, room: int) -> None:
+            self.room, self.got = room, b""
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, data) -> int:
+            taken = bytes(data[: min(len(data), self.room, 7)])
+            self.room -= len(taken)
+            self.got += taken
+            return len(taken)
+
+    roomy = Full(100)
+    write_all(roomy, b"x" * 50)  # seven bytes a call: every one arrives
+    assert roomy.got == b"x" * 50
+    with pytest.raises(OSError, match="took no more bytes"):
+        write_all(Full(20), b"x" * 50)

@@ -135,6 +135,8 @@ def test_config_fields_from_every_family(folders: dict[str, Path]) -> None:
         ({"hidden_size": -3}, "hidden_size must be a positive integer"),
         ({"hidden_size": 8, "rope_theta": "big"}, "rope_theta must be a number"),
         ([1, 2], "is not a JSON object"),
+        ({"hidden_size": 8, "rope_scaling": {"rope_type": ["linear"], "factor": 2}}, "rope_type"),
+        ({"hidden_size": 8, "rope_scaling": {"type": {"x": 1}}}, "must be a name"),
     ],
 )
 def test_bad_config_values_are_refused(config: object, message: str) -> None:

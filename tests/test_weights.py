@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from conftest import make_runner
+from helpers import expect_error
 from safetensors.torch import save_file
 
 from embedcli.cli import app
@@ -499,3 +500,12 @@ def test_inspect_shapes_weights_and_preset_conflict(tmp_path: Path) -> None:
     path, *_ = make(tmp_path, "hf-gpt2model")
     result = runner.invoke(app, ["inspect-shapes", "--weights", str(path), "--preset", "gpt2"])
     assert result.exit_code == 2 and "pass --preset or --weights, not both" in result.stderr
+
+
+def test_a_checkpoint_saved_from_the_meta_device_is_refused(tmp_path: Path) -> None:
+    """Its tensors have shapes but no values: an Error line, not torch's NotImplementedError."""
+    path = tmp_path / "meta.pt"
+    torch.save({"transformer.wte.weight": torch.zeros(10, 8, device="meta")}, path)
+    for args in (["embed", "--ids", "1,2"], ["inspect-shapes", "--device", "cpu"]):
+        result = runner.invoke(app, [*args, "--weights", str(path)])
+        expect_error(result, "holds no values (it was saved from the meta device)")

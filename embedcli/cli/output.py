@@ -34,10 +34,21 @@ def write(text: str, *, newline: bool = True) -> None:
     """UTF-8 bytes on stdout, whatever the locale (so text passes through unchanged)."""
     out = stdout()
     try:
-        out.write(text.encode("utf-8") + (b"\n" if newline else b""))
+        write_all(out, text.encode("utf-8") + (b"\n" if newline else b""))
         out.flush()
     except OSError as exc:
         raise _stdout_error(exc) from None
+
+
+def write_all(out: BinaryIO, data: bytes) -> None:
+    """All of ``data``, or an OSError: a buffered stream on a full disk can take part of a write
+    and say so only in the count it returns."""
+    view = memoryview(data)
+    while view:
+        written = out.write(view)
+        if not written:
+            raise OSError(errno.ENOSPC, "the output took no more bytes (is the disk full?)")
+        view = view[written:]
 
 
 def _stdout_error(exc: OSError) -> Exception:
@@ -63,9 +74,9 @@ def write_json(data: Any) -> None:
             buffered.append(chunk)
             size += len(chunk)
             if size > 1 << 20:
-                out.write("".join(buffered).encode("utf-8"))
+                write_all(out, "".join(buffered).encode("utf-8"))
                 buffered, size = [], 0
-        out.write("".join(buffered).encode("utf-8") + b"\n")
+        write_all(out, "".join(buffered).encode("utf-8") + b"\n")
         out.flush()
     except OSError as exc:
         raise _stdout_error(exc) from None
