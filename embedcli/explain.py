@@ -108,6 +108,8 @@ def explain(
 
     from embedcli.encodings import encode
 
+    if getattr(enc, "family", None) == "byte-level" and hasattr(enc, "_ordinary"):
+        return _explain_json_bpe(enc, text, allow_special, limit)
     inner, nfc = _tiktoken_of(enc)
     ids = encode(enc, text, allow_special=allow_special)  # the reference; refuses what encode does
     if nfc:
@@ -166,3 +168,76 @@ def _chunk(
     ids = [ranks[piece]] if whole else [ranks[p] for p in parts]
     starting = [show_bytes(piece[i : i + 1]) for i in range(len(piece))]
     return Chunk(text, start, end, False, whole, starting, steps, ids)
+
+
+def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> Explained:
+    """The same for a byte-level BPE tokenizer.json (GPT-2, Llama 3, Qwen 2 style): its
+    normalizer and pre-tokenizer cut the chunks (through the tokenizers library itself), its
+    merges list gives the ranks, and a chunk in the vocabulary is taken whole where the model
+    says to ignore merges."""
+    import json
+
+    from embedcli.encodings import encode
+    from embedcli.modeltok import _byte_of_char
+
+    ids = encode(enc, text, allow_special=allow_special)
+    tokenizer = enc._ordinary
+    model = json.loads(tokenizer.to_str())["model"]
+    if model.get("type") != "BPE":
+        raise EncodingError(f"--explain replays byte-pair encodings; {enc.name} is not one")
+    vocab: dict[str, int] = model["vocab"]
+    merges = model["merges"]
+    ranks = {tuple(m.split(" ", 1) if isinstance(m, str) else m): i for i, m in enumerate(merges)}
+    to_byte = _byte_of_char()
+    specials = {t: enc._added_ids[t] for t in enc.special_tokens_set} if allow_special else {}
+    chunks: list[Chunk] = []
+    total = 0
+    for start, end, special in _spans(text, specials):
+        if special:
+            pieces = [(text[start:end], (start, end))]
+        else:
+            part = text[start:end]
+            if tokenizer.normalizer is not None:
+                part = tokenizer.normalizer.normalize_str(part)
+            found = tokenizer.pre_tokenizer.pre_tokenize_str(part)
+            pieces = [(p, (start + a, start + b)) for p, (a, b) in found]
+        for piece, (a, b) in pieces:
+            total += 1
+            if len(chunks) >= limit:
+                continue
+            if special:
+                chunks.append(Chunk(piece, a, b, True, True, [piece], [], [specials[piece]]))
+                continue
+            shown = [show_bytes(bytes([to_byte[c]])) for c in piece]
+            symbols, steps = _merge_symbols(ranks, list(piece), to_byte)
+            whole = bool(model.get("ignore_merges")) and piece in vocab
+            chunk_ids = [vocab[piece]] if whole else [vocab[s] for s in symbols]
+            chunks.append(Chunk(text[a:b], a, b, False, whole, shown, steps, chunk_ids))
+    replayed = [i for chunk in chunks for i in chunk.ids]
+    if ids[: len(replayed)] != replayed:
+        raise EncodingError(f"--explain could not replay {enc.name}'s encoder on this text")
+    pattern = json.dumps(json.loads(tokenizer.to_str()).get("pre_tokenizer"))
+    return Explained(enc.name, pattern, chunks, total, ids)
+
+
+def _merge_symbols(
+    ranks: dict[tuple[str, str], int], symbols: list[str], to_byte: dict[str, int]
+) -> tuple[list[str], list[MergeStep]]:
+    """Merging as a BPE model does it: the adjacent pair earliest in the merges list first."""
+
+    def shown(symbol: str) -> str:
+        return show_bytes(bytes(to_byte[c] for c in symbol))
+
+    steps: list[MergeStep] = []
+    while len(symbols) > 1:
+        best: tuple[int, int] | None = None
+        for i in range(len(symbols) - 1):
+            rank = ranks.get((symbols[i], symbols[i + 1]))
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, i)
+        if best is None:
+            break
+        rank, i = best
+        symbols[i : i + 2] = [symbols[i] + symbols[i + 1]]
+        steps.append(MergeStep(rank, i, shown(symbols[i]), [shown(x) for x in symbols]))
+    return symbols, steps

@@ -816,3 +816,35 @@ def test_import_stays_light() -> None:
         "heavy = {'torch', 'tokenizers', 'tiktoken', 'transformers'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
+
+
+# ---------------------------------------------------------------- tokenize --explain
+
+
+def _replays(enc: object, text: str) -> None:
+    from embedcli.explain import explain
+
+    if any(token in text for token in enc.special_tokens_set):
+        return  # refused without --allow-special, as encode refuses it (tested elsewhere)
+    explained = explain(enc, text, limit=10**9)
+    assert [i for c in explained.chunks for i in c.ids] == enc.encode_ordinary(text)
+    assert explained.total_chunks == len(explained.chunks)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(text=TEXT)
+@example(text="Hello, unbelievable world!! 12345 ")
+def test_explain_replays_byte_level_tokenizer_json(
+    gpt2_json: modeltok.HFTokenizer, llama3_json: modeltok.HFTokenizer, text: str
+) -> None:
+    """--explain's chunks (the tokenizer.json's own pre-tokenizer) and merges (its merges
+    list) give the tokenizer's ids: GPT-2's, and Llama 3's (which ignores merges for whole
+    words in its vocabulary)."""
+    _replays(gpt2_json, text)
+    _replays(llama3_json, text)
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(text=TEXT)
+def test_explain_replays_llama3_tiktoken_file(text: str) -> None:
+    _replays(get_encoding(str(LLAMA3_FILE)), text)
