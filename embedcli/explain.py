@@ -11,8 +11,9 @@ hold its tokens to the real encoder's for any text. No torch here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from embedcli.encodings import token_bytes_display, visible
 from embedcli.errors import EncodingError
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     import tiktoken
 
 
+P = TypeVar("P", bytes, str)  # a part: bytes (tiktoken) or byte-level symbols (tokenizer.json)
 EXPLAIN_CHUNKS = 20  # chunks shown with their merges; the rest are counted
 
 
@@ -71,18 +73,26 @@ def merge_steps(ranks: dict[bytes, int], piece: bytes) -> tuple[list[bytes], lis
     """Byte-pair merging of one chunk, as tiktoken's byte_pair_merge does it: the adjacent pair
     of lowest rank first, the leftmost of equals; the final parts, and every step."""
     parts = [piece[i : i + 1] for i in range(len(piece))]
+    return _merge(parts, lambda left, right: ranks.get(left + right), show_bytes)
+
+
+def _merge(
+    parts: list[P], rank_of: Callable[[P, P], int | None], shown: Callable[[P], str]
+) -> tuple[list[P], list[MergeStep]]:
+    """The merge loop every BPE shares: join the adjacent pair of lowest rank (``rank_of``:
+    None where the pair is not a merge), the leftmost of equals, until none is left."""
     steps: list[MergeStep] = []
     while len(parts) > 1:
         best: tuple[int, int] | None = None  # (rank, index)
         for i in range(len(parts) - 1):
-            rank = ranks.get(parts[i] + parts[i + 1])
+            rank = rank_of(parts[i], parts[i + 1])
             if rank is not None and (best is None or rank < best[0]):
                 best = (rank, i)
         if best is None:
             break
         rank, i = best
         parts[i : i + 2] = [parts[i] + parts[i + 1]]
-        steps.append(MergeStep(rank, i, show_bytes(parts[i]), [show_bytes(p) for p in parts]))
+        steps.append(MergeStep(rank, i, shown(parts[i]), [shown(p) for p in parts]))
     return parts, steps
 
 
@@ -130,10 +140,16 @@ def explain(
             total += 1
             if len(chunks) < limit:
                 chunks.append(_chunk(text[a:b], a, b, special, ranks, specials))
-    replayed = [i for chunk in chunks for i in chunk.ids]
-    if ids[: len(replayed)] != replayed:
-        raise EncodingError(f"--explain could not replay {inner.name}'s encoder on this text")
-    return Explained(inner.name, inner._pat_str, chunks, total, ids)
+    return _checked(Explained(inner.name, inner._pat_str, chunks, total, ids))
+
+
+def _checked(explained: Explained) -> Explained:
+    """``explained``, once the ids of its chunks are shown to begin the encoder's own."""
+    replayed = [i for chunk in explained.chunks for i in chunk.ids]
+    if explained.ids[: len(replayed)] != replayed:
+        name = explained.encoding
+        raise EncodingError(f"--explain could not replay {name}'s encoder on this text")
+    return explained
 
 
 def _spans(text: str, specials: dict[str, int]) -> list[tuple[int, int, bool]]:
@@ -161,13 +177,18 @@ def _chunk(
 ) -> Chunk:
     """One chunk's starting parts, merge steps and tokens."""
     if special:
-        return Chunk(text, start, end, True, True, [text], [], [specials[text]])
+        return _special_chunk(text, start, end, specials)
     piece = text.encode("utf-8")
     parts, steps = merge_steps(ranks, piece)
     whole = piece in ranks  # tiktoken takes it as it is, whatever the merges would give
     ids = [ranks[piece]] if whole else [ranks[p] for p in parts]
     starting = [show_bytes(piece[i : i + 1]) for i in range(len(piece))]
     return Chunk(text, start, end, False, whole, starting, steps, ids)
+
+
+def _special_chunk(text: str, start: int, end: int, specials: dict[str, int]) -> Chunk:
+    """An allowed special token: one id, never merged."""
+    return Chunk(text, start, end, True, True, [text], [], [specials[text]])
 
 
 def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> Explained:
@@ -182,7 +203,8 @@ def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> E
 
     ids = encode(enc, text, allow_special=allow_special)
     tokenizer = enc._ordinary
-    model = json.loads(tokenizer.to_str())["model"]
+    spec = json.loads(tokenizer.to_str())  # the tokenizer.json, as the library holds it
+    model = spec["model"]
     if model.get("type") != "BPE":
         raise EncodingError(f"--explain replays byte-pair encodings; {enc.name} is not one")
     vocab: dict[str, int] = model["vocab"]
@@ -206,38 +228,16 @@ def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> E
             if len(chunks) >= limit:
                 continue
             if special:
-                chunks.append(Chunk(piece, a, b, True, True, [piece], [], [specials[piece]]))
+                chunks.append(_special_chunk(piece, a, b, specials))
                 continue
             shown = [show_bytes(bytes([to_byte[c]])) for c in piece]
-            symbols, steps = _merge_symbols(ranks, list(piece), to_byte)
+            symbols, steps = _merge(
+                list(piece),
+                lambda left, right: ranks.get((left, right)),
+                lambda symbol: show_bytes(bytes(to_byte[c] for c in symbol)),
+            )
             whole = bool(model.get("ignore_merges")) and piece in vocab
             chunk_ids = [vocab[piece]] if whole else [vocab[s] for s in symbols]
             chunks.append(Chunk(text[a:b], a, b, False, whole, shown, steps, chunk_ids))
-    replayed = [i for chunk in chunks for i in chunk.ids]
-    if ids[: len(replayed)] != replayed:
-        raise EncodingError(f"--explain could not replay {enc.name}'s encoder on this text")
-    pattern = json.dumps(json.loads(tokenizer.to_str()).get("pre_tokenizer"))
-    return Explained(enc.name, pattern, chunks, total, ids)
-
-
-def _merge_symbols(
-    ranks: dict[tuple[str, str], int], symbols: list[str], to_byte: dict[str, int]
-) -> tuple[list[str], list[MergeStep]]:
-    """Merging as a BPE model does it: the adjacent pair earliest in the merges list first."""
-
-    def shown(symbol: str) -> str:
-        return show_bytes(bytes(to_byte[c] for c in symbol))
-
-    steps: list[MergeStep] = []
-    while len(symbols) > 1:
-        best: tuple[int, int] | None = None
-        for i in range(len(symbols) - 1):
-            rank = ranks.get((symbols[i], symbols[i + 1]))
-            if rank is not None and (best is None or rank < best[0]):
-                best = (rank, i)
-        if best is None:
-            break
-        rank, i = best
-        symbols[i : i + 2] = [symbols[i] + symbols[i + 1]]
-        steps.append(MergeStep(rank, i, shown(symbols[i]), [shown(x) for x in symbols]))
-    return symbols, steps
+    pattern = json.dumps(spec.get("pre_tokenizer"))
+    return _checked(Explained(enc.name, pattern, chunks, total, ids))
