@@ -12,6 +12,7 @@ meta device, over many configurations.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,9 +52,7 @@ class TraceStep:
     @classmethod
     def planned(cls, name: str, shape: tuple[int, ...], dtype: str) -> TraceStep:
         """Describe the meta tensor an operation would give back: ``shape`` and ``dtype``."""
-        numel = 1
-        for size in shape:
-            numel *= size
+        numel = math.prod(shape)
         return cls(name, shape, dtype, "meta", numel, numel * ELEMENT_SIZES[dtype])
 
 

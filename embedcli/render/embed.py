@@ -177,10 +177,11 @@ def _widest_rows(report: EmbedReport, b: int, dims: int, max_positions: int) -> 
     rows = {0, count - 1} if count else set()
     rows.add(max(range(count), key=lambda i: len(tokens[i].display), default=0))
     rows.add(max(range(count), key=lambda i: tokens[i].id, default=0))
-    vectors = [report.token_embeddings[b], report.input_embeddings[b]]
-    for extra in (report.scaled_embeddings, report.position_embeddings):
-        if extra is not None:
-            vectors.append(extra if extra is report.position_embeddings else extra[b])
+    vectors = [report.token_embeddings[b], report.input_embeddings[b]]  # (T, d) each
+    if report.scaled_embeddings is not None:
+        vectors.append(report.scaled_embeddings[b])
+    if report.position_embeddings is not None:
+        vectors.append(report.position_embeddings)  # (T, d): one for the whole batch
     for vector in vectors:
         block = vector[:count, :dims].double()
         if count:  # "+0.1234" widens with the integer part; nan and inf print short
