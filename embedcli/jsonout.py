@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from embedcli.explain import Explained
     from embedcli.pipeline import EmbedReport
     from embedcli.positions import Heatmap
+    from embedcli.projection import Projection
     from embedcli.shapes import ShapesReport
     from embedcli.tokens import TokenizeReport
     from embedcli.windows import WindowPlan
@@ -194,6 +195,28 @@ def neighbors_json(source: str, rows: Sequence[TokenNeighbors]) -> dict[str, Any
         "tokens": [
             {**token_json(row.token), "neighbors": [token_json(n) for n in row.neighbors]}
             for row in rows
+        ],
+    }
+
+
+def project_json(report: Projection) -> dict[str, Any]:
+    """``embedcli project --json``: ``asdict`` less ``cloud`` (every row's coordinates: ask for
+    them with --top), each point a token's fields with its ``origin``, ``x`` (PC1) and ``y``
+    (PC2); ``noise_ratio`` added."""
+    return {
+        "source": report.source,
+        "seeded": report.seeded,
+        "encoding": report.encoding,
+        "table_shape": list(report.table_shape),
+        "method": report.method,
+        "explained_variance": list(report.explained_variance),
+        "explained_variance_ratio": list(report.explained_variance_ratio),
+        "total_variance": report.total_variance,
+        "noise_edge": report.noise_edge,
+        "noise_ratio": report.noise_ratio,
+        "structure": report.structure,
+        "points": [
+            {**token_json(p.token), "origin": p.origin, "x": p.x, "y": p.y} for p in report.points
         ],
     }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from embedcli.config import EmbedConfig
@@ -115,8 +116,11 @@ def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Hea
     )
 
 
-def save_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: int = 500) -> None:
-    """The same figure as a PNG (matplotlib: the ``embedcli[plot]`` extra), written atomically."""
+def pyplot_or_error(path: Path) -> ModuleType:
+    """matplotlib's pyplot on its file-only backend, for a --png ``path`` named *.png; an error
+    that says how to install it where the plot extra is missing."""
+    if path.suffix.lower() != ".png":
+        raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {path.name}")
     try:
         import matplotlib
 
@@ -126,8 +130,12 @@ def save_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: in
         raise OutputError(
             "--png needs matplotlib, which is not installed: pip install 'embedcli[plot]'"
         ) from None
-    if path.suffix.lower() != ".png":
-        raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {path.name}")
+    return pyplot
+
+
+def save_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: int = 500) -> None:
+    """The same figure as a PNG (matplotlib: the ``embedcli[plot]`` extra), written atomically."""
+    pyplot = pyplot_or_error(path)
     dpi = 100
     figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
     try:

@@ -192,6 +192,10 @@ BAD_OUTPUTS = ("out.txt", "out", "adir", "adir/", "adir/out.npy", "nodir/out.npy
                "notes.npy", "./notes.npy", "tiny.safetensors", "./tiny.pt", "", ".npy",
                "ü [bold].npy", "-", "--json", "long.txt")  # fmt: skip
 PNGS = ("out.png", "OUT.PNG")
+PROJECTOR_DIRS = ("proj", "adir", "proj/", "adir/proj")
+BAD_PROJECTOR_DIRS = ("in.txt", "nodir/proj", "", "/dev/null", "tiny.safetensors", "-")
+BAD_ID_FILES = ("in.txt", "empty.txt", "bad-utf8.txt", "adir", "missing.txt", "/dev/null", "",
+                "tiny.safetensors")  # fmt: skip
 BAD_PNGS = ("out.jpg", "adir", "adir/x.png", "nodir/x.png", "in.txt", "", "notes.npy", ".png",
             "[bold].png")  # fmt: skip
 
@@ -200,7 +204,7 @@ SMALL_INTS = {"d_model": (1, 16), "context_length": (1, 64), "vocab_size": (1, 6
               "seq_len": (1, 16), "batch_size": (1, 8), "stride": (1, 16), "truncate": (0, 20),
               "show": (1, 8), "max_positions": (1, 70), "limit": (1, 5), "k": (1, 20),
               "seed": (0, 2**64 - 1), "pad_id": (0, 60000), "window": (1, 16),
-              "max_length": (1, 16)}  # fmt: skip
+              "max_length": (1, 16), "top": (1, 300)}  # fmt: skip
 # Options drawn more often than the rest: a default d of 768 is slow, and --json is checked.
 OFTEN = {"d_model": 0.7, "as_json": 0.5}
 # Sets of options that lead deep into a command (streaming, checkpoints, ...).
@@ -212,6 +216,8 @@ FOCUS = {
                  ("offsets", "file", "as_json")),
     "windows": (("file",), ("as_jsonl",), ("as_json",), ("texts",)),
     "neighbors": (("weights",), ("ids",), ("texts",)),
+    "project": (("texts",), ("top",), ("ids_file",), ("weights", "top"), ("export_projector",),
+                ("png", "texts"), ("top", "ids_file", "as_json")),
     "stats": (("weights",),),
     "positions": (("weights",), ("png",), ("similarity",)),
     "inspect-shapes": (("preset",), ("weights",), ("device",), ("train", "optimizer")),
@@ -289,6 +295,8 @@ def _named_values() -> dict[str, Values]:
         "weights": (st.sampled_from(CHECKPOINTS), st.sampled_from(BAD_CHECKPOINTS)),
         "output": (st.sampled_from(OUTPUTS), st.sampled_from(BAD_OUTPUTS)),
         "png": (st.sampled_from(PNGS), st.sampled_from(BAD_PNGS)),
+        "export_projector": (st.sampled_from(PROJECTOR_DIRS), st.sampled_from(BAD_PROJECTOR_DIRS)),
+        "ids_file": (st.sampled_from(("ids.txt", "-")), st.sampled_from(BAD_ID_FILES)),
         "paths": (st.sampled_from(COUNT_PATHS), st.sampled_from(BAD_COUNT_PATHS)),
         "ignore": pair(("*.txt", "adir/", "!in.txt", "*.safetensors"), ("[", "**/**/", "\\")),
         "include": pair(("*.txt", "*.md", "in.*"), ("[", "")),
@@ -378,12 +386,17 @@ class Case:
             value = self.params.get(name)
             if value is not None and str(value) not in ("", "."):
                 found.add(os.path.normpath(str(value)))
+        folder = self.params.get("export_projector")
+        if folder is not None and str(folder) not in ("", "."):
+            found.add(os.path.normpath(str(folder)))
+            found.update(os.path.join(os.path.normpath(str(folder)), name) for name in (
+                "tensors.tsv", "metadata.tsv", "projector_config.pbtxt"))  # fmt: skip
         return found
 
     def inputs(self) -> set[str]:
         """The files the command reads, relative to its folder (standard input included)."""
         found = {self.stdin} if self.stdin else set()
-        for name in ("file", "weights", "path", "paths"):
+        for name in ("file", "weights", "path", "paths", "ids_file"):
             value = self.params.get(name)
             for one in value if isinstance(value, list) else [value]:
                 if one is not None and str(one) not in ("", ".", "-"):

@@ -22,7 +22,8 @@ IN_PROCESS_EXAMPLES = 400  # a command; hypothesis repeats itself, repeats run o
 SCRIPT_EXAMPLES = 5  # a way of connecting stdout; each case starts a Python (and torch)
 # The commands that write most come first: hypothesis starts with the simplest choices.
 SCRIPT_COMMANDS = ("embed", "windows", "tokenize", "stats", "neighbors", "positions",
-                   "inspect-shapes", "weights", "broadcast", "devices", "count")  # fmt: skip
+                   "inspect-shapes", "weights", "broadcast", "devices", "count",
+                   "project")  # fmt: skip
 
 
 @pytest.fixture(scope="module")

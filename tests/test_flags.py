@@ -97,6 +97,8 @@ def test_a_shared_option_is_declared_once() -> None:
         # embed makes a batch of repeated --ids; tokenize and neighbors join them.
         ("tokenize", "--ids"),
         ("neighbors", "--ids"),
+        # count's --top lists the largest files; project's places the table's first N ids.
+        ("project", "--top"),
     }
     seen: dict[str, tuple[str, object, str | None, list[str]]] = {}
     for command, options in OPTIONS.items():

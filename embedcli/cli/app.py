@@ -39,6 +39,7 @@ COMMANDS = {
     "windows": ("windows", "windows"),
     "weights": ("checkpoints", "weights"),
     "neighbors": ("checkpoints", "neighbors"),
+    "project": ("project", "project"),
     "stats": ("checkpoints", "stats"),
     "positions": ("positions", "positions"),
     "devices": ("devices", "devices"),
@@ -47,7 +48,7 @@ COMMANDS = {
 
 class _LazyCommands(Mapping[str, Any]):
     """The commands, each built (its module imported, its options read by Typer) the first time
-    it is looked up: a run builds the one command it runs, not all eleven (about 30 ms of
+    it is looked up: a run builds the one command it runs, not all twelve (about 30 ms of
     start-up, measured), as click's documentation does for lazily loaded subcommands."""
 
     def __init__(self) -> None:

@@ -38,3 +38,31 @@ def joined_ids(ids: list[str], texts: list[str] | None, file: Path | None) -> li
     if texts or file is not None:
         raise UsageError("pass only one of TEXT, --file and --ids")
     return [token for sequence in parse_ids(ids) for token in sequence]
+
+
+def ids_from_file(path: Path) -> list[int]:
+    """The token ids in a file ('-': stdin), separated by commas, spaces or newlines; a list
+    in brackets (JSON) too. Anything else in it is a data error that names it and its line."""
+    from embedcli.textinput import decode_utf8, read_bounded
+
+    where = "standard input" if str(path) == "-" else str(path)
+    try:
+        if str(path) == "-":
+            data = read_bounded(stdin(), where)
+        else:
+            with open(path, "rb") as handle:
+                data = read_bounded(handle, where)
+    except OSError as exc:
+        raise InputTextError(f"cannot read --ids-file {path}: {exc.strerror or exc}") from None
+    ids = []
+    for number, line in enumerate(decode_utf8(data, where).splitlines(), start=1):
+        for part in line.replace(",", " ").replace("[", " ").replace("]", " ").split():
+            if not (part.isascii() and part.isdigit()):
+                raise InputTextError(
+                    f"--ids-file {where}, line {number}: {part[:40]!r} is not a token id "
+                    "(ids are whole numbers separated by commas, spaces or newlines)"
+                )
+            ids.append(int(part))
+    if not ids:
+        raise InputTextError(f"--ids-file {where} holds no token ids")
+    return ids

@@ -332,6 +332,14 @@ Device = Annotated[
 AsJson = Annotated[
     bool, typer.Option("--json", help="JSON on stdout, and nothing else.", rich_help_panel=OUTPUT)
 ]
+Png = Annotated[
+    Path | None,
+    typer.Option(
+        help="Also write the figure as a PNG (needs the plot extra: "
+        "pip install 'embedcli\\[plot]').",
+        rich_help_panel=OUTPUT,
+    ),
+]
 Quiet = Annotated[
     bool,
     typer.Option("-q", "--quiet", help="No progress bar.", rich_help_panel=OUTPUT),

@@ -1,6 +1,5 @@
 """`embedcli positions`: a positional encoding as a picture (or its cosine similarities)."""
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -59,14 +58,7 @@ def positions(
             rich_help_panel=o.DISPLAY,
         ),
     ] = False,
-    png: Annotated[
-        Path | None,
-        typer.Option(
-            help="Also write the figure as a PNG (needs the plot extra: "
-            "pip install 'embedcli\\[plot]').",
-            rich_help_panel=o.OUTPUT,
-        ),
-    ] = None,
+    png: o.Png = None,
     as_json: o.AsJson = False,
 ) -> None:
     """A positional encoding as a picture: positions (rows) by dimensions (columns).

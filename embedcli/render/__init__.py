@@ -23,6 +23,7 @@ _WHERE = {
     "neighbors_view": "checkpoints",
     "plural": "common",
     "presets_table": "shapes",
+    "project_view": "project",
     "shapes_tables": "shapes",
     "stats_view": "checkpoints",
     "step_operation": "embed",

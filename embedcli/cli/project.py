@@ -1,0 +1,97 @@
+"""`embedcli project`: where tokens sit in the token table, on its first two principal axes."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from embedcli.cli import options as o
+from embedcli.cli.output import emit
+from embedcli.config import DEFAULT_SEED, Overrides
+
+
+def project(
+    texts: o.JoinedText = None,
+    file: o.File = None,
+    encoding: o.Encoding = None,
+    model: o.Model = None,
+    allow_special: o.AllowSpecial = False,
+    top: Annotated[
+        int | None,
+        o.count(
+            help="Also the table's first N ids (a BPE vocabulary lists its bytes, then its merges "
+            "most frequent first); with --top or --ids-file, TEXT is optional.",
+            metavar="N",
+            show_default=False,
+            rich_help_panel=o.INPUT,
+        ),
+    ] = None,
+    ids_file: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also the token ids in this file (commas, spaces or newlines; '-': stdin).",
+            metavar="PATH",
+            show_default=False,
+            rich_help_panel=o.INPUT,
+        ),
+    ] = None,
+    weights: o.Weights = None,
+    download: o.Download = False,
+    token_key: o.TokenKey = None,
+    d_model: o.DModel = None,
+    seed: o.Seed = DEFAULT_SEED,
+    device: o.Device = "auto",
+    png: o.Png = None,
+    export_projector: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also write tensors.tsv, metadata.tsv and projector_config.pbtxt into this "
+            "folder, for TensorBoard's Embedding Projector.",
+            metavar="DIR",
+            show_default=False,
+            rich_help_panel=o.OUTPUT,
+        ),
+    ] = None,
+    as_json: o.AsJson = False,
+) -> None:
+    """A map of the token table: its first two principal components (torch.pca_lowrank,
+    centred), the text's tokens placed on it, and whether it has structure.
+
+    \b
+      embedcli project "king queen man woman"      # seeded: an isotropic cloud
+      embedcli project " cat dog" --top 300 --weights gpt2.safetensors
+      embedcli project "hello" --json | jq .explained_variance_ratio
+      embedcli project --top 500 --weights ckpt.pt --export-projector proj/
+    """
+    from embedcli.analysis import token_ids_for
+    from embedcli.cli.inputs import ids_from_file, read_text
+    from embedcli.encodings import encode, get_encoding, resolve_encoding_name
+    from embedcli.jsonout import project_json
+    from embedcli.projection import chosen_ids, project, save_png, write_projector
+    from embedcli.sources import embed_source, source_tables
+
+    name = resolve_encoding_name(encoding, model, weights)
+    enc = get_encoding(name)
+    listed = None if ids_file is None else ids_from_file(ids_file)
+    given_text = texts or file is not None or (top is None and listed is None)
+    text_ids = []
+    if given_text:
+        text_ids = encode(enc, read_text(texts, file), allow_special=allow_special)
+    given = Overrides(d_model=d_model, seed=seed)
+    seeded, _ = embed_source(name, given) if weights is None else (None, None)
+    table, _, source = source_tables(seeded, weights, token_key, given=given)
+    if given_text:
+        token_ids_for(text_ids, table)  # a text without tokens, or the wrong encoding
+    chosen = chosen_ids(text_ids, top, listed, table.shape[0])
+    report = project(enc, table, chosen, source, seeded=weights is None, device=device)
+    inputs = [file, ids_file, None if weights is None else Path(weights)]
+    written = []
+    if png is not None:
+        written.append(save_png(report, png, inputs))
+    if export_projector is not None:
+        written.extend(write_projector(export_projector, table, report, inputs))
+    emit(as_json, project_json, "project_view", report)
+    if written and not as_json:
+        from embedcli.cli.output import write
+
+        write("wrote " + ", ".join(str(path) for path in written))

@@ -1,0 +1,384 @@
+"""A map of a token table: its first two principal components, and where chosen tokens fall.
+
+The axes come from ``torch.pca_lowrank`` (centred) over the whole table; every row is then
+projected onto them in float64, so the variance reported along each axis is the exact variance
+of the table's rows along the axis drawn. Whether the table has structure is judged against a
+random table of the same shape: for independent values, the largest variance along any one
+direction is the Marchenko–Pastur edge, (1 + sqrt(d / V))^2 times the mean variance per
+dimension. A seeded table (nn.Embedding's N(0, 1) draws) sits at that edge; a trained one has
+directions far above it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from embedcli.errors import InputTextError, OutputError, UsageError, WeightsError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import tiktoken
+    import torch
+
+    from embedcli.encodings import Token
+
+PCA_RANK = 12  # components pca_lowrank finds (the first two are kept): oversampled for accuracy
+PCA_ITERATIONS = 6  # its subspace iterations
+PCA_SEED = 0  # its random start, fixed so that a map is the same on every run
+STRUCTURE_RATIO = 1.5  # PC1 over the random-table edge above which a table has structure
+CHUNK_ELEMENTS = 1 << 21  # values projected at a time in float64 (16 MiB)
+ORIGINS = ("text", "top", "ids-file")  # where a point came from, in the order points are listed
+PROJECTOR_FILES = ("tensors.tsv", "metadata.tsv", "projector_config.pbtxt")
+
+
+@dataclass(frozen=True)
+class ProjectedPoint:
+    """One token on the map: ``origin`` is text, top or ids-file; x and y are PC1 and PC2."""
+
+    token: Token
+    origin: str
+    x: float
+    y: float
+
+
+@dataclass
+class Projection:
+    """What ``embedcli project`` shows. Field names are the JSON keys, except ``cloud`` (every
+    row's coordinates, drawn as the background; not in JSON) and ``points`` (flattened)."""
+
+    source: str
+    seeded: bool
+    encoding: str
+    table_shape: tuple[int, int]
+    method: str
+    explained_variance: tuple[float, float]  # variance of the rows along PC1 and PC2
+    explained_variance_ratio: tuple[float, float]  # the same, as shares of the total variance
+    total_variance: float  # summed over every dimension
+    noise_edge: float  # the top variance a random table of this shape would show
+    structure: str  # "isotropic" (PC1 at or near noise_edge) or "structured"
+    points: list[ProjectedPoint]
+    cloud: np.ndarray  # (V, 2) float64: every row of the table on the map
+
+    @property
+    def noise_ratio(self) -> float:
+        """PC1's variance over ``noise_edge``: about 1 for a random table."""
+        return self.explained_variance[0] / self.noise_edge
+
+
+def chosen_ids(
+    text_ids: list[int], top: int | None, listed: list[int] | None, rows: int
+) -> list[tuple[int, str, int | None]]:
+    """(id, origin, index in the text or None) for each id to show, each once: the text's first,
+    then the first ``top`` rows (a BPE vocabulary lists its bytes, then its merges most
+    frequent first), then ``listed``. An id outside the table is an error."""
+    if top is not None and top > rows:
+        raise UsageError(f"--top {top:,} is more than the table's {rows:,} rows")
+    wanted = [
+        *((token, "text", index) for index, token in enumerate(text_ids)),
+        *((token, "top", None) for token in range(top or 0)),
+        *((token, "ids-file", None) for token in listed or ()),
+    ]
+    if not wanted:
+        raise InputTextError("the text has no tokens: there is nothing to place on the map")
+    seen: dict[int, tuple[int, str, int | None]] = {}
+    for token, origin, index in wanted:
+        if not 0 <= token < rows:
+            from embedcli.errors import TokenIdError
+
+            where = "the text" if origin == "text" else "--ids-file"
+            raise TokenIdError(
+                f"token id {token} (from {where}) is out of range for a token table of {rows:,} "
+                "rows; use the encoding the model was trained with"
+            )
+        seen.setdefault(token, (token, origin, index))
+    return list(seen.values())
+
+
+def project(
+    enc: tiktoken.Encoding,
+    table: torch.Tensor,
+    chosen: list[tuple[int, str, int | None]],
+    source: str,
+    *,
+    seeded: bool,
+    device: torch.device | str = "cpu",
+) -> Projection:
+    """The table's first two principal components, every row's place on them, and the
+    ``chosen`` tokens' places (with their pieces)."""
+    import numpy as np
+
+    from embedcli.encodings import token_piece
+
+    rows, width = table.shape
+    mean = _mean(table)  # (d,)
+    axes = principal_axes(table, device)  # (d, 2)
+    cloud = _project_rows(table, mean, axes)  # (V, 2)
+    variance = cloud.var(axis=0, ddof=1)  # (2,)
+    total = _total_variance(table, mean)
+    if not total > 0:
+        raise WeightsError("every row of the token table is the same: it has no principal axes")
+    edge = total / width * (1 + math.sqrt(width / rows)) ** 2
+    ratio = float(variance[0]) / edge
+    points = [
+        ProjectedPoint(
+            token_piece(enc, token, index=index),
+            origin,
+            float(cloud[token, 0]),
+            float(cloud[token, 1]),
+        )
+        for token, origin, index in chosen
+    ]
+    return Projection(
+        source=source,
+        seeded=seeded,
+        encoding=enc.name,
+        table_shape=(rows, width),
+        method=f"torch.pca_lowrank(q={min(PCA_RANK, rows, width)}, niter={PCA_ITERATIONS}, "
+        f"center=True), seed {PCA_SEED}",
+        explained_variance=(float(variance[0]), float(variance[1])),
+        explained_variance_ratio=(float(variance[0]) / total, float(variance[1]) / total),
+        total_variance=total,
+        noise_edge=edge,
+        structure="structured" if ratio > STRUCTURE_RATIO else "isotropic",
+        points=points,
+        cloud=np.ascontiguousarray(cloud),
+    )
+
+
+def principal_axes(table: torch.Tensor, device: torch.device | str = "cpu") -> torch.Tensor:
+    """The table's first two principal axes (d, 2), float64 on the CPU.
+
+    ``torch.pca_lowrank`` runs on ``device`` in float32 from a fixed random start; each axis
+    is signed so that its largest loading is positive (as scikit-learn does), so that a map
+    does not flip between runs or machines."""
+    import torch
+
+    from embedcli.devices import resolve_device
+
+    if isinstance(device, str):
+        device = resolve_device(device, allow_meta=False)
+    rows, width = table.shape
+    if rows < 2 or width < 2:
+        raise WeightsError(
+            f"a map needs a table of at least 2 rows and 2 dimensions, not {rows} × {width}"
+        )
+    _check_finite(table)
+    _check_memory(rows, width, table, device)
+    values = table.detach().to(device, torch.float32)  # (V, d)
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(PCA_SEED)
+        try:
+            _, _, components = torch.pca_lowrank(
+                values, q=min(PCA_RANK, rows, width), niter=PCA_ITERATIONS, center=True
+            )  # components: (d, q)
+        except (NotImplementedError, RuntimeError) as exc:
+            if device.type == "cpu":
+                raise
+            raise WeightsError(
+                f"the principal axes cannot be found on {device}: {exc}; pass --device cpu"
+            ) from None
+    axes = components[:, :2].cpu().double()  # (d, 2)
+    peak = axes.abs().argmax(dim=0)  # (2,)
+    signs = torch.sign(axes[peak, torch.arange(2)])
+    return axes * torch.where(signs == 0, 1.0, signs)
+
+
+def _check_finite(table: torch.Tensor) -> None:
+    """A row holding NaN or inf has no place on a map (and would spoil every axis)."""
+    step = max(1, CHUNK_ELEMENTS // table.shape[1])
+    for start in range(0, table.shape[0], step):
+        finite = table[start : start + step].isfinite().all(dim=1)  # (R,)
+        if not bool(finite.all()):
+            token = start + int((~finite).nonzero()[0])
+            raise WeightsError(
+                f"the row of token {token} holds NaN or infinite values, so the table has no "
+                "principal axes; the table is damaged"
+            )
+
+
+def _check_memory(rows: int, width: int, table: torch.Tensor, device: torch.device) -> None:
+    """pca_lowrank's float32 copy and centred copy, and the (V, 2) map in float64, must fit."""
+    import torch
+
+    from embedcli.devices import available_memory, ensure_fits
+
+    copies = 1 if table.dtype == torch.float32 and table.device == device else 2
+    ensure_fits(
+        f"the principal axes of a {rows:,} × {width:,} table (float32 copies)",
+        copies * rows * width * 4 + rows * (PCA_RANK + 2) * 8,
+        available_memory(device),
+        str(device),
+        "use a machine with more memory",
+    )
+
+
+def _project_rows(table: torch.Tensor, mean: torch.Tensor, axes: torch.Tensor) -> np.ndarray:
+    """Every row, centred, on the two axes, in float64 a chunk of rows at a time: (V, 2)."""
+    import numpy as np
+
+    rows, width = table.shape
+    out = np.empty((rows, 2), dtype=np.float64)
+    step = max(1, CHUNK_ELEMENTS // width)
+    for start in range(0, rows, step):
+        chunk = table[start : start + step].detach().cpu().double() - mean  # (R, d)
+        out[start : start + len(chunk)] = (chunk @ axes).numpy()  # (R, 2)
+    return out
+
+
+def _mean(table: torch.Tensor) -> torch.Tensor:
+    """The rows' mean (d,), in float64 a chunk of rows at a time."""
+    import torch
+
+    rows, width = table.shape
+    step = max(1, CHUNK_ELEMENTS // width)
+    total = torch.zeros(width, dtype=torch.float64)
+    for start in range(0, rows, step):
+        total += table[start : start + step].detach().cpu().double().sum(dim=0)
+    return total / rows
+
+
+def _total_variance(table: torch.Tensor, mean: torch.Tensor) -> float:
+    """The sum over dimensions of the rows' variance (ddof 1), in float64."""
+    rows, width = table.shape
+    step = max(1, CHUNK_ELEMENTS // width)
+    squares = 0.0
+    for start in range(0, rows, step):
+        chunk = table[start : start + step].detach().cpu().double() - mean  # (R, d)
+        squares += float(chunk.square().sum())
+    return squares / (rows - 1)
+
+
+# ---------------------------------------------------------------- TensorBoard's projector
+
+
+def projector_label(token: Token) -> str:
+    """A token's text for metadata.tsv: the piece with backslash, tab, newline and carriage
+    return escaped (the projector splits rows on newlines and columns on tabs), or the bytes
+    as <0x..> where they are not UTF-8 alone."""
+    if token.piece is None:
+        return token.display
+    return (
+        token.piece.replace("\\", "\\\\")
+        .replace("\t", "\\t")
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+    )
+
+
+def write_projector(
+    folder: Path, table: torch.Tensor, report: Projection, inputs: list[Path | int | None]
+) -> list[Path]:
+    """Write the points' full vectors (tensors.tsv), their pieces, ids and origins
+    (metadata.tsv, with a header row) and a projector_config.pbtxt into ``folder``, as the
+    TensorBoard Embedding Projector loads them; each file is written atomically."""
+    import numpy as np
+
+    from embedcli.outputs import atomic_write, check_not_an_input
+
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"--export-projector {folder} is a file; give a folder")
+    if not folder.parent.is_dir():
+        raise OutputError(f"cannot write {folder}: the folder {folder.parent} does not exist")
+    paths = [folder / name for name in PROJECTOR_FILES]
+    for path in paths:
+        check_not_an_input(path, inputs, "--export-projector")
+    ids = [p.token.id for p in report.points]
+    metadata = ["piece\tid\torigin"] + [
+        f"{projector_label(p.token)}\t{p.token.id}\t{p.origin}" for p in report.points
+    ]
+    config = (
+        "embeddings {\n"
+        '  tensor_name: "token_embeddings"\n'
+        '  tensor_path: "tensors.tsv"\n'
+        '  metadata_path: "metadata.tsv"\n'
+        f"  tensor_shape: {len(ids)}\n"
+        f"  tensor_shape: {report.table_shape[1]}\n"
+        "}\n"
+    )
+    try:
+        folder.mkdir(exist_ok=True)
+        with atomic_write(paths[0]) as handle:
+            step = max(1, CHUNK_ELEMENTS // report.table_shape[1])
+            for start in range(0, len(ids), step):
+                rows = table[ids[start : start + step]].detach().cpu().float().numpy()
+                # %.9g: every float32 value written so that it reads back exactly
+                np.savetxt(handle, rows, fmt="%.9g", delimiter="\t", newline="\n")
+        with atomic_write(paths[1]) as handle:
+            handle.write(("\n".join(metadata) + "\n").encode("utf-8"))
+        with atomic_write(paths[2]) as handle:
+            handle.write(config.encode("utf-8"))
+    except OSError as exc:
+        raise OutputError(f"cannot write {exc.filename or folder}: {exc.strerror or exc}") from exc
+    return paths
+
+
+# ---------------------------------------------------------------- PNG
+
+
+def save_png(
+    report: Projection,
+    path: Path,
+    inputs: list[Path | int | None],
+    *,
+    width_px: int = 900,
+    height_px: int = 700,
+) -> Path:
+    """The map as a PNG (matplotlib: the ``embedcli[plot]`` extra), written atomically: every
+    row of the table as a grey cloud, the chosen tokens on it, labelled."""
+    from embedcli.outputs import atomic_write, check_not_an_input
+    from embedcli.positions import pyplot_or_error
+
+    pyplot = pyplot_or_error(path)
+    check_not_an_input(path, inputs, "--png")
+    dpi = 100
+    figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
+    try:
+        cloud = report.cloud
+        axes.scatter(cloud[:, 0], cloud[:, 1], s=1, c="0.75", alpha=0.5, linewidths=0)
+        colours = {"text": "tab:red", "top": "tab:blue", "ids-file": "tab:green"}
+        for origin in ORIGINS:
+            chosen = [p for p in report.points if p.origin == origin]
+            if chosen:
+                axes.scatter(
+                    [p.x for p in chosen], [p.y for p in chosen], s=14, c=colours[origin],
+                    label=origin,
+                )  # fmt: skip
+        labelled = report.points[:LABELS_IN_PNG]
+        for p in labelled:
+            axes.annotate(p.token.display, (p.x, p.y), fontsize=8, xytext=(3, 3),
+                          textcoords="offset points")  # fmt: skip
+        share = report.explained_variance_ratio
+        axes.set_xlabel(f"PC1 ({share[0]:.2%} of the variance)")
+        axes.set_ylabel(f"PC2 ({share[1]:.2%} of the variance)")
+        axes.set_title(f"{report.source}: {verdict(report)}", fontsize=9, wrap=True)
+        axes.legend(loc="best", fontsize=8)
+        with atomic_write(path) as handle:
+            figure.savefig(handle, format="png", dpi=dpi)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    finally:
+        pyplot.close(figure)
+    return path
+
+
+LABELS_IN_PNG = 60  # the first points (the text's tokens first) are labelled in a PNG
+
+
+def verdict(report: Projection) -> str:
+    """One sentence: is the table an isotropic cloud or does it have structure, and how much."""
+    ratio = report.noise_ratio
+    said = (
+        f"PC1 carries {ratio:.2f}× the top variance of a table of independent random values "
+        "of this shape (the Marchenko–Pastur edge): "
+    )
+    if report.structure == "structured":
+        return said + "directions stand out, structure that random values lack (learned)"
+    if report.seeded:
+        return said + (
+            "no direction stands out, the isotropic cloud of nn.Embedding's N(0, 1) "
+            "initialisation (untrained)"
+        )
+    return said + "no direction stands out, an isotropic cloud, as in an untrained table"

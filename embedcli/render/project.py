@@ -1,0 +1,226 @@
+"""`embedcli project`: a token table's map as a labelled terminal scatter plot."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.cells import cell_len, get_character_cell_size
+from rich.console import Group, RenderableType
+from rich.text import Text
+
+from embedcli.render.common import heading, items_line, note, plural
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from embedcli.projection import ProjectedPoint, Projection
+
+LABEL_WIDTH = 12  # cells; a longer piece ends in "…"
+MAX_ROWS = 22  # rows of the plot
+MIN_ROWS = 8
+CLOUD = ".:"  # the table's rows per cell: some, many (the busiest third, by count)
+MARKS = {"text": "•", "top": "◦", "ids-file": "◦"}
+STYLES = {"text": "bold red", "top": "blue", "ids-file": "green"}
+CLOUD_SHARE = 0.005  # the cloud's range leaves out this share of rows at each end
+
+
+@dataclass
+class _Cell:
+    char: str = " "  # "" for the second cell of a wide character
+    style: str = ""
+    taken: bool = False  # a marker or a label: nothing else may be drawn here
+
+
+def project_view(report: Projection, *, width: int = 100, plain: bool = True) -> RenderableType:
+    """The map: every row of the table as a density cloud, the chosen tokens on it as
+    labelled markers, the axes with their ranges and shares of the variance, and whether the
+    table is an isotropic cloud or has structure."""
+    from embedcli.projection import verdict
+
+    x_range, y_range = _ranges(report)
+    ticks = (f"{y_range[1]:.3g}", f"{y_range[0]:.3g}")
+    margin = max(cell_len(t) for t in ticks) + 1  # a row starts "<tick> ┤" or "  │"
+    columns = max(8, width - margin - 1)
+    rows = max(MIN_ROWS, min(MAX_ROWS, round(columns * 0.35)))
+    grid = [[_Cell() for _ in range(columns)] for _ in range(rows)]
+    _draw_cloud(grid, report.cloud, x_range, y_range, plain)
+    unlabelled = _draw_points(grid, report.points, x_range, y_range, plain)
+    share = report.explained_variance_ratio
+    counts = {o: sum(p.origin == o for p in report.points) for o in MARKS}
+    legend = [
+        f"{MARKS[o]} {what} ({counts[o]:,})"
+        for o, what in (("text", "the text's tokens"), ("top", "--top"), ("ids-file", "--ids-file"))
+        if counts[o]
+    ]
+    legend.append(f"{CLOUD} all {report.table_shape[0]:,} rows (density)")
+    if unlabelled:
+        legend.append(f"{plural(unlabelled, 'point')} without a label (no room; --json has all)")
+    return Group(
+        heading("the token table on its first two principal components"),
+        items_line(
+            [
+                report.source,
+                f"{report.table_shape[0]:,} × {report.table_shape[1]:,}",
+                report.encoding,
+                f"PC1 {share[0]:.2%} and PC2 {share[1]:.2%} of the variance",
+            ],
+            width,
+        ),
+        Text("PC2 ↑", style="bold"),
+        *_plot_lines(grid, ticks, margin),
+        Text(" " * margin + "└" + "─" * columns),
+        _x_axis(x_range, margin, columns),
+        note(verdict(report)),
+        items_line(legend, width),
+    )
+
+
+def _ranges(report: Projection) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The x and y ranges: the bulk of the cloud (0.5% left out at each end, so that a few far
+    rows do not squeeze the rest into a corner), widened to every chosen point."""
+    import numpy as np
+
+    low, high = np.quantile(report.cloud, [CLOUD_SHARE, 1 - CLOUD_SHARE], axis=0)  # (2,) each
+    found = []
+    for axis in (0, 1):
+        values = [low[axis], high[axis], *(p.x if axis == 0 else p.y for p in report.points)]
+        lo, hi = float(min(values)), float(max(values))
+        if hi == lo:
+            lo, hi = lo - 1, hi + 1
+        found.append((lo, hi))
+    return found[0], found[1]
+
+
+def _place(value: float, span: tuple[float, float], cells: int) -> int:
+    """The cell of ``value`` on an axis of ``cells`` cells (the span holds every point)."""
+    lo, hi = span
+    return max(0, min(cells - 1, int((value - lo) / (hi - lo) * cells)))
+
+
+def _draw_cloud(
+    grid: list[list[_Cell]],
+    cloud: np.ndarray,
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+    plain: bool,
+) -> None:
+    """Every row of the table, counted per cell: '.' where there are some, ':' in the busiest
+    third of the occupied cells."""
+    import numpy as np
+
+    rows, columns = len(grid), len(grid[0])
+    counts, _, _ = np.histogram2d(
+        cloud[:, 1], cloud[:, 0], bins=(rows, columns), range=(y_range, x_range)
+    )  # (rows, columns), row 0 at the bottom
+    occupied = counts[counts > 0]
+    if not occupied.size:
+        return
+    busy = np.quantile(occupied, 2 / 3)
+    for r in range(rows):
+        for c in range(columns):
+            n = counts[rows - 1 - r, c]
+            if n:
+                grid[r][c].char = CLOUD[1] if n > busy and busy < occupied.max() else CLOUD[0]
+                grid[r][c].style = "" if plain else "grey50"
+
+
+def _draw_points(
+    grid: list[list[_Cell]],
+    points: list[ProjectedPoint],
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+    plain: bool,
+) -> int:
+    """Markers for every point, then labels (the text's tokens first) where they fit beside
+    their marker without covering another; the number of points left without a label."""
+    rows, columns = len(grid), len(grid[0])
+    placed: list[tuple[ProjectedPoint, int, int]] = []
+    seen: set[tuple[int, int]] = set()
+    for point in points:
+        column = _place(point.x, x_range, columns)
+        row = rows - 1 - _place(point.y, y_range, rows)
+        cell = grid[row][column]
+        if (row, column) not in seen:
+            cell.char, cell.style, cell.taken = MARKS[point.origin], STYLES[point.origin], True
+            seen.add((row, column))
+            placed.append((point, row, column))
+    unlabelled = len(points) - len(placed)  # sharing a cell: only the first one is drawn
+    for point, row, column in placed:
+        label = _label(point.token.display)
+        size = cell_len(label)
+        for start in (column + 1, column - size):
+            if (
+                start >= 0
+                and start + size <= columns
+                and not any(grid[row][c].taken for c in range(start, start + size))
+            ):
+                _write(grid[row], start, label, "" if plain else STYLES[point.origin])
+                _clear(grid[row], start - 1 if start < column else start + size)
+                break
+        else:
+            unlabelled += 1
+    return unlabelled
+
+
+def _label(display: str) -> str:
+    """A piece as one short label: control and format characters as \\xNN, a combining mark
+    on a dotted circle, at most LABEL_WIDTH cells."""
+    out = []
+    for char in display:
+        if unicodedata.category(char)[0] == "C":
+            out.append(f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+        elif get_character_cell_size(char) == 0:
+            out.append("◌" + char)
+        else:
+            out.append(char)
+    label = "".join(out)
+    if cell_len(label) <= LABEL_WIDTH:
+        return label
+    while cell_len(label) > LABEL_WIDTH - 1:
+        label = label[:-1]
+    return label + "…"
+
+
+def _write(line: list[_Cell], start: int, label: str, style: str) -> None:
+    """``label`` into the cells from ``start``, a wide character taking two."""
+    at = start
+    for char in label:
+        size = get_character_cell_size(char)
+        if size == 0:  # a combining mark: it joins the character before it
+            line[at - 1].char += char
+            continue
+        line[at].char, line[at].style, line[at].taken = char, style, True
+        for extra in range(1, size):
+            line[at + extra].char, line[at + extra].taken = "", True
+        at += size
+
+
+def _clear(line: list[_Cell], at: int) -> None:
+    """A blank cell at ``at`` (the far side of a label from its marker), so that the label
+    does not run into the cloud; a marker or another label there stays."""
+    if 0 <= at < len(line) and not line[at].taken:
+        line[at].char, line[at].style = " ", ""
+
+
+def _plot_lines(grid: list[list[_Cell]], ticks: tuple[str, str], margin: int) -> list[Text]:
+    """The plot's rows, the top and bottom values of PC2 beside the first and last."""
+    lines = []
+    for r, cells in enumerate(grid):
+        tick = ticks[0] if r == 0 else ticks[1] if r == len(grid) - 1 else ""
+        text = Text((tick.rjust(margin - 1) + " ┤") if tick else " " * margin + "│")
+        for cell in cells:
+            if cell.char:
+                text.append(cell.char, style=cell.style)
+        lines.append(text)
+    return lines
+
+
+def _x_axis(x_range: tuple[float, float], margin: int, columns: int) -> Text:
+    """The lowest and highest value of PC1 under the ends of the axis, its name between."""
+    low, high = f"{x_range[0]:.3g}", f"{x_range[1]:.3g}"
+    name = "PC1 →"
+    inner = columns - cell_len(low) - cell_len(high)
+    middle = name.center(inner) if inner >= cell_len(name) + 2 else " " * max(1, inner)
+    return Text(" " * (margin + 1) + low + middle + high)
