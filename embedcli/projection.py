@@ -114,7 +114,7 @@ def project(
 
     rows, width = table.shape
     mean = _mean(table)  # (d,)
-    axes = principal_axes(table, device)  # (d, 2)
+    axes, precision = principal_axes(table, device)  # (d, 2)
     cloud = _project_rows(table, mean, axes)  # (V, 2)
     variance = cloud.var(axis=0, ddof=1)  # (2,)
     total = _total_variance(table, mean)
@@ -137,7 +137,7 @@ def project(
         encoding=enc.name,
         table_shape=(rows, width),
         method=f"torch.pca_lowrank(q={min(PCA_RANK, rows, width)}, niter={PCA_ITERATIONS}, "
-        f"center=True), seed {PCA_SEED}",
+        f"center=True) in {precision}, seed {PCA_SEED}",
         explained_variance=(float(variance[0]), float(variance[1])),
         explained_variance_ratio=(float(variance[0]) / total, float(variance[1]) / total),
         total_variance=total,
@@ -148,12 +148,17 @@ def project(
     )
 
 
-def principal_axes(table: torch.Tensor, device: torch.device | str = "cpu") -> torch.Tensor:
-    """The table's first two principal axes (d, 2), float64 on the CPU.
+def principal_axes(
+    table: torch.Tensor, device: torch.device | str = "cpu"
+) -> tuple[torch.Tensor, str]:
+    """(the table's first two principal axes (d, 2), float64 on the CPU; the precision they
+    were found in).
 
-    ``torch.pca_lowrank`` runs on ``device`` in float32 from a fixed random start; each axis
-    is signed so that its largest loading is positive (as scikit-learn does), so that a map
-    does not flip between runs or machines."""
+    ``torch.pca_lowrank`` runs on ``device`` from a fixed random start, in float64 where the
+    device has it and its copies fit (else float32). An untrained table's top variances
+    nearly tie, so that float32's rounding, which changes with the number of threads, moves
+    its axes visibly; float64's does not. Each axis is signed so that its largest loading is
+    positive (as scikit-learn does), so that a map does not flip between runs."""
     import torch
 
     from embedcli.devices import resolve_device
@@ -166,8 +171,8 @@ def principal_axes(table: torch.Tensor, device: torch.device | str = "cpu") -> t
             f"a map needs a table of at least 2 rows and 2 dimensions, not {rows} × {width}"
         )
     _check_finite(table)
-    _check_memory(rows, width, table, device)
-    values = table.detach().to(device, torch.float32)  # (V, d)
+    precision = _precision(rows, width, table, device)
+    values = table.detach().to(device, precision)  # (V, d)
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(PCA_SEED)
         try:
@@ -183,7 +188,7 @@ def principal_axes(table: torch.Tensor, device: torch.device | str = "cpu") -> t
     axes = components[:, :2].cpu().double()  # (d, 2)
     peak = axes.abs().argmax(dim=0)  # (2,)
     signs = torch.sign(axes[peak, torch.arange(2)])
-    return axes * torch.where(signs == 0, 1.0, signs)
+    return axes * torch.where(signs == 0, 1.0, signs), str(precision).removeprefix("torch.")
 
 
 def _check_finite(table: torch.Tensor) -> None:
@@ -199,20 +204,29 @@ def _check_finite(table: torch.Tensor) -> None:
             )
 
 
-def _check_memory(rows: int, width: int, table: torch.Tensor, device: torch.device) -> None:
-    """pca_lowrank's float32 copy and centred copy, and the (V, 2) map in float64, must fit."""
+def _precision(rows: int, width: int, table: torch.Tensor, device: torch.device) -> torch.dtype:
+    """float64 where the device has it and pca_lowrank's copies of the table (the converted
+    table and its centred copy) fit; else float32, where they fit; else an error."""
     import torch
 
     from embedcli.devices import available_memory, ensure_fits
 
-    copies = 1 if table.dtype == torch.float32 and table.device == device else 2
+    available = available_memory(device)
+    for precision in (torch.float64, torch.float32):
+        if precision == torch.float64 and device.type == "mps":
+            continue
+        copies = 1 if table.dtype == precision and table.device == device else 2
+        needed = copies * rows * width * precision.itemsize + rows * (PCA_RANK + 2) * 8
+        if available is None or needed <= available:
+            return precision
     ensure_fits(
         f"the principal axes of a {rows:,} × {width:,} table (float32 copies)",
-        copies * rows * width * 4 + rows * (PCA_RANK + 2) * 8,
-        available_memory(device),
+        needed,
+        available,
         str(device),
         "use a machine with more memory",
     )
+    return torch.float32  # not reached: ensure_fits raised
 
 
 def _project_rows(table: torch.Tensor, mean: torch.Tensor, axes: torch.Tensor) -> np.ndarray:
@@ -339,22 +353,28 @@ def save_png(
         cloud = report.cloud
         axes.scatter(cloud[:, 0], cloud[:, 1], s=1, c="0.75", alpha=0.5, linewidths=0)
         colours = {"text": "tab:red", "top": "tab:blue", "ids-file": "tab:green"}
-        for origin in ORIGINS:
+        for origin in reversed(ORIGINS):  # the text's tokens drawn last, on top
             chosen = [p for p in report.points if p.origin == origin]
             if chosen:
                 axes.scatter(
                     [p.x for p in chosen], [p.y for p in chosen], s=14, c=colours[origin],
-                    label=origin,
+                    label=origin, zorder=2 + (origin == "text"),
                 )  # fmt: skip
-        labelled = report.points[:LABELS_IN_PNG]
-        for p in labelled:
-            axes.annotate(p.token.display, (p.x, p.y), fontsize=8, xytext=(3, 3),
-                          textcoords="offset points")  # fmt: skip
+        for p in report.points[:LABELS_IN_PNG]:
+            axes.annotate(
+                p.token.display, (p.x, p.y), fontsize=8, xytext=(3, 3),
+                textcoords="offset points", weight="bold" if p.origin == "text" else "normal",
+            )  # fmt: skip
         share = report.explained_variance_ratio
         axes.set_xlabel(f"PC1 ({share[0]:.2%} of the variance)")
         axes.set_ylabel(f"PC2 ({share[1]:.2%} of the variance)")
-        axes.set_title(f"{report.source}: {verdict(report)}", fontsize=9, wrap=True)
-        axes.legend(loc="best", fontsize=8)
+        rows, width = report.table_shape
+        axes.set_title(
+            f"{report.source} · {rows:,} × {width:,}\n{report.structure}: PC1 carries "
+            f"{report.noise_ratio:.2f}× the top variance of a random table this shape",
+            fontsize=9,
+        )
+        axes.legend(loc="upper right", fontsize=8)
         with atomic_write(path) as handle:
             figure.savefig(handle, format="png", dpi=dpi)
     except OSError as exc:

@@ -78,7 +78,7 @@ def test_axes_and_variances_equal_numpy_svd_on_small_tables(
     if len(s) > 2 and not (s[0] > 1.05 * s[1] > 1.05 * 1.05 * s[2]):
         return  # a draw whose top variances tie: no axis to compare
     scale = float(np.abs(coordinates).max()) + 1e-12
-    same_up_to_sign(principal_axes(table).numpy(), axes, atol=2e-3)
+    same_up_to_sign(principal_axes(table)[0].numpy(), axes, atol=2e-3)
     report = project(get_encoding("gpt2"), table, [(0, "top", None)], "test", seeded=False)
     same_up_to_sign(report.cloud, coordinates, atol=2e-4 * scale)
     np.testing.assert_allclose(report.explained_variance, variances, rtol=2e-3)
@@ -91,7 +91,7 @@ def test_the_randomized_axes_equal_numpy_svd_on_a_large_structured_table() -> No
     # 4,000 x 96: pca_lowrank finds 12 of 96 components, so the randomized path is what runs.
     table = planted(4000, 96, seed=7)
     axes, variances, coordinates = numpy_pca(table.double().numpy())
-    ours = principal_axes(table).numpy()
+    ours = principal_axes(table)[0].numpy()
     same_up_to_sign(ours, axes, atol=1e-4)
     report = project(get_encoding("gpt2"), table, [(5, "top", None)], "test", seeded=False)
     np.testing.assert_allclose(report.explained_variance, variances, rtol=1e-5)
@@ -101,11 +101,11 @@ def test_the_randomized_axes_equal_numpy_svd_on_a_large_structured_table() -> No
 
 def test_axes_are_signed_by_their_largest_loading_and_the_same_on_every_run() -> None:
     table = planted(500, 20, seed=3)
-    first, second = principal_axes(table), principal_axes(table)
+    (first, _), (second, _) = principal_axes(table), principal_axes(table)
     assert torch.equal(first, second)
     for k in range(2):
         assert first[first[:, k].abs().argmax(), k] > 0
-    assert torch.equal(principal_axes(-table).abs(), first.abs())
+    assert torch.equal(principal_axes(-table)[0].abs(), first.abs())
 
 
 @pytest.mark.parametrize(("rows", "width"), [(50257, 32), (2000, 300), (300, 2000), (40, 8)])
@@ -333,8 +333,17 @@ def test_points_sharing_a_cell_or_without_room_are_counted() -> None:
         [(0.0, 0.0), (10.0, 10.0)],
     )
     text = to_text(project_view(report, width=80, plain=True), width=80)
-    assert "1 point without a label" in text
+    assert "1 point without a label (no room" in text
     assert "• the text's tokens (2)" in text and "◦ --top (1)" in text
+    assert "hidden" not in text
+    # A --top point in the cell right of a text token's marker: the text's label goes first.
+    _, columns = plot_rows(text)
+    beside = 1.0 + 10 / columns * 1.5
+    report = synthetic(
+        [("a", 1.0, 1.0, "text"), ("c", beside, 1.0, "top")], [(0.0, 0.0), (10.0, 10.0)]
+    )
+    text = to_text(project_view(report, width=80, plain=True), width=80)
+    assert "•a" in text and "1 point hidden under labels (no room" in text
 
 
 # ---------------------------------------------------------------- TensorBoard's projector
@@ -432,3 +441,35 @@ def test_png_is_written_and_json_stays_alone_on_stdout(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["structure"] == "isotropic"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("device", "free", "expected"),
+    [
+        ("cpu", None, "float64"),  # unknown free memory: as precise as the device allows
+        ("cpu", 10_000_000, "float64"),
+        ("cpu", 2_000_000, "float32"),  # float64's two copies (3.2 MB) do not fit; float32's do
+        ("mps", None, "float32"),  # MPS has no float64
+        ("cuda", 10_000_000, "float64"),
+    ],
+)
+def test_the_precision_is_float64_where_the_device_has_it_and_it_fits(
+    monkeypatch: pytest.MonkeyPatch, device: str, free: int | None, expected: str
+) -> None:
+    from embedcli import devices, projection
+
+    monkeypatch.setattr(devices, "available_memory", lambda _: free)
+    table = torch.randn(10_000, 20)  # float32: 0.8 MB; a float64 copy 1.6 MB
+    assert projection._precision(10_000, 20, table, torch.device(device)) == getattr(
+        torch, expected
+    )
+
+
+def test_a_table_whose_copies_fit_in_no_precision_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from embedcli import devices
+
+    monkeypatch.setattr(devices, "available_memory", lambda _: 1_000_000)
+    result = runner.invoke(app, ["project", "hi", "-d", "64", "--device", "cpu"])
+    expect_error(result, "the principal axes of a 50,257 × 64 table")

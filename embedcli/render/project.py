@@ -46,7 +46,7 @@ def project_view(report: Projection, *, width: int = 100, plain: bool = True) ->
     rows = max(MIN_ROWS, min(MAX_ROWS, round(columns * 0.35)))
     grid = [[_Cell() for _ in range(columns)] for _ in range(rows)]
     _draw_cloud(grid, report.cloud, x_range, y_range, plain)
-    unlabelled = _draw_points(grid, report.points, x_range, y_range, plain)
+    unlabelled, hidden = _draw_points(grid, report.points, x_range, y_range, plain)
     share = report.explained_variance_ratio
     counts = {o: sum(p.origin == o for p in report.points) for o in MARKS}
     legend = [
@@ -56,7 +56,11 @@ def project_view(report: Projection, *, width: int = 100, plain: bool = True) ->
     ]
     legend.append(f"{CLOUD} all {report.table_shape[0]:,} rows (density)")
     if unlabelled:
-        legend.append(f"{plural(unlabelled, 'point')} without a label (no room; --json has all)")
+        legend.append(f"{plural(unlabelled, 'point')} without a label")
+    if hidden:
+        legend.append(f"{plural(hidden, 'point')} hidden under labels")
+    if unlabelled or hidden:
+        legend[-1] += " (no room; --json has them all)"
     return Group(
         heading("the token table on its first two principal components"),
         items_line(
@@ -132,36 +136,47 @@ def _draw_points(
     x_range: tuple[float, float],
     y_range: tuple[float, float],
     plain: bool,
-) -> int:
-    """Markers for every point, then labels (the text's tokens first) where they fit beside
-    their marker without covering another; the number of points left without a label."""
+) -> tuple[int, int]:
+    """The text's tokens first, markers then labels, then the other points the same way, so
+    that the tokens asked about are labelled first; each label sits beside its marker without
+    covering another. (points left without a label, points hidden under a label)."""
     rows, columns = len(grid), len(grid[0])
-    placed: list[tuple[ProjectedPoint, int, int]] = []
-    seen: set[tuple[int, int]] = set()
-    for point in points:
-        column = _place(point.x, x_range, columns)
-        row = rows - 1 - _place(point.y, y_range, rows)
-        cell = grid[row][column]
-        if (row, column) not in seen:
-            cell.char, cell.style, cell.taken = MARKS[point.origin], STYLES[point.origin], True
-            seen.add((row, column))
-            placed.append((point, row, column))
-    unlabelled = len(points) - len(placed)  # sharing a cell: only the first one is drawn
-    for point, row, column in placed:
-        label = _label(point.token.display)
-        size = cell_len(label)
-        for start in (column + 1, column - size):
-            if (
-                start >= 0
-                and start + size <= columns
-                and not any(grid[row][c].taken for c in range(start, start + size))
-            ):
-                _write(grid[row], start, label, "" if plain else STYLES[point.origin])
-                _clear(grid[row], start - 1 if start < column else start + size)
-                break
-        else:
-            unlabelled += 1
-    return unlabelled
+    unlabelled = hidden = 0
+    for group in ([p for p in points if p.origin == "text"],
+                  [p for p in points if p.origin != "text"]):  # fmt: skip
+        placed: list[tuple[ProjectedPoint, int, int]] = []
+        for point in group:
+            column = _place(point.x, x_range, columns)
+            row = rows - 1 - _place(point.y, y_range, rows)
+            cell = grid[row][column]
+            if not cell.taken:
+                cell.char, cell.style, cell.taken = MARKS[point.origin], STYLES[point.origin], True
+                placed.append((point, row, column))
+            elif cell.char in MARKS.values():  # sharing a cell: the first point's marker shows
+                unlabelled += 1
+            else:
+                hidden += 1
+        for point, row, column in placed:
+            if not _label_beside(grid[row], column, point, plain):
+                unlabelled += 1
+    return unlabelled, hidden
+
+
+def _label_beside(line: list[_Cell], column: int, point: ProjectedPoint, plain: bool) -> bool:
+    """The point's label right of its marker, else left of it, where no marker or label is;
+    False where neither side has room."""
+    label = _label(point.token.display)
+    size = cell_len(label)
+    for start in (column + 1, column - size):
+        if (
+            start >= 0
+            and start + size <= len(line)
+            and not any(line[c].taken for c in range(start, start + size))
+        ):
+            _write(line, start, label, "" if plain else STYLES[point.origin])
+            _clear(line, start - 1 if start < column else start + size)
+            return True
+    return False
 
 
 def _label(display: str) -> str:
