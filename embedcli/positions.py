@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from embedcli.config import EmbedConfig
 from embedcli.errors import OutputError, OutputFormatError, WeightsError
@@ -116,9 +117,11 @@ def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Hea
     )
 
 
-def pyplot_or_error(path: Path) -> ModuleType:
-    """matplotlib's pyplot on its file-only backend, for a --png ``path`` named *.png; an error
-    that says how to install it where the plot extra is missing."""
+@contextmanager
+def png_figure(path: Path, width_px: int, height_px: int) -> Iterator[tuple[Any, Any]]:
+    """(figure, axes) to draw on, saved as a PNG at ``path`` (named *.png) when the block ends,
+    written atomically, and closed whatever happens. matplotlib is the ``embedcli[plot]``
+    extra: where it is missing, an error says how to install it."""
     if path.suffix.lower() != ".png":
         raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {path.name}")
     try:
@@ -130,15 +133,21 @@ def pyplot_or_error(path: Path) -> ModuleType:
         raise OutputError(
             "--png needs matplotlib, which is not installed: pip install 'embedcli[plot]'"
         ) from None
-    return pyplot
+    dpi = 100
+    figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
+    try:
+        yield figure, axes
+        with atomic_write(path) as handle:
+            figure.savefig(handle, format="png", dpi=dpi)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    finally:
+        pyplot.close(figure)
 
 
 def save_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: int = 500) -> None:
     """The same figure as a PNG (matplotlib: the ``embedcli[plot]`` extra), written atomically."""
-    pyplot = pyplot_or_error(path)
-    dpi = 100
-    figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
-    try:
+    with png_figure(path, width_px, height_px) as (figure, axes):
         image = axes.imshow(
             heatmap.matrix,
             aspect="auto",
@@ -157,9 +166,3 @@ def save_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: in
                 range(len(heatmap.column_labels)), heatmap.column_labels, fontsize=7, rotation=90
             )
         figure.colorbar(image, ax=axes)
-        with atomic_write(path) as handle:
-            figure.savefig(handle, format="png", dpi=dpi)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    finally:
-        pyplot.close(figure)

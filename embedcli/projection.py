@@ -342,14 +342,11 @@ def save_png(
 ) -> Path:
     """The map as a PNG (matplotlib: the ``embedcli[plot]`` extra), written atomically: every
     row of the table as a grey cloud, the chosen tokens on it, labelled."""
-    from embedcli.outputs import atomic_write, check_not_an_input
-    from embedcli.positions import pyplot_or_error
+    from embedcli.outputs import check_not_an_input
+    from embedcli.positions import png_figure
 
-    pyplot = pyplot_or_error(path)
     check_not_an_input(path, inputs, "--png")
-    dpi = 100
-    figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
-    try:
+    with png_figure(path, width_px, height_px) as (_, axes):
         cloud = report.cloud
         axes.scatter(cloud[:, 0], cloud[:, 1], s=1, c="0.75", alpha=0.5, linewidths=0)
         colours = {"text": "tab:red", "top": "tab:blue", "ids-file": "tab:green"}
@@ -375,12 +372,6 @@ def save_png(
             fontsize=9,
         )
         axes.legend(loc="upper right", fontsize=8)
-        with atomic_write(path) as handle:
-            figure.savefig(handle, format="png", dpi=dpi)
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    finally:
-        pyplot.close(figure)
     return path
 
 
