@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -473,3 +475,20 @@ def test_a_table_whose_copies_fit_in_no_precision_is_refused(
     monkeypatch.setattr(devices, "available_memory", lambda _: 1_000_000)
     result = runner.invoke(app, ["project", "hi", "-d", "64", "--device", "cpu"])
     expect_error(result, "the principal axes of a 50,257 × 64 table")
+
+
+def test_stdin_is_read_once_and_never_replaced(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["project", "-", "--ids-file", "-", "-d", "4"], input="1 2")
+    expect_error(result, "--ids-file - reads standard input, so the text cannot", 2)
+    ids = runner.invoke(app, ["project", "--ids-file", "-", "-d", "4", "--json"], input="1 2")
+    assert [p["id"] for p in json.loads(ids.stdout)["points"]] == [1, 2]
+    # Standard input redirected from the file the export would replace: refused, kept.
+    (tmp_path / "metadata.tsv").write_text("mine\n")
+    with open(tmp_path / "metadata.tsv", "rb") as stdin:
+        done = subprocess.run(
+            [Path(sys.executable).parent / "embedcli", "project", "--top", "3", "-d", "4",
+             "--export-projector", "."],
+            stdin=stdin, capture_output=True, text=True, cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 1 and "is the same file as the input standard input" in done.stderr
+    assert (tmp_path / "metadata.tsv").read_text() == "mine\n"

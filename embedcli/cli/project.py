@@ -72,6 +72,10 @@ def project(
 
     name = resolve_encoding_name(encoding, model, weights)
     enc = get_encoding(name)
+    if str(ids_file) == "-" and texts == ["-"]:
+        from embedcli.errors import UsageError
+
+        raise UsageError("--ids-file - reads standard input, so the text cannot: pass TEXT or -f")
     listed = None if ids_file is None else ids_from_file(ids_file)
     given_text = texts or file is not None or (top is None and listed is None)
     text_ids = []
@@ -84,7 +88,7 @@ def project(
         token_ids_for(text_ids, table)  # a text without tokens, or the wrong encoding
     chosen = chosen_ids(text_ids, top, listed, table.shape[0])
     report = project(enc, table, chosen, source, seeded=weights is None, device=device)
-    inputs = [file, ids_file, None if weights is None else Path(weights)]
+    inputs = _inputs(file, ids_file, weights)
     written = []
     if png is not None:
         written.append(save_png(report, png, inputs))
@@ -95,3 +99,15 @@ def project(
         from embedcli.cli.output import write
 
         write("wrote " + ", ".join(str(path) for path in written))
+
+
+def _inputs(file: Path | None, ids_file: Path | None, weights: str | None) -> list[Path | int]:
+    """Every file the command reads, which no output may replace: the text or stdin, the ids,
+    the checkpoint (each file of a model folder)."""
+    found: list[Path | int] = [0 if file is None else file]
+    if ids_file is not None and str(ids_file) != "-":
+        found.append(ids_file)
+    if weights is not None:
+        path = Path(weights)
+        found.extend(path.iterdir() if path.is_dir() else [path])
+    return found
