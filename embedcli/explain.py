@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from embedcli.encodings import token_bytes_display, visible
 from embedcli.errors import EncodingError
 
 if TYPE_CHECKING:
@@ -32,8 +31,8 @@ class MergeStep:
 
     rank: int  # the joined bytes' rank: the lowest of every adjacent pair's at this step
     at: int  # the left part's index before the merge
-    merged: str  # the joined part, displayed
-    parts: list[str]  # every part after the merge, displayed
+    merged: str  # the joined part's bytes, as hex (a part may hold part of a character)
+    parts: list[str]  # every part after the merge, as hex bytes
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ class Chunk:
     end: int
     special: bool  # a special token (with --allow-special): one id, never merged
     whole: bool  # the chunk is a token as it is: looked up, not merged
-    parts: list[str]  # the starting parts: one per byte (one per symbol for tokenizer.json)
+    parts: list[str]  # the starting parts as hex bytes: one byte each
     steps: list[MergeStep]
     ids: list[int]  # the chunk's tokens
 
@@ -61,19 +60,11 @@ class Explained:
     ids: list[int]  # every token of the text, from the chunks (equal to the encoder's)
 
 
-def show_bytes(data: bytes) -> str:
-    """A part as text where it is whole UTF-8 (spaces made visible), else its bytes."""
-    try:
-        return visible(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        return token_bytes_display(data)
-
-
 def merge_steps(ranks: dict[bytes, int], piece: bytes) -> tuple[list[bytes], list[MergeStep]]:
     """Byte-pair merging of one chunk, as tiktoken's byte_pair_merge does it: the adjacent pair
     of lowest rank first, the leftmost of equals; the final parts, and every step."""
     parts = [piece[i : i + 1] for i in range(len(piece))]
-    return _merge(parts, lambda left, right: ranks.get(left + right), show_bytes)
+    return _merge(parts, lambda left, right: ranks.get(left + right), bytes.hex)
 
 
 def _merge(
@@ -182,13 +173,13 @@ def _chunk(
     parts, steps = merge_steps(ranks, piece)
     whole = piece in ranks  # tiktoken takes it as it is, whatever the merges would give
     ids = [ranks[piece]] if whole else [ranks[p] for p in parts]
-    starting = [show_bytes(piece[i : i + 1]) for i in range(len(piece))]
+    starting = [piece[i : i + 1].hex() for i in range(len(piece))]
     return Chunk(text, start, end, False, whole, starting, steps, ids)
 
 
 def _special_chunk(text: str, start: int, end: int, specials: dict[str, int]) -> Chunk:
     """An allowed special token: one id, never merged."""
-    return Chunk(text, start, end, True, True, [text], [], [specials[text]])
+    return Chunk(text, start, end, True, True, [text.encode().hex()], [], [specials[text]])
 
 
 def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> Explained:
@@ -230,11 +221,11 @@ def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> E
             if special:
                 chunks.append(_special_chunk(piece, a, b, specials))
                 continue
-            shown = [show_bytes(bytes([to_byte[c]])) for c in piece]
+            shown = [bytes([to_byte[c]]).hex() for c in piece]
             symbols, steps = _merge(
                 list(piece),
                 lambda left, right: ranks.get((left, right)),
-                lambda symbol: show_bytes(bytes(to_byte[c] for c in symbol)),
+                lambda symbol: bytes(to_byte[c] for c in symbol).hex(),
             )
             whole = bool(model.get("ignore_merges")) and piece in vocab
             chunk_ids = [vocab[piece]] if whole else [vocab[s] for s in symbols]

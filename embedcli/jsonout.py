@@ -107,7 +107,8 @@ def tokenize_json(report: TokenizeReport) -> dict[str, Any]:
 
 def explain_json(explained: Explained) -> dict[str, Any]:
     """``tokenize --explain --json``: the encoding, its split pattern, the chunks shown (each
-    with its starting parts, merge steps and ids), how many chunks there are, and every id."""
+    with its starting parts, merge steps and ids; parts as hex bytes), how many chunks there
+    are, and every id."""
     return asdict(explained)
 
 

@@ -78,7 +78,7 @@ def training_memory(
             ("master weights", "mixed only: P × 4 (an fp32 copy the optimizer updates)",
              each(n, master)),
             ("optimizer state",
-             "AdamW: 2 × P × bytes of what it updates, + 4 a tensor (its step count)"
+             "AdamW: 2 moments × P × bytes of what it updates, + 4 bytes a tensor (its step)"
              if adamw else "SGD without momentum keeps none", state),
         ]  # fmt: skip
 

@@ -109,6 +109,27 @@ def test_explain_json_through_the_cli() -> None:
         assert len(parts) == len(chunk["ids"]) or chunk["whole"]
 
 
+@pytest.mark.parametrize("encoding", ["gpt2", "o200k_base"])
+def test_explain_json_parts_are_the_exact_bytes(encoding: str) -> None:
+    # A literal "␣" and a space, and an emoji cut into bytes: parts are hex, never display text.
+    text = "a ␣b 😀"
+    result = runner.invoke(app, ["tokenize", text, "--explain", "--json", "-e", encoding])
+    assert result.exit_code == 0, result.output
+    enc = get_encoding(encoding)
+    for chunk in json.loads(result.stdout)["chunks"]:
+        whole = chunk["text"].encode()
+        assert b"".join(bytes.fromhex(p) for p in chunk["parts"]) == whole
+        assert [len(bytes.fromhex(p)) for p in chunk["parts"]] == [1] * len(whole)
+        for step in chunk["steps"]:
+            assert b"".join(bytes.fromhex(p) for p in step["parts"]) == whole
+            assert step["merged"] == step["parts"][step["at"]]
+        if not chunk["whole"]:
+            last = chunk["steps"][-1]["parts"] if chunk["steps"] else chunk["parts"]
+            assert [enc.decode_single_token_bytes(i) for i in chunk["ids"]] == [
+                bytes.fromhex(p) for p in last
+            ]
+
+
 def test_explain_table_names_each_merge_and_the_rest() -> None:
     text = " unbelievable" * 30
     result = runner.invoke(app, ["tokenize", text, "--explain"])
@@ -123,6 +144,8 @@ def test_explain_table_names_each_merge_and_the_rest() -> None:
     [
         (["hi", "--explain", "--count"], "cannot be combined"),
         (["hi", "--explain", "-e", "gpt2", "-e", "o200k_base"], "works with one encoding"),
+        (["--ids", "15496,11", "--explain"], "--ids are ids already: pass TEXT"),
+        (["naïve", "--offsets", "-e", "gpt2", "-e", "o200k_base"], "has no offsets column"),
         (["hi", "--offsets", "--encode"], "--offsets belongs to the token table"),
         (["<|endoftext|>", "--explain"], "special token"),
     ],

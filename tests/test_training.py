@@ -100,3 +100,21 @@ def test_train_through_the_cli() -> None:
     assert "The whole model, 124,439,808 parameters" in table.stdout
     expect_error(runner.invoke(app, ["inspect-shapes", "--train", "--optimizer", "lion"]),
                  "lion", code=2)  # fmt: skip
+
+
+def test_optimizer_without_train_is_a_usage_error() -> None:
+    result = runner.invoke(app, ["inspect-shapes", "--optimizer", "sgd"])
+    expect_error(result, "--optimizer chooses what --train counts: pass --train too", 2)
+
+
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
+def test_narrow_terminals_put_the_formulas_under_the_table(optimizer: str) -> None:
+    args = ["inspect-shapes", "--preset", "gpt2", "--train", "--optimizer", optimizer]
+    wide = runner.invoke(app, args, env={"COLUMNS": "160"})
+    narrow = runner.invoke(app, args, env={"COLUMNS": "80"})
+    assert wide.exit_code == narrow.exit_code == 0, narrow.output
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
+    assert "┃ formula" in wide.stdout and "formula" not in narrow.stdout
+    assert "optimizer state: " in narrow.stdout  # each part's formula, whole, on its own line
+    per = "16 bytes a parameter" if optimizer == "adamw" else "8 bytes a parameter"
+    assert per in " ".join(narrow.stdout.split())

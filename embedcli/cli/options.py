@@ -345,9 +345,11 @@ Quiet = Annotated[
     typer.Option("-q", "--quiet", help="No progress bar.", rich_help_panel=OUTPUT),
 ]
 Optimizer = Annotated[
-    str,
+    str | None,
     typer.Option(
-        help="The optimizer --train counts: adamw (two moments) or sgd (no state).",
+        help="The optimizer --train counts: adamw (two moments) or sgd (no state). "
+        "\\[default: adamw]",
+        show_default=False,
         callback=checks.optimizer_check,
         autocompletion=checks.optimizer_complete,
         metavar="NAME",

@@ -46,7 +46,7 @@ def inspect_shapes(
             rich_help_panel=o.TABLES,
         ),
     ] = False,
-    optimizer: o.Optimizer = "adamw",
+    optimizer: o.Optimizer = None,
     as_json: o.AsJson = False,
 ) -> None:
     """Every tensor of the forward pass, its parameters and memory, for any model size.
@@ -66,13 +66,17 @@ def inspect_shapes(
     from embedcli.shapes import run_inspect
     from embedcli.sources import shapes_source
 
+    if optimizer is not None and not train:
+        from embedcli.errors import UsageError
+
+        raise UsageError("--optimizer chooses what --train counts: pass --train too")
     overrides = Overrides(vocab_size, d_model, context_length, positional, dtype)
     base, config, tables = shapes_source(
         preset, overrides, weights, token_key, position_key, load=device != "meta"
     )
     report = run_inspect(
         config, base, batch_size=batch_size, seq_len=seq_len, device=device, tables=tables,
-        train=optimizer if train else None,
+        train=(optimizer or "adamw") if train else None,
     )  # fmt: skip
     emit(as_json, shapes_json, "shapes_tables", report)
 

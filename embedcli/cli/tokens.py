@@ -79,9 +79,16 @@ def tokenize(
         raise UsageError(f"{' and '.join(modes)} cannot be combined; pick one")
     if offsets and modes:
         raise UsageError(f"--offsets belongs to the token table (and its --json), not {modes[0]}")
+    if explain and ids:
+        raise UsageError("--explain shows how a text becomes ids; --ids are ids already: pass TEXT")
     names = resolve_encoding_names(encoding, model)
     if len(names) > 1 and modes and modes[0] != "--count":
         raise UsageError(f"{modes[0]} works with one encoding, but {len(names)} were given")
+    if len(names) > 1 and offsets and not as_json:
+        raise UsageError(
+            "the side-by-side table of several encodings has no offsets column: pass one "
+            "encoding, or --json (offsets for each)"
+        )
     encodings = [get_encoding(name) for name in names]
     if explain:
         return _explain(encodings[0], read_text(texts, file), allow_special, as_json)

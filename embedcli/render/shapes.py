@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -12,6 +13,7 @@ from rich.text import Text
 from embedcli.broadcast import BroadcastPlan, format_shape
 from embedcli.devices import format_bytes
 from embedcli.render.common import (
+    WIDE,
     add_row,
     first_fitting,
     heading,
@@ -19,6 +21,7 @@ from embedcli.render.common import (
     new_table,
     note,
     pack,
+    to_text,
 )
 
 if TYPE_CHECKING:
@@ -204,10 +207,15 @@ def training_block(memory: TrainingMemory, width: int) -> Group:
                     "counted: they depend on its layers)"),
             _training_table(memory, "model", width),
         ]  # fmt: skip
+    per_parameter = (
+        "16 bytes a parameter, the ZeRO paper's count"
+        if name == "AdamW"
+        else ("8 bytes a parameter, no optimizer state")
+    )
     parts.append(
         note(
             "mixed: bf16 weights and gradients, an fp32 master copy and fp32 optimizer state "
-            "(the ZeRO paper's count: 16 bytes a parameter with AdamW)"
+            f"({name}: {per_parameter})"
         )
     )
     return Group(*parts)
@@ -229,7 +237,18 @@ def _training_table(memory: TrainingMemory, which: str, width: int) -> Renderabl
             add_row(built, part, *([formula] if formulas else []), *cells)
         return built
 
-    return first_fitting(width, lambda: table(True), lambda: table(False))
+    with_formulas = table(True)
+    if _natural_width(with_formulas) <= width:
+        return with_formulas
+    # Too narrow for the formulas beside the numbers (a column of a few letters a line): the
+    # table without them, and each part's formula under it.
+    formulas = [f"{p.part}: {p.formula}" for p in memory.parts if getattr(p, which) is not None]
+    return Group(table(False), *(note(line) for line in formulas))
+
+
+def _natural_width(renderable: RenderableType) -> int:
+    """The columns ``renderable`` takes when nothing wraps."""
+    return max((cell_len(line) for line in to_text(renderable, width=WIDE).splitlines()), default=0)
 
 
 def _parameters_table(report: ShapesReport, half: str) -> Table:

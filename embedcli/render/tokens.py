@@ -10,7 +10,7 @@ from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from embedcli.encodings import visible
+from embedcli.encodings import token_bytes_display, visible
 from embedcli.render.common import add_row, heading, items_line, new_table, note, plural
 
 if TYPE_CHECKING:
@@ -113,15 +113,24 @@ def explain_view(explained: Explained, *, width: int = 100, plain: bool = True) 
     return Group(*parts)
 
 
+def _shown(part: str) -> str:
+    """A part (hex bytes) as text where it is whole UTF-8, spaces made visible, else as bytes."""
+    data = bytes.fromhex(part)
+    try:
+        return visible(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return token_bytes_display(data)
+
+
 def _chunk_table(chunk: Chunk) -> Table:
     """Start from bytes; each row merges the lowest-ranked adjacent pair; then the ids."""
     table = new_table("step", "rank", "parts", right=("step", "rank"), wrap=("parts",))
     if chunk.special:
         add_row(table, "", "", f"{chunk.text} (special token)")
     else:
-        add_row(table, "bytes", "", "  ".join(chunk.parts))
+        add_row(table, "bytes", "", "  ".join(map(_shown, chunk.parts)))
         for step_number, step in enumerate(chunk.steps, start=1):
-            add_row(table, step_number, f"{step.rank:,}", "  ".join(step.parts))
+            add_row(table, step_number, f"{step.rank:,}", "  ".join(map(_shown, step.parts)))
     how = "the chunk is a token as it is" if chunk.whole and not chunk.special else ""
     add_row(table, "ids", "", " ".join(map(str, chunk.ids)) + (f"  ({how})" if how else ""))
     return table
