@@ -28,7 +28,12 @@ if TYPE_CHECKING:
 PCA_RANK = 12  # components pca_lowrank finds (the first two are kept): oversampled for accuracy
 PCA_ITERATIONS = 6  # its subspace iterations
 PCA_SEED = 0  # its random start, fixed so that a map is the same on every run
-STRUCTURE_RATIO = 1.5  # PC1 over the random-table edge above which a table has structure
+# PC1's variance over the random-table edge: random tables stay under 1.15 (measured from
+# 8 × 100 to 50,257 × 768); above WEAK_RATIO a table has some structure, above STRUCTURE_RATIO
+# much.
+WEAK_RATIO = 1.2
+STRUCTURE_RATIO = 2.0
+FLOAT64_ELEMENTS = 1 << 26  # the largest table PCA runs on in float64 (two copies: 1 GiB)
 CHUNK_ELEMENTS = 1 << 21  # values projected at a time in float64 (16 MiB)
 ORIGINS = ("text", "top", "ids-file")  # where a point came from, in the order points are listed
 PROJECTOR_FILES = ("tensors.tsv", "metadata.tsv", "projector_config.pbtxt")
@@ -58,7 +63,7 @@ class Projection:
     explained_variance_ratio: tuple[float, float]  # the same, as shares of the total variance
     total_variance: float  # summed over every dimension
     noise_edge: float  # the top variance a random table of this shape would show
-    structure: str  # "isotropic" (PC1 at or near noise_edge) or "structured"
+    structure: str  # "isotropic" (PC1 near noise_edge), "weak" or "structured"
     points: list[ProjectedPoint]
     cloud: np.ndarray  # (V, 2) float64: every row of the table on the map
 
@@ -142,7 +147,13 @@ def project(
         explained_variance_ratio=(float(variance[0]) / total, float(variance[1]) / total),
         total_variance=total,
         noise_edge=edge,
-        structure="structured" if ratio > STRUCTURE_RATIO else "isotropic",
+        structure=(
+            "structured"
+            if ratio > STRUCTURE_RATIO
+            else "weak"
+            if ratio > WEAK_RATIO
+            else "isotropic"
+        ),
         points=points,
         cloud=np.ascontiguousarray(cloud),
     )
@@ -205,15 +216,16 @@ def _check_finite(table: torch.Tensor) -> None:
 
 
 def _precision(rows: int, width: int, table: torch.Tensor, device: torch.device) -> torch.dtype:
-    """float64 where the device has it and pca_lowrank's copies of the table (the converted
-    table and its centred copy) fit; else float32, where they fit; else an error."""
+    """float64 where the device has it, the table is no larger than FLOAT64_ELEMENTS and
+    pca_lowrank's copies of it (the converted table and its centred copy) fit; else float32,
+    where they fit; else an error."""
     import torch
 
     from embedcli.devices import available_memory, ensure_fits
 
     available = available_memory(device)
     for precision in (torch.float64, torch.float32):
-        if precision == torch.float64 and device.type == "mps":
+        if precision == torch.float64 and (device.type == "mps" or rows * width > FLOAT64_ELEMENTS):
             continue
         copies = 1 if table.dtype == precision and table.device == device else 2
         needed = copies * rows * width * precision.itemsize + rows * (PCA_RANK + 2) * 8
@@ -268,17 +280,50 @@ def _total_variance(table: torch.Tensor, mean: torch.Tensor) -> float:
 # ---------------------------------------------------------------- TensorBoard's projector
 
 
+def check_outputs(
+    png: Path | None, folder: Path | None, inputs: list[Path | int | None]
+) -> list[Path]:
+    """Refuse a --png or --export-projector that cannot be written, before any work: a PNG
+    not named *.png, or in a missing folder, or a folder; an export folder that is a file, or
+    in a missing folder; any output that is one of the ``inputs``. The export's files."""
+    from embedcli.errors import OutputFormatError
+    from embedcli.outputs import check_not_an_input
+
+    if png is not None:
+        if png.suffix.lower() != ".png":
+            raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {png.name}")
+        if png.is_dir():
+            raise OutputError(f"--png {png} is a folder; give a file name")
+        if not png.parent.is_dir():
+            raise OutputError(f"cannot write {png}: the folder {png.parent} does not exist")
+        check_not_an_input(png, inputs, "--png")
+    if folder is None:
+        return []
+    if folder.exists() and not folder.is_dir():
+        raise OutputError(f"--export-projector {folder} is a file; give a folder")
+    if not folder.parent.is_dir():
+        raise OutputError(f"cannot write {folder}: the folder {folder.parent} does not exist")
+    paths = [folder / name for name in PROJECTOR_FILES]
+    for path in paths:
+        check_not_an_input(path, inputs, "--export-projector")
+        if png is not None and path.resolve() == png.resolve():
+            raise OutputError(f"--png {png} is one of the files --export-projector writes")
+    return paths
+
+
+_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
 def projector_label(token: Token) -> str:
     """A token's text for metadata.tsv: the piece with backslash, tab, newline and carriage
-    return escaped (the projector splits rows on newlines and columns on tabs), or the bytes
-    as <0x..> where they are not UTF-8 alone."""
+    return escaped as \\\\ \\t \\n \\r (the projector splits rows on newlines and columns on
+    tabs) and every other control character as \\xNN; the bytes as <0x..> where they are not
+    UTF-8 alone."""
     if token.piece is None:
         return token.display
-    return (
-        token.piece.replace("\\", "\\\\")
-        .replace("\t", "\\t")
-        .replace("\n", "\\n")
-        .replace("\r", "\\r")
+    return "".join(
+        _ESCAPES.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c)
+        for c in token.piece
     )
 
 
@@ -290,15 +335,9 @@ def write_projector(
     TensorBoard Embedding Projector loads them; each file is written atomically."""
     import numpy as np
 
-    from embedcli.outputs import atomic_write, check_not_an_input
+    from embedcli.outputs import atomic_write
 
-    if folder.exists() and not folder.is_dir():
-        raise OutputError(f"--export-projector {folder} is a file; give a folder")
-    if not folder.parent.is_dir():
-        raise OutputError(f"cannot write {folder}: the folder {folder.parent} does not exist")
-    paths = [folder / name for name in PROJECTOR_FILES]
-    for path in paths:
-        check_not_an_input(path, inputs, "--export-projector")
+    paths = check_outputs(None, folder, inputs)
     ids = [p.token.id for p in report.points]
     metadata = ["piece\tid\torigin"] + [
         f"{projector_label(p.token)}\t{p.token.id}\t{p.origin}" for p in report.points
@@ -342,20 +381,19 @@ def save_png(
 ) -> Path:
     """The map as a PNG (matplotlib: the ``embedcli[plot]`` extra), written atomically: every
     row of the table as a grey cloud, the chosen tokens on it, labelled."""
-    from embedcli.outputs import check_not_an_input
     from embedcli.positions import png_figure
 
-    check_not_an_input(path, inputs, "--png")
+    check_outputs(path, None, inputs)
     with png_figure(path, width_px, height_px) as (_, axes):
         cloud = report.cloud
         axes.scatter(cloud[:, 0], cloud[:, 1], s=1, c="0.75", alpha=0.5, linewidths=0)
         colours = {"text": "tab:red", "top": "tab:blue", "ids-file": "tab:green"}
-        for origin in reversed(ORIGINS):  # the text's tokens drawn last, on top
+        for origin in ORIGINS:
             chosen = [p for p in report.points if p.origin == origin]
-            if chosen:
+            if chosen:  # the text's tokens on top of the rest
                 axes.scatter(
                     [p.x for p in chosen], [p.y for p in chosen], s=14, c=colours[origin],
-                    label=origin, zorder=2 + (origin == "text"),
+                    label=origin, zorder=3 if origin == "text" else 2,
                 )  # fmt: skip
         for p in report.points[:LABELS_IN_PNG]:
             axes.annotate(
@@ -368,7 +406,7 @@ def save_png(
         rows, width = report.table_shape
         axes.set_title(
             f"{report.source} · {rows:,} × {width:,}\n{report.structure}: PC1 carries "
-            f"{report.noise_ratio:.2f}× the top variance of a random table this shape",
+            f"{report.noise_ratio:.2f}× the top variance of a random table of this shape",
             fontsize=9,
         )
         axes.legend(loc="upper right", fontsize=8)
@@ -380,13 +418,16 @@ LABELS_IN_PNG = 60  # the first points (the text's tokens first) are labelled in
 
 def verdict(report: Projection) -> str:
     """One sentence: is the table an isotropic cloud or does it have structure, and how much."""
-    ratio = report.noise_ratio
     said = (
-        f"PC1 carries {ratio:.2f}× the top variance of a table of independent random values "
-        "of this shape (the Marchenko–Pastur edge): "
+        f"PC1 carries {report.noise_ratio:.2f}× the top variance of a table of independent "
+        "random values of this shape (the Marchenko–Pastur edge): "
     )
     if report.structure == "structured":
-        return said + "directions stand out, structure that random values lack (learned)"
+        both = report.explained_variance[1] / report.noise_edge > WEAK_RATIO
+        which = "PC1 and PC2 stand" if both else "PC1 stands"
+        return said + f"{which} out, structure that random values lack (training leaves it)"
+    if report.structure == "weak":
+        return said + "a little more than chance in a table this size: weak structure"
     if report.seeded:
         return said + (
             "no direction stands out, the isotropic cloud of nn.Embedding's N(0, 1) "

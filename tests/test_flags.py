@@ -94,9 +94,10 @@ def test_a_shared_option_is_declared_once() -> None:
         ("windows", "--stride"),
         # The similarity of what each command shows: tokens, or positions.
         ("positions", "--similarity"),
-        # embed makes a batch of repeated --ids; tokenize and neighbors join them.
+        # embed makes a batch of repeated --ids; tokenize, neighbors and project join them.
         ("tokenize", "--ids"),
         ("neighbors", "--ids"),
+        ("project", "--ids"),
         # count's --top lists the largest files; project's places the table's first N ids.
         ("project", "--top"),
     }

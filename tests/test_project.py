@@ -188,8 +188,21 @@ def test_a_trained_looking_table_is_said_to_have_structure(
     result = runner.invoke(app, ["project", "king", "--weights", str(path), "--device", "cpu"])
     assert result.exit_code == 0, result.output
     prose = " ".join(result.stdout.split())
-    assert "directions stand out, structure that random values lack" in prose
+    assert "PC1 and PC2 stand out, structure that random values lack" in prose
     assert "•king" in result.stdout
+
+
+def test_a_slightly_stretched_table_is_weak_structure(tmp_path: Path) -> None:
+    table = torch.randn(50257, 16, generator=torch.Generator().manual_seed(4))
+    table[:, 3] *= 1.2  # PC1 about 1.35x the random edge: more than chance, not much more
+    path = tmp_path / "mild.safetensors"
+    save_file({KEY: table}, str(path))
+    data = run_json("hi", "--weights", str(path))
+    assert data["structure"] == "weak" and 1.2 < data["noise_ratio"] < 2
+    result = runner.invoke(app, ["project", "hi", "--weights", str(path), "--device", "cpu"])
+    assert "a little more than chance in a table this size: weak structure" in " ".join(
+        result.stdout.split()
+    )
 
 
 def test_top_alone_reads_no_text_from_stdin() -> None:
@@ -305,8 +318,12 @@ def test_markers_sit_in_the_cells_their_coordinates_fall_in(width: int) -> None:
         row, column = cell(x, y)
         line = rows[row]
         assert line[column] == mark, (piece, row, column, text)
-        beside = line[column + 1 : column + 2] if column + 1 < columns else line[column - 1]
-        assert beside == piece, (piece, text)
+        if column + 1 < columns:  # a label sits right of its marker
+            assert line[column + 1] == piece, (piece, text)
+    # b and d sit in the last column: no room for their labels, and the legend says so.
+    prose = " ".join(text.split())
+    assert "the text's b: no room for a label" in prose
+    assert "1 other point without a label" in prose
 
 
 def test_every_plot_row_is_as_wide_as_the_axis_whatever_the_pieces() -> None:
@@ -335,9 +352,10 @@ def test_points_sharing_a_cell_or_without_room_are_counted() -> None:
         [(0.0, 0.0), (10.0, 10.0)],
     )
     text = to_text(project_view(report, width=80, plain=True), width=80)
-    assert "1 point without a label (no room" in text
-    assert "• the text's tokens (2)" in text and "◦ --top (1)" in text
-    assert "hidden" not in text
+    prose = " ".join(text.split())
+    assert "the text's b: no room for a label (--json has every point)" in prose
+    assert "• the text's tokens, each once (2)" in prose and "◦ --top, not in the text (1)" in prose
+    assert "other point" not in prose
     # A --top point in the cell right of a text token's marker: the text's label goes first.
     _, columns = plot_rows(text)
     beside = 1.0 + 10 / columns * 1.5
@@ -345,7 +363,9 @@ def test_points_sharing_a_cell_or_without_room_are_counted() -> None:
         [("a", 1.0, 1.0, "text"), ("c", beside, 1.0, "top")], [(0.0, 0.0), (10.0, 10.0)]
     )
     text = to_text(project_view(report, width=80, plain=True), width=80)
-    assert "•a" in text and "1 point hidden under labels (no room" in text
+    prose = " ".join(text.split())
+    assert "•a" in text and "1 other point without a label" in prose
+    assert not [row for row in plot_rows(text)[0] if "◦" in row]  # under the label: not drawn
 
 
 # ---------------------------------------------------------------- TensorBoard's projector
@@ -492,3 +512,60 @@ def test_stdin_is_read_once_and_never_replaced(tmp_path: Path) -> None:
         )  # fmt: skip
     assert done.returncode == 1 and "is the same file as the input standard input" in done.stderr
     assert (tmp_path / "metadata.tsv").read_text() == "mine\n"
+
+
+def test_ids_are_an_input_like_text() -> None:
+    data = run_json("--ids", "15496,995", "-d", "8")
+    assert [(p["id"], p["origin"], p["index"]) for p in data["points"]] == [
+        (15496, "text", 0), (995, "text", 1)]  # fmt: skip
+    expect_error(runner.invoke(app, ["project", "hi", "--ids", "1", "-d", "8"]),
+                 "pass only one of TEXT, --file and --ids", 2)  # fmt: skip
+
+
+def test_no_text_says_how_to_place_ids_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import embedcli.cli.inputs as inputs
+
+    class Terminal:  # stdin on a terminal: nothing is piped in
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(inputs, "stdin", lambda: Terminal())
+    result = runner.invoke(app, ["project", "-d", "8"])
+    expect_error(result, "or place the table's ids alone with --top N or --ids-file PATH", 2)
+
+
+def test_control_characters_are_escaped_in_the_metadata(tmp_path: Path) -> None:
+    enc = get_encoding("gpt2")
+    ids = [enc.encode_single_token(bytes([b])) for b in (0, 0x1B, 0x7F, ord("\\"), ord("\t"))]
+    (tmp_path / "ids.txt").write_text(" ".join(map(str, ids)))
+    folder = tmp_path / "proj"
+    result = runner.invoke(app, ["project", "--ids-file", str(tmp_path / "ids.txt"), "-d", "4",
+                                 "--export-projector", str(folder)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    raw = (folder / "metadata.tsv").read_bytes()
+    assert not [b for b in raw if b < 0x20 and b not in b"\t\n"] and b"\x7f" not in raw
+    _, metadata = read_like_the_projector(folder)
+    assert [m["piece"] for m in metadata] == ["\\x00", "\\x1b", "\\x7f", "\\\\", "\\t"]
+
+
+def test_outputs_are_checked_before_the_work(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import embedcli.projection as projection
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the map was computed before its output was refused")
+
+    monkeypatch.setattr(projection, "project", never)
+    (tmp_path / "dir.png").mkdir()
+    (tmp_path / "proj").mkdir()
+    refused = [
+        (["--png", str(tmp_path / "no" / "map.png")], "does not exist"),
+        (["--png", str(tmp_path / "dir.png")], "is a folder; give a file name"),
+        (["--export-projector", str(tmp_path / "no" / "p")], "does not exist"),
+    ]
+    for args, message in refused:
+        expect_error(runner.invoke(app, ["project", "hi", "-d", "4", *args]), message)
+    good = ["--png", str(tmp_path / "proj" / "map.png"), "--export-projector", str(tmp_path)]
+    result = runner.invoke(app, ["project", "hi", "-d", "4", *good])
+    assert "was computed before" in str(result.exception)  # got as far as the work

@@ -40,11 +40,14 @@ def joined_ids(ids: list[str], texts: list[str] | None, file: Path | None) -> li
     return [token for sequence in parse_ids(ids) for token in sequence]
 
 
-def ids_from_file(path: Path) -> list[int]:
-    """The token ids in a file ('-': stdin), separated by commas, spaces or newlines; a list
-    in brackets (JSON) too. Anything else in it is a data error that names it and its line."""
+def ids_from_file(path: Path, texts: list[str] | None = None) -> list[int]:
+    """The token ids in a file ('-': stdin, which TEXT '-' may not read too), separated by
+    commas, spaces or newlines; a list in brackets (JSON) too. Anything else in it is a data
+    error that names it and its line."""
     from embedcli.textinput import decode_utf8, read_bounded
 
+    if str(path) == "-" and texts == ["-"]:
+        raise UsageError("--ids-file - reads standard input, so the text cannot: pass TEXT or -f")
     where = "standard input" if str(path) == "-" else str(path)
     try:
         if str(path) == "-":
@@ -55,7 +58,7 @@ def ids_from_file(path: Path) -> list[int]:
     except OSError as exc:
         raise InputTextError(f"cannot read --ids-file {path}: {exc.strerror or exc}") from None
     ids = []
-    for number, line in enumerate(decode_utf8(data, where).splitlines(), start=1):
+    for number, line in enumerate(decode_utf8(data, f"--ids-file {where}").splitlines(), 1):
         for part in line.replace(",", " ").replace("[", " ").replace("]", " ").split():
             if not (part.isascii() and part.isdigit()):
                 raise InputTextError(

@@ -13,6 +13,7 @@ from embedcli.config import DEFAULT_SEED, Overrides
 def project(
     texts: o.JoinedText = None,
     file: o.File = None,
+    ids: o.JoinedIds = None,
     encoding: o.Encoding = None,
     model: o.Model = None,
     allow_special: o.AllowSpecial = False,
@@ -64,31 +65,31 @@ def project(
       embedcli project --top 500 --weights ckpt.pt --export-projector proj/
     """
     from embedcli.analysis import token_ids_for
-    from embedcli.cli.inputs import ids_from_file, read_text
-    from embedcli.encodings import encode, get_encoding, resolve_encoding_name
+    from embedcli.cli.inputs import ids_from_file
+    from embedcli.encodings import get_encoding, resolve_encoding_name
     from embedcli.jsonout import project_json
-    from embedcli.projection import chosen_ids, project, save_png, write_projector
+    from embedcli.projection import (
+        check_outputs,
+        chosen_ids,
+        project,
+        save_png,
+        write_projector,
+    )
     from embedcli.sources import embed_source, source_tables
 
+    inputs = _inputs(file, ids_file, weights)
+    check_outputs(png, export_projector, inputs)  # before the work, not after it
     name = resolve_encoding_name(encoding, model, weights)
     enc = get_encoding(name)
-    if str(ids_file) == "-" and texts == ["-"]:
-        from embedcli.errors import UsageError
-
-        raise UsageError("--ids-file - reads standard input, so the text cannot: pass TEXT or -f")
-    listed = None if ids_file is None else ids_from_file(ids_file)
-    given_text = texts or file is not None or (top is None and listed is None)
-    text_ids = []
-    if given_text:
-        text_ids = encode(enc, read_text(texts, file), allow_special=allow_special)
+    listed = None if ids_file is None else ids_from_file(ids_file, texts)
+    text_ids = _text_ids(enc, texts, file, ids, allow_special, alone=top or listed)
     given = Overrides(d_model=d_model, seed=seed)
     seeded, _ = embed_source(name, given) if weights is None else (None, None)
     table, _, source = source_tables(seeded, weights, token_key, given=given)
-    if given_text:
+    if text_ids is not None:
         token_ids_for(text_ids, table)  # a text without tokens, or the wrong encoding
-    chosen = chosen_ids(text_ids, top, listed, table.shape[0])
+    chosen = chosen_ids(text_ids or [], top, listed, table.shape[0])
     report = project(enc, table, chosen, source, seeded=weights is None, device=device)
-    inputs = _inputs(file, ids_file, weights)
     written = []
     if png is not None:
         written.append(save_png(report, png, inputs))
@@ -111,3 +112,32 @@ def _inputs(file: Path | None, ids_file: Path | None, weights: str | None) -> li
         path = Path(weights)
         found.extend(path.iterdir() if path.is_dir() else [path])
     return found
+
+
+def _text_ids(
+    enc: object,
+    texts: list[str] | None,
+    file: Path | None,
+    ids: list[str] | None,
+    allow_special: bool,
+    alone: object,
+) -> list[int] | None:
+    """The text's token ids (--ids, TEXT, -f or stdin), or None where --top or --ids-file
+    (``alone``) give the points and no text was asked for."""
+    from embedcli.cli.inputs import joined_ids, read_text
+    from embedcli.encodings import encode
+    from embedcli.errors import UsageError
+
+    if ids:
+        return joined_ids(ids, texts, file)
+    if alone and not texts and file is None:
+        return None
+    try:
+        return encode(enc, read_text(texts, file), allow_special=allow_special)
+    except UsageError as exc:
+        if not str(exc).startswith("no text given"):
+            raise
+        raise UsageError(
+            "no text given: pass TEXT, -f PATH, '-' (standard input) or --ids, or place "
+            "the table's ids alone with --top N or --ids-file PATH"
+        ) from None

@@ -22,6 +22,7 @@ MAX_ROWS = 22  # rows of the plot
 MIN_ROWS = 8
 CLOUD = ".:"  # the table's rows per cell: some, many (the busiest third, by count)
 MARKS = {"text": "•", "top": "◦", "ids-file": "◦"}
+MISSING_NAMED = 5  # the text's tokens without a label named under the plot; the rest counted
 STYLES = {"text": "bold red", "top": "blue", "ids-file": "green"}
 CLOUD_SHARE = 0.005  # the cloud's range leaves out this share of rows at each end
 
@@ -46,21 +47,28 @@ def project_view(report: Projection, *, width: int = 100, plain: bool = True) ->
     rows = max(MIN_ROWS, min(MAX_ROWS, round(columns * 0.35)))
     grid = [[_Cell() for _ in range(columns)] for _ in range(rows)]
     _draw_cloud(grid, report.cloud, x_range, y_range, plain)
-    unlabelled, hidden = _draw_points(grid, report.points, x_range, y_range, plain)
+    missing = _draw_points(grid, report.points, x_range, y_range, plain)
     share = report.explained_variance_ratio
     counts = {o: sum(p.origin == o for p in report.points) for o in MARKS}
     legend = [
         f"{MARKS[o]} {what} ({counts[o]:,})"
-        for o, what in (("text", "the text's tokens"), ("top", "--top"), ("ids-file", "--ids-file"))
+        for o, what in (
+            ("text", "the text's tokens, each once"),
+            ("top", "--top, not in the text"),
+            ("ids-file", "--ids-file, the others"),
+        )
         if counts[o]
     ]
     legend.append(f"{CLOUD} all {report.table_shape[0]:,} rows (density)")
-    if unlabelled:
-        legend.append(f"{plural(unlabelled, 'point')} without a label")
-    if hidden:
-        legend.append(f"{plural(hidden, 'point')} hidden under labels")
-    if unlabelled or hidden:
-        legend[-1] += " (no room; --json has them all)"
+    lost = [p for p in missing if p.origin == "text"]
+    if lost:
+        names = ", ".join(_label(p.token.display) for p in lost[:MISSING_NAMED])
+        more = f" and {len(lost) - MISSING_NAMED:,} more" if len(lost) > MISSING_NAMED else ""
+        legend.append(f"the text's {names}{more}: no room for a label")
+    if len(missing) > len(lost):
+        legend.append(f"{plural(len(missing) - len(lost), 'other point')} without a label")
+    if missing:
+        legend[-1] += " (--json has every point)"
     return Group(
         heading("the token table on its first two principal components"),
         items_line(
@@ -127,7 +135,7 @@ def _draw_cloud(
             n = counts[rows - 1 - r, c]
             if n:
                 grid[r][c].char = CLOUD[1] if n > busy and busy < occupied.max() else CLOUD[0]
-                grid[r][c].style = "" if plain else "grey50"
+                grid[r][c].style = "" if plain else "dim"
 
 
 def _draw_points(
@@ -136,12 +144,13 @@ def _draw_points(
     x_range: tuple[float, float],
     y_range: tuple[float, float],
     plain: bool,
-) -> tuple[int, int]:
+) -> list[ProjectedPoint]:
     """The text's tokens first, markers then labels, then the other points the same way, so
-    that the tokens asked about are labelled first; each label sits beside its marker without
-    covering another. (points left without a label, points hidden under a label)."""
+    that the tokens asked about are labelled first; a label sits right of its marker, where no
+    marker or label is. The points left without a label: sharing a cell, under another's
+    label, or with no room."""
     rows, columns = len(grid), len(grid[0])
-    unlabelled = hidden = 0
+    missing: list[ProjectedPoint] = []
     for group in ([p for p in points if p.origin == "text"],
                   [p for p in points if p.origin != "text"]):  # fmt: skip
         placed: list[tuple[ProjectedPoint, int, int]] = []
@@ -149,34 +158,29 @@ def _draw_points(
             column = _place(point.x, x_range, columns)
             row = rows - 1 - _place(point.y, y_range, rows)
             cell = grid[row][column]
-            if not cell.taken:
-                cell.char, cell.style, cell.taken = MARKS[point.origin], STYLES[point.origin], True
-                placed.append((point, row, column))
-            elif cell.char in MARKS.values():  # sharing a cell: the first point's marker shows
-                unlabelled += 1
-            else:
-                hidden += 1
+            if cell.taken:  # another point's marker or label is there already
+                missing.append(point)
+                continue
+            cell.char, cell.style, cell.taken = MARKS[point.origin], STYLES[point.origin], True
+            placed.append((point, row, column))
         for point, row, column in placed:
             if not _label_beside(grid[row], column, point, plain):
-                unlabelled += 1
-    return unlabelled, hidden
+                missing.append(point)
+    return missing
 
 
 def _label_beside(line: list[_Cell], column: int, point: ProjectedPoint, plain: bool) -> bool:
-    """The point's label right of its marker, else left of it, where no marker or label is;
-    False where neither side has room."""
+    """The point's label right of its marker (never left: a label between two markers would
+    read as either's), then a blank cell; False where there is no room."""
     label = _label(point.token.display)
-    size = cell_len(label)
-    for start in (column + 1, column - size):
-        if (
-            start >= 0
-            and start + size <= len(line)
-            and not any(line[c].taken for c in range(start, start + size))
-        ):
-            _write(line, start, label, "" if plain else STYLES[point.origin])
-            _clear(line, start - 1 if start < column else start + size)
-            return True
-    return False
+    start, size = column + 1, cell_len(label)
+    if start + size > len(line) or any(line[c].taken for c in range(start, start + size)):
+        return False
+    _write(line, start, label, "" if plain else STYLES[point.origin])
+    end = start + size
+    if end < len(line) and not line[end].taken:
+        line[end].char, line[end].style = " ", ""
+    return True
 
 
 def _label(display: str) -> str:
@@ -212,22 +216,19 @@ def _write(line: list[_Cell], start: int, label: str, style: str) -> None:
         at += size
 
 
-def _clear(line: list[_Cell], at: int) -> None:
-    """A blank cell at ``at`` (the far side of a label from its marker), so that the label
-    does not run into the cloud; a marker or another label there stays."""
-    if 0 <= at < len(line) and not line[at].taken:
-        line[at].char, line[at].style = " ", ""
-
-
 def _plot_lines(grid: list[list[_Cell]], ticks: tuple[str, str], margin: int) -> list[Text]:
     """The plot's rows, the top and bottom values of PC2 beside the first and last."""
     lines = []
     for r, cells in enumerate(grid):
         tick = ticks[0] if r == 0 else ticks[1] if r == len(grid) - 1 else ""
         text = Text((tick.rjust(margin - 1) + " ┤") if tick else " " * margin + "│")
-        for cell in cells:
-            if cell.char:
-                text.append(cell.char, style=cell.style)
+        run, style = "", ""
+        for cell in cells:  # runs of one style as one span: one escape code each, not a cell's
+            if cell.style != style:
+                text.append(run, style=style)
+                run, style = "", cell.style
+            run += cell.char
+        text.append(run, style=style)
         lines.append(text)
     return lines
 
