@@ -103,6 +103,93 @@ def atomic_write(path: Path) -> Iterator[BinaryIO]:
         tmp.unlink(missing_ok=True)  # still there only on failure
 
 
+class Staging:
+    """Several output files written as one: each to a temporary file beside its target, all
+    renamed into place together once every one is whole (with Ctrl-C and SIGTERM held off for
+    the renames), or all removed. A failure or an interrupt leaves every target as it was."""
+
+    def __init__(self) -> None:
+        self._files: list[tuple[Path, Path, BinaryIO]] = []  # (temporary, target, handle)
+
+    def open(self, path: Path) -> BinaryIO:
+        """A binary handle whose bytes become ``path`` at :meth:`commit`."""
+        try:
+            fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        handle = os.fdopen(fd, "wb")
+        self._files.append((Path(name), path, handle))
+        return _Named(handle, path)  # type: ignore[return-value]
+
+    def commit(self) -> None:
+        """Every file into place: closed (a full disk may show only now), then renamed."""
+        import signal
+
+        for tmp, target, handle in self._files:
+            try:
+                handle.close()
+                os.chmod(tmp, _permissions(target))  # mkstemp makes 0600
+            except OSError as exc:
+                raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+        held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        try:
+            for tmp, target, _ in self._files:
+                try:
+                    os.replace(tmp, target)
+                except OSError as exc:
+                    raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    def discard(self) -> None:
+        """Remove every temporary file (those already renamed are gone from their names)."""
+        for tmp, _, handle in self._files:
+            with contextlib.suppress(OSError):
+                handle.close()
+            tmp.unlink(missing_ok=True)
+
+
+class _Named:
+    """A staged file's handle whose failed writes name the target, not the temporary file."""
+
+    def __init__(self, handle: BinaryIO, target: Path) -> None:
+        self._handle, self._target = handle, target
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._handle.write(data)
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(self._target)) from None
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._handle, name)
+
+
+@contextmanager
+def staged() -> Iterator[Staging]:
+    """A :class:`Staging` committed when the block ends, discarded if it raises; an OSError
+    while writing names the target, not the temporary file."""
+    stage = Staging()
+    try:
+        yield stage
+        stage.commit()
+    except OSError as exc:
+        stage.discard()
+        raise OutputError(f"cannot write {_target_of(stage, exc)}: {exc.strerror or exc}") from None
+    except BaseException:
+        stage.discard()
+        raise
+
+
+def _target_of(stage: Staging, exc: OSError) -> str:
+    """The target an OSError on a temporary file is about (the first one where it names none)."""
+    for tmp, target, _ in stage._files:
+        if exc.filename in (str(tmp), str(target)):
+            return str(target)
+    return str(stage._files[0][1]) if stage._files else "the output"
+
+
 def write_tensor(path: Path, tensor: torch.Tensor, name: str = "input_embeddings") -> None:
     """Write ``tensor`` as .npy, .pt or .safetensors, atomically."""
     suffix = path.suffix.lower()

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from embedcli.config import EmbedConfig
 from embedcli.errors import OutputError, OutputFormatError, WeightsError
@@ -118,10 +118,13 @@ def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Hea
 
 
 @contextmanager
-def png_figure(path: Path, width_px: int, height_px: int) -> Iterator[tuple[Any, Any]]:
+def png_figure(
+    path: Path, width_px: int, height_px: int, handle: BinaryIO | None = None
+) -> Iterator[tuple[Any, Any]]:
     """(figure, axes) to draw on, saved as a PNG at ``path`` (named *.png) when the block ends,
-    written atomically, and closed whatever happens. matplotlib is the ``embedcli[plot]``
-    extra: where it is missing, an error says how to install it."""
+    written atomically (or into ``handle``, a file staged for ``path``), and closed whatever
+    happens. matplotlib is the ``embedcli[plot]`` extra: where it is missing, an error says
+    how to install it."""
     if path.suffix.lower() != ".png":
         raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {path.name}")
     try:
@@ -137,8 +140,11 @@ def png_figure(path: Path, width_px: int, height_px: int) -> Iterator[tuple[Any,
     figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
     try:
         yield figure, axes
-        with atomic_write(path) as handle:
+        if handle is not None:
             figure.savefig(handle, format="png", dpi=dpi)
+        else:
+            with atomic_write(path) as written:
+                figure.savefig(written, format="png", dpi=dpi)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
     finally:

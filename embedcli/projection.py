@@ -19,11 +19,14 @@ from typing import TYPE_CHECKING
 from embedcli.errors import InputTextError, OutputError, UsageError, WeightsError
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     import numpy as np
     import tiktoken
     import torch
 
     from embedcli.encodings import Token
+    from embedcli.outputs import Staging
 
 PCA_RANK = 12  # components pca_lowrank finds (the first two are kept): oversampled for accuracy
 PCA_ITERATIONS = 6  # its subspace iterations
@@ -305,6 +308,8 @@ def check_outputs(
         raise OutputError(f"cannot write {folder}: the folder {folder.parent} does not exist")
     paths = [folder / name for name in PROJECTOR_FILES]
     for path in paths:
+        if path.is_dir():
+            raise OutputError(f"--export-projector would replace {path}, which is a folder")
         check_not_an_input(path, inputs, "--export-projector")
         if png is not None and path.resolve() == png.resolve():
             raise OutputError(f"--png {png} is one of the files --export-projector writes")
@@ -328,16 +333,14 @@ def projector_label(token: Token) -> str:
 
 
 def write_projector(
-    folder: Path, table: torch.Tensor, report: Projection, inputs: list[Path | int | None]
+    folder: Path, table: torch.Tensor, report: Projection, stage: Staging
 ) -> list[Path]:
-    """Write the points' full vectors (tensors.tsv), their pieces, ids and origins
-    (metadata.tsv, with a header row) and a projector_config.pbtxt into ``folder``, as the
-    TensorBoard Embedding Projector loads them; each file is written atomically."""
+    """The points' full vectors (tensors.tsv), their pieces, ids and origins (metadata.tsv,
+    with a header row) and a projector_config.pbtxt in ``folder`` (which must exist), as the
+    TensorBoard Embedding Projector loads them, written through ``stage``: the three files are
+    replaced together or not at all."""
     import numpy as np
 
-    from embedcli.outputs import atomic_write
-
-    paths = check_outputs(None, folder, inputs)
     ids = [p.token.id for p in report.points]
     metadata = ["piece\tid\torigin"] + [
         f"{projector_label(p.token)}\t{p.token.id}\t{p.origin}" for p in report.points
@@ -351,20 +354,15 @@ def write_projector(
         f"  tensor_shape: {report.table_shape[1]}\n"
         "}\n"
     )
-    try:
-        folder.mkdir(exist_ok=True)
-        with atomic_write(paths[0]) as handle:
-            step = max(1, CHUNK_ELEMENTS // report.table_shape[1])
-            for start in range(0, len(ids), step):
-                rows = table[ids[start : start + step]].detach().cpu().float().numpy()
-                # %.9g: every float32 value written so that it reads back exactly
-                np.savetxt(handle, rows, fmt="%.9g", delimiter="\t", newline="\n")
-        with atomic_write(paths[1]) as handle:
-            handle.write(("\n".join(metadata) + "\n").encode("utf-8"))
-        with atomic_write(paths[2]) as handle:
-            handle.write(config.encode("utf-8"))
-    except OSError as exc:
-        raise OutputError(f"cannot write {exc.filename or folder}: {exc.strerror or exc}") from exc
+    paths = [folder / name for name in PROJECTOR_FILES]
+    tensors, labels, settings = (stage.open(path) for path in paths)
+    step = max(1, CHUNK_ELEMENTS // report.table_shape[1])
+    for start in range(0, len(ids), step):
+        rows = table[ids[start : start + step]].detach().cpu().float().numpy()
+        # %.9g: every float32 value written so that it reads back exactly
+        np.savetxt(tensors, rows, fmt="%.9g", delimiter="\t", newline="\n")
+    labels.write(("\n".join(metadata) + "\n").encode("utf-8"))
+    settings.write(config.encode("utf-8"))
     return paths
 
 
@@ -372,19 +370,13 @@ def write_projector(
 
 
 def save_png(
-    report: Projection,
-    path: Path,
-    inputs: list[Path | int | None],
-    *,
-    width_px: int = 900,
-    height_px: int = 700,
+    report: Projection, path: Path, handle: BinaryIO, *, width_px: int = 900, height_px: int = 700
 ) -> Path:
-    """The map as a PNG (matplotlib: the ``embedcli[plot]`` extra), written atomically: every
-    row of the table as a grey cloud, the chosen tokens on it, labelled."""
+    """The map as a PNG (matplotlib: the ``embedcli[plot]`` extra), written to ``handle``:
+    every row of the table as a grey cloud, the chosen tokens on it, labelled."""
     from embedcli.positions import png_figure
 
-    check_outputs(path, None, inputs)
-    with png_figure(path, width_px, height_px) as (_, axes):
+    with png_figure(path, width_px, height_px, handle) as (_, axes):
         cloud = report.cloud
         axes.scatter(cloud[:, 0], cloud[:, 1], s=1, c="0.75", alpha=0.5, linewidths=0)
         colours = {"text": "tab:red", "top": "tab:blue", "ids-file": "tab:green"}

@@ -217,7 +217,13 @@ def test_unwritable_output_prints_no_report(tmp_path: Path) -> None:
     expect_error(result, "No space left on device")
 
 
-def test_sigterm_while_streaming_leaves_no_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "code", "said"),
+    [(signal.SIGTERM, 143, "Terminated"), (signal.SIGHUP, 129, "Hung up")],
+)
+def test_sigterm_while_streaming_leaves_no_file(
+    tmp_path: Path, signum: int, code: int, said: str
+) -> None:
     out = tmp_path / "o.npy"
     process = subprocess.Popen(
         ["embedcli", "embed", "-t", "4", *SMALL, "-q", "-o", str(out)],
@@ -233,10 +239,10 @@ def test_sigterm_while_streaming_leaves_no_file(tmp_path: Path) -> None:
         if any(p.name.endswith(".tmp") for p in tmp_path.iterdir()):
             break
         time.sleep(0.1)
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(signum)
     _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 143, stderr
-    assert stderr.decode().startswith("Terminated: no output file was written")
+    assert process.returncode == code, stderr
+    assert stderr.decode().startswith(f"{said}: no output file was written")
     assert [p.name for p in tmp_path.iterdir() if p.name != "tiktoken-cache"] in (
         [],
         ["embedcli-cache"],

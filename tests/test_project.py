@@ -569,3 +569,43 @@ def test_outputs_are_checked_before_the_work(
     good = ["--png", str(tmp_path / "proj" / "map.png"), "--export-projector", str(tmp_path)]
     result = runner.invoke(app, ["project", "hi", "-d", "4", *good])
     assert "was computed before" in str(result.exception)  # got as far as the work
+
+
+@pytest.mark.parametrize("failure", ["file too large", "interrupted"])
+def test_a_failed_export_replaces_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, failure: str
+) -> None:
+    import resource
+    import signal
+
+    folder, png = tmp_path / "proj", tmp_path / "map.png"
+    first = runner.invoke(app, ["project", "hi", "-d", "4", "--export-projector", str(folder)])
+    assert first.exit_code == 0, first.output
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    fresh = tmp_path / "fresh"
+    if failure == "interrupted":  # Ctrl-C while tensors.tsv is written: after the PNG
+
+        def interrupt(*args: object, **kwargs: object) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(np, "savetxt", interrupt)
+    for target in (folder, fresh):
+        args = ["project", "--top", "3000", "-d", "64", "--png", str(png),
+                "--export-projector", str(target)]  # fmt: skip
+        if failure == "file too large":  # a real write failure, as a full disk gives one
+            limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+            old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (1_000_000, limits[1]))
+            try:
+                result = runner.invoke(app, args)
+            finally:
+                resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+                signal.signal(signal.SIGXFSZ, old_handler)
+            expect_error(result, f"cannot write {target / 'tensors.tsv'}: File too large")
+        else:
+            result = runner.invoke(app, args)
+            assert result.exit_code == 130
+            assert "Interrupted: no output file was written or changed" in result.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # all three as they were
+    assert not png.exists() and not fresh.exists()  # nor the PNG, nor a folder made for them
+    assert not list(tmp_path.rglob(".*.tmp"))

@@ -119,9 +119,10 @@ class _Group(TyperGroup):
         except KeyboardInterrupt:
             typer.echo("Interrupted: no output file was written or changed", err=True)
             ctx.exit(130)
-        except Terminated:
-            typer.echo("Terminated: no output file was written or changed", err=True)
-            ctx.exit(143)
+        except Terminated as signalled:
+            what = "Hung up" if signalled.signum == signal.SIGHUP else "Terminated"
+            typer.echo(f"{what}: no output file was written or changed", err=True)
+            ctx.exit(128 + signalled.signum)
 
 
 # What the old spelling of a renamed flag now means, said where its use fails.
@@ -192,17 +193,23 @@ YOUNG_OBJECTS = 50_000  # the collector's first threshold in the console script 
 
 
 class Terminated(BaseException):
-    """SIGTERM (sent by timeout, systemd, Kubernetes): unwinds like Ctrl-C, so that every
-    temporary file is removed on the way out."""
+    """SIGTERM (sent by timeout, systemd, Kubernetes) or SIGHUP (the terminal closed): unwinds
+    like Ctrl-C, so that every temporary file is removed on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
+    raise Terminated(signum)
 
 
 def main() -> None:
     """Console-script entry point."""
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:  # not under nohup, which ignores it
+        signal.signal(signal.SIGHUP, _terminate)
     # Python's collector starts a pass every 700 new objects, and a full pass, over every object
     # there is, once enough survive: after torch's import that is three full passes in one embed
     # (150 ms measured, 0.1 s of it while drawing the tables) that find almost nothing to free.

@@ -1,5 +1,6 @@
 """`embedcli project`: where tokens sit in the token table, on its first two principal axes."""
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -55,8 +56,10 @@ def project(
     ] = None,
     as_json: o.AsJson = False,
 ) -> None:
-    """A map of the token table: its first two principal components (torch.pca_lowrank,
-    centred), the text's tokens placed on it, and whether it has structure.
+    """A map of the token table on its first two principal components, the text's tokens on it.
+
+    The axes come from torch.pca_lowrank (centred) over the whole table; the output says
+    whether the table is an isotropic cloud (seeded, untrained) or has structure.
 
     \b
       embedcli project "king queen man woman"      # seeded: an isotropic cloud
@@ -68,13 +71,7 @@ def project(
     from embedcli.cli.inputs import ids_from_file
     from embedcli.encodings import get_encoding, resolve_encoding_name
     from embedcli.jsonout import project_json
-    from embedcli.projection import (
-        check_outputs,
-        chosen_ids,
-        project,
-        save_png,
-        write_projector,
-    )
+    from embedcli.projection import check_outputs, chosen_ids, project
     from embedcli.sources import embed_source, source_tables
 
     inputs = _inputs(file, ids_file, weights)
@@ -90,11 +87,7 @@ def project(
         token_ids_for(text_ids, table)  # a text without tokens, or the wrong encoding
     chosen = chosen_ids(text_ids or [], top, listed, table.shape[0])
     report = project(enc, table, chosen, source, seeded=weights is None, device=device)
-    written = []
-    if png is not None:
-        written.append(save_png(report, png, inputs))
-    if export_projector is not None:
-        written.extend(write_projector(export_projector, table, report, inputs))
+    written = _write_outputs(report, table, png, export_projector)
     emit(as_json, project_json, "project_view", report)
     if written and not as_json:
         from embedcli.cli.output import write
@@ -141,3 +134,33 @@ def _text_ids(
             "no text given: pass TEXT, -f PATH, '-' (standard input) or --ids, or place "
             "the table's ids alone with --top N or --ids-file PATH"
         ) from None
+
+
+def _write_outputs(
+    report: object, table: object, png: Path | None, folder: Path | None
+) -> list[Path]:
+    """The PNG and the projector files, replaced together once all are whole, or none (a
+    folder made for them is removed again)."""
+    from embedcli.outputs import staged
+    from embedcli.projection import save_png, write_projector
+
+    made = folder is not None and not folder.exists()
+    written: list[Path] = []
+    try:
+        with staged() as stage:
+            if png is not None:
+                written.append(save_png(report, png, stage.open(png)))
+            if folder is not None:
+                try:
+                    folder.mkdir(exist_ok=True)
+                except OSError as exc:
+                    from embedcli.errors import OutputError
+
+                    raise OutputError(f"cannot make {folder}: {exc.strerror or exc}") from None
+                written.extend(write_projector(folder, table, report, stage))
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+    return written

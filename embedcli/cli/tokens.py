@@ -57,8 +57,9 @@ def tokenize(
     ] = False,
     as_json: AsJson = False,
 ) -> None:
-    """Show the tokens of a text: coloured pieces, ids and bytes; or count, encode, decode, cut,
-    or explain the byte-pair merges.
+    """Show the tokens of a text (pieces, ids, bytes), or count, encode, decode, cut or explain.
+
+    The byte-pair merges step by step with --explain; character offsets with --offsets.
 
     \b
       embedcli tokenize "Hello, world!"
