@@ -162,7 +162,17 @@ def available_memory(device: torch.device) -> int | None:
 
 
 def host_available_memory() -> int | None:
-    """Bytes of RAM available to new allocations (MemAvailable on Linux), or None if unknown."""
+    """Bytes of RAM available to new allocations (MemAvailable on Linux), or None if unknown;
+    less where this process's address space is limited (``ulimit -v``, ``prlimit --as``) to
+    what is left under the limit."""
+    found = _meminfo_available()
+    room = _address_space_left()
+    if room is not None:
+        found = room if found is None else min(found, room)
+    return found
+
+
+def _meminfo_available() -> int | None:
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:
             for line in meminfo:
@@ -174,6 +184,24 @@ def host_available_memory() -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def _address_space_left() -> int | None:
+    """RLIMIT_AS less the address space this process holds (VmSize), or None: no limit, or
+    no way to tell."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit == resource.RLIM_INFINITY:
+            return None
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmSize:"):
+                    return max(0, limit - int(line.split()[1]) * 1024)
+    except (ImportError, OSError, ValueError):
+        pass
+    return None
 
 
 def host_total_memory() -> int | None:

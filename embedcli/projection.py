@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
-from embedcli.errors import InputTextError, OutputError, UsageError, WeightsError
+from embedcli.errors import InputTextError, OutputError, WeightsError
 
 if TYPE_CHECKING:
     from typing import BinaryIO
@@ -38,6 +38,7 @@ WEAK_RATIO = 1.2
 STRUCTURE_RATIO = 2.0
 FLOAT64_ELEMENTS = 1 << 26  # the largest table PCA runs on in float64 (two copies: 1 GiB)
 CHUNK_ELEMENTS = 1 << 21  # values projected at a time in float64 (16 MiB)
+SAFE_PEAK = (1e-15, 1e15)  # largest magnitudes the PCA takes as they are; others are scaled
 ORIGINS = ("text", "top", "ids-file")  # where a point came from, in the order points are listed
 PROJECTOR_FILES = ("tensors.tsv", "metadata.tsv", "projector_config.pbtxt")
 
@@ -83,7 +84,7 @@ def chosen_ids(
     then the first ``top`` rows (a BPE vocabulary lists its bytes, then its merges most
     frequent first), then ``listed``. An id outside the table is an error."""
     if top is not None and top > rows:
-        raise UsageError(f"--top {top:,} is more than the table's {rows:,} rows")
+        raise InputTextError(f"--top {top:,} is more than the table's {rows:,} rows")
     wanted = [
         *((token, "text", index) for index, token in enumerate(text_ids)),
         *((token, "top", None) for token in range(top or 0)),
@@ -128,7 +129,8 @@ def project(
     total = _total_variance(table, mean)
     if not total > 0:
         raise WeightsError("every row of the token table is the same: it has no principal axes")
-    edge = total / width * (1 + math.sqrt(width / rows)) ** 2
+    # Centring leaves V - 1 degrees of freedom: a 2-row table is one direction, whatever d.
+    edge = total / width * (1 + math.sqrt(width / (rows - 1))) ** 2
     ratio = float(variance[0]) / edge
     points = [
         ProjectedPoint(
@@ -147,7 +149,10 @@ def project(
         method=f"torch.pca_lowrank(q={min(PCA_RANK, rows, width)}, niter={PCA_ITERATIONS}, "
         f"center=True) in {precision}, seed {PCA_SEED}",
         explained_variance=(float(variance[0]), float(variance[1])),
-        explained_variance_ratio=(float(variance[0]) / total, float(variance[1]) / total),
+        explained_variance_ratio=(  # rounding can put a rank-1 table a hair over 1
+            min(1.0, float(variance[0]) / total),
+            min(1.0, float(variance[1]) / total),
+        ),
         total_variance=total,
         noise_edge=edge,
         structure=(
@@ -184,41 +189,72 @@ def principal_axes(
         raise WeightsError(
             f"a map needs a table of at least 2 rows and 2 dimensions, not {rows} × {width}"
         )
-    _check_finite(table)
-    precision = _precision(rows, width, table, device)
+    peak = _check_finite(table)
+    scaled = not SAFE_PEAK[0] <= peak <= SAFE_PEAK[1]
+    precision = _precision(rows, width, table, device, scaled)
     values = table.detach().to(device, precision)  # (V, d)
+    if scaled:
+        # Scaled so that products of values neither overflow nor underflow float32 inside
+        # the PCA (1e36 squared is inf): the axes of a table are those of any multiple of it.
+        # In place only on a copy: .to() hands back the table itself where nothing changes.
+        values = values / peak if values.data_ptr() == table.data_ptr() else values.div_(peak)
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(PCA_SEED)
         try:
             _, _, components = torch.pca_lowrank(
                 values, q=min(PCA_RANK, rows, width), niter=PCA_ITERATIONS, center=True
             )  # components: (d, q)
-        except (NotImplementedError, RuntimeError) as exc:
-            if device.type == "cpu":
-                raise
-            raise WeightsError(
-                f"the principal axes cannot be found on {device}: {exc}; pass --device cpu"
-            ) from None
+        except torch.linalg.LinAlgError as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise WeightsError(f"the principal axes could not be found: {first}") from None
+        except (NotImplementedError, RuntimeError, MemoryError) as exc:
+            _pca_failed(exc, rows, width, device)
     axes = components[:, :2].cpu().double()  # (d, 2)
     peak = axes.abs().argmax(dim=0)  # (2,)
     signs = torch.sign(axes[peak, torch.arange(2)])
     return axes * torch.where(signs == 0, 1.0, signs), str(precision).removeprefix("torch.")
 
 
-def _check_finite(table: torch.Tensor) -> None:
-    """A row holding NaN or inf has no place on a map (and would spoil every axis)."""
+def _pca_failed(exc: BaseException, rows: int, width: int, device: torch.device) -> NoReturn:
+    """An allocation that failed inside the PCA is a memory error; anything else off the CPU
+    is the device's limit (MPS lacks operations); on the CPU, a bug: raised as it is."""
+    from embedcli.errors import MemoryLimitError
+
+    said = str(exc)
+    if isinstance(exc, MemoryError) or "allocate" in said or "out of memory" in said:
+        raise MemoryLimitError(
+            f"the principal axes of a {rows:,} × {width:,} table ran out of memory on "
+            f"{device}; use a machine with more memory"
+        ) from None
+    if device.type == "cpu":
+        raise exc
+    raise WeightsError(
+        f"the principal axes cannot be found on {device}: {said.splitlines()[0] if said else exc!r}"
+        "; pass --device cpu"
+    ) from None
+
+
+def _check_finite(table: torch.Tensor) -> float:
+    """The table's largest magnitude; a row holding NaN or inf is refused: it has no place on
+    a map (and would spoil every axis)."""
     step = max(1, CHUNK_ELEMENTS // table.shape[1])
+    peak = 0.0
     for start in range(0, table.shape[0], step):
-        finite = table[start : start + step].isfinite().all(dim=1)  # (R,)
+        rows = table[start : start + step]
+        finite = rows.isfinite().all(dim=1)  # (R,)
         if not bool(finite.all()):
             token = start + int((~finite).nonzero()[0])
             raise WeightsError(
                 f"the row of token {token} holds NaN or infinite values, so the table has no "
                 "principal axes; the table is damaged"
             )
+        peak = max(peak, float(rows.abs().max()))
+    return peak
 
 
-def _precision(rows: int, width: int, table: torch.Tensor, device: torch.device) -> torch.dtype:
+def _precision(
+    rows: int, width: int, table: torch.Tensor, device: torch.device, scaled: bool = False
+) -> torch.dtype:
     """float64 where the device has it, the table is no larger than FLOAT64_ELEMENTS and
     pca_lowrank's copies of it (the converted table and its centred copy) fit; else float32,
     where they fit; else an error."""
@@ -230,7 +266,8 @@ def _precision(rows: int, width: int, table: torch.Tensor, device: torch.device)
     for precision in (torch.float64, torch.float32):
         if precision == torch.float64 and (device.type == "mps" or rows * width > FLOAT64_ELEMENTS):
             continue
-        copies = 1 if table.dtype == precision and table.device == device else 2
+        same = table.dtype == precision and table.device == device and not scaled
+        copies = 1 if same else 2
         needed = copies * rows * width * precision.itemsize + rows * (PCA_RANK + 2) * 8
         if available is None or needed <= available:
             return precision

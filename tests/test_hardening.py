@@ -302,3 +302,17 @@ def test_a_full_disk_while_streaming_leaves_nothing(
     expect_error(result, "No space left on device")
     assert "on close" not in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t.txt"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tokenize", "-f", "no\nsuch\rfile\x07"],
+        ["project", "--ids-file", "no\nsuch", "-d", "4"],
+    ],
+)
+def test_an_error_naming_a_strange_file_is_still_one_line(args: list[str]) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith("Error: ") and "no\\nsuch" in result.stderr

@@ -20,7 +20,7 @@ from rich.cells import cell_len
 from safetensors.torch import save_file
 
 from embedcli.cli import app
-from embedcli.encodings import get_encoding, token_piece
+from embedcli.encodings import get_encoding, token_piece, visible
 from embedcli.projection import ProjectedPoint, Projection, principal_axes, project
 from embedcli.render.common import to_text
 from embedcli.render.project import project_view
@@ -110,18 +110,22 @@ def test_axes_are_signed_by_their_largest_loading_and_the_same_on_every_run() ->
     assert torch.equal(principal_axes(-table)[0].abs(), first.abs())
 
 
-@pytest.mark.parametrize(("rows", "width"), [(50257, 32), (2000, 300), (300, 2000), (40, 8)])
+@pytest.mark.parametrize(
+    ("rows", "width"), [(50257, 32), (2000, 300), (300, 2000), (40, 8), (2, 768), (3, 5000)]
+)
 def test_random_tables_are_isotropic_and_planted_structure_is_found(rows: int, width: int) -> None:
     g = torch.Generator().manual_seed(rows + width)
     noise = torch.randn(rows, width, generator=g)
     enc = get_encoding("gpt2")
     found = project(enc, noise, [(0, "top", None)], "noise", seeded=True)
-    # Marchenko–Pastur: the top variance of independent values, (1 + sqrt(d/V))^2 per unit
-    # of variance, computed here from the table's own variance.
-    edge = noise.double().var(dim=0).mean().item() * (1 + (width / rows) ** 0.5) ** 2
+    # Marchenko–Pastur: the top variance of independent values, (1 + sqrt(d/n))^2 per unit
+    # of variance, n = V - 1 rows' worth after centring; from the table's own variance here.
+    edge = noise.double().var(dim=0).mean().item() * (1 + (width / (rows - 1)) ** 0.5) ** 2
     assert found.noise_edge == pytest.approx(edge, rel=1e-9)
     assert 0.7 < found.noise_ratio < 1.2
     assert found.structure == "isotropic"
+    if rows < 10:
+        return  # too few rows to hold structure beyond chance: a 2-row table is one direction
     structured = project(enc, planted(rows, width, seed=1), [(0, "top", None)], "x", seeded=False)
     assert structured.structure == "structured" and structured.noise_ratio > 2
 
@@ -221,7 +225,7 @@ def test_top_alone_reads_no_text_from_stdin() -> None:
     ("args", "message", "code"),
     [
         (["--top", "0"], "Invalid value for '--top'", 2),
-        (["--top", "60000"], "--top 60,000 is more than the table's 50,257 rows", 2),
+        (["--top", "60000"], "--top 60,000 is more than the table's 50,257 rows", 1),
         (["hi", "-d", "1"], "at least 2 rows and 2 dimensions, not 50257 × 1", 1),
         (["hi", "--device", "meta"], "the meta device holds shapes but no values", 2),
         (["hi", "--device", "cuda:7"], "requested", 1),
@@ -327,23 +331,42 @@ def test_markers_sit_in_the_cells_their_coordinates_fall_in(width: int) -> None:
 
 
 def test_every_plot_row_is_as_wide_as_the_axis_whatever_the_pieces() -> None:
-    # Pieces with a tab, a newline, a control byte, a CJK character (two cells) and a
-    # combining mark alone: each label must take the cells it says, or the plot shears.
-    enc = get_encoding("gpt2")
-    pieces = ["\t", "\n", "\x00", "日本", "\u0301", " the", "Hello"]
+    # Pieces with a tab, a newline, a control byte, a CJK character (two cells), a combining
+    # mark alone and after a letter, line and paragraph separators, a tag character: each
+    # label must take the cells it says and stay on its row, or the plot shears.
+    from embedcli.encodings import Token
+
+    pieces = ["\t", "\n", "\x00", "日本", "\u0301", "e\u0301", "a\u2028b", "\u2029",
+              "\U000e0001", " the"]  # fmt: skip
     points = [
-        ProjectedPoint(token_piece(enc, enc.encode(p, disallowed_special=())[0]), "text", i, i % 3)
+        ProjectedPoint(Token(i, p, p.encode().hex(), visible(p)), "text", i, i % 3)
         for i, p in enumerate(pieces)
     ]
-    report = synthetic([], [(0.0, 0.0), (6.0, 2.0)])
+    report = synthetic([], [(0.0, 0.0), (12.0, 2.0)])
     report.points = points
     for width in (40, 80, 120):
         text = to_text(project_view(report, width=width, plain=True), width=width)
         lines = text.splitlines()
         axis = next(line for line in lines if "└" in line)
         plot = lines[lines.index("PC2 ↑") + 1 : lines.index(axis)]
-        assert {cell_len(line.ljust(len(axis))) for line in plot} <= {cell_len(axis)}, text
-        assert "\\x00" in text and "⇥" in text
+        margin = axis.index("└")
+        assert all(line[margin] in "┤│" for line in plot), text  # no row broken in two
+        assert all(cell_len(line) <= cell_len(axis) for line in plot), text
+        assert "\u2028" not in text and "\u2029" not in text
+        shown = "\n".join(plot)
+        for label in ("\\x00", "⇥", "a\\u2028b", "\\u2029", "\\U000e0001", "◌\u0301"):
+            assert label in shown or label in text, (label, text)
+        assert "e\u0301" in shown and "e◌" not in shown  # a mark after its letter joins it
+
+
+def test_a_narrow_terminal_says_the_range_of_pc1_on_a_line_of_its_own() -> None:
+    report = synthetic([("a", -3.5e30, 1.0, "text")], [(-3.5e30, 0.0), (2.5e30, 1e-30)])
+    for width in (20, 24, 30):
+        text = to_text(project_view(report, width=width, plain=True), width=width)
+        assert all(cell_len(line) <= width for line in text.splitlines()), text
+        # both ends of PC1 under the axis where they fit on one line, else said in words
+        under = [line for line in text.splitlines() if line.count("e+30") == 2]
+        assert under or "PC1 from -3.5e+30 to 2.44e+30" in " ".join(text.split()), text
 
 
 def test_points_sharing_a_cell_or_without_room_are_counted() -> None:
@@ -609,3 +632,23 @@ def test_a_failed_export_replaces_nothing(
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # all three as they were
     assert not png.exists() and not fresh.exists()  # nor the PNG, nor a folder made for them
     assert not list(tmp_path.rglob(".*.tmp"))
+
+
+@pytest.mark.parametrize("scale", [1e36, 1e-30, 1.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_extreme_magnitudes_give_the_same_map_and_leave_the_table_alone(
+    scale: float, dtype: torch.dtype
+) -> None:
+    # float32's range squared overflows (1e36 squared is inf): the PCA scales the values it
+    # works on, never the table it was given.
+    if dtype == torch.float16 and scale != 1.0:
+        return  # float16 cannot hold these magnitudes
+    base = planted(3000, 40, seed=5)
+    table = (base.double() * scale).to(dtype)
+    kept = table.clone()
+    report = project(get_encoding("gpt2"), table, [(7, "top", None)], "x", seeded=False)
+    assert torch.equal(table, kept)
+    _, variances, coordinates = numpy_pca(table.double().numpy())
+    np.testing.assert_allclose(report.explained_variance, variances, rtol=1e-3)
+    same_up_to_sign(report.cloud, coordinates, atol=1e-3 * float(np.abs(coordinates).max()))
+    assert 0 < report.explained_variance_ratio[0] <= 1

@@ -87,7 +87,8 @@ class _Group(TyperGroup):
             if type(exc).__name__ == "NoArgsIsHelpError":  # `embedcli` alone: the help, exit 0
                 typer.echo(ctx.get_help())
                 ctx.exit(0)
-            typer.echo(f"Error: {exc.format_message()} (see {ctx.command_path} --help)", err=True)
+            message = one_line(exc.format_message())
+            typer.echo(f"Error: {message} (see {ctx.command_path} --help)", err=True)
             ctx.exit(exc.exit_code)
 
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:
@@ -106,12 +107,13 @@ class _Group(TyperGroup):
                 typer.echo(line, err=True)
             return done
         except EmbedCLIError as exc:
-            typer.echo(f"Error: {exc}", err=True)
+            typer.echo(f"Error: {one_line(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
         except _ClickUsageError as exc:
             command = _command_path(ctx, exc)
             hint = _RENAMED.get((command.rsplit(" ", 1)[-1], exc.format_message()), "")
-            typer.echo(f"Error: {exc.format_message()}{hint} (see {command} --help)", err=True)
+            message = one_line(exc.format_message())
+            typer.echo(f"Error: {message}{hint} (see {command} --help)", err=True)
             ctx.exit(exc.exit_code)
         except (ClosedPipe, BrokenPipeError):
             _quiet_stdout()
@@ -134,6 +136,16 @@ _RENAMED = {
         " --truncate N cuts to N tokens; to cut to the context length, use --truncate-to-context"
     ),
 }
+
+
+def one_line(message: str) -> str:
+    """A message as the one line the contract promises: line breaks and other control
+    characters (from a file name or a checkpoint's key) written as escapes."""
+    return "".join(
+        {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c)
+        or (f"\\x{ord(c):02x}" if ord(c) < 0x20 or ord(c) == 0x7F else c)
+        for c in message
+    )
 
 
 def _command_path(ctx: typer.Context, exc: Exception) -> str:

@@ -40,10 +40,13 @@ def joined_ids(ids: list[str], texts: list[str] | None, file: Path | None) -> li
     return [token for sequence in parse_ids(ids) for token in sequence]
 
 
+MAX_ID_DIGITS = 12  # a longer id is beyond any table (and int() of 4,301 digits refuses)
+
+
 def ids_from_file(path: Path, texts: list[str] | None = None) -> list[int]:
-    """The token ids in a file ('-': stdin, which TEXT '-' may not read too), separated by
-    commas, spaces or newlines; a list in brackets (JSON) too. Anything else in it is a data
-    error that names it and its line."""
+    """The distinct token ids in a file ('-': stdin, which TEXT '-' may not read too), in the
+    order first given, separated by commas, spaces or newlines; a list in brackets (JSON) too.
+    Anything else in it is a data error that names it and its line."""
     from embedcli.textinput import decode_utf8, read_bounded
 
     if str(path) == "-" and texts == ["-"]:
@@ -57,15 +60,25 @@ def ids_from_file(path: Path, texts: list[str] | None = None) -> list[int]:
                 data = read_bounded(handle, where)
     except OSError as exc:
         raise InputTextError(f"cannot read --ids-file {path}: {exc.strerror or exc}") from None
-    ids = []
-    for number, line in enumerate(decode_utf8(data, f"--ids-file {where}").splitlines(), 1):
-        for part in line.replace(",", " ").replace("[", " ").replace("]", " ").split():
-            if not (part.isascii() and part.isdigit()):
-                raise InputTextError(
-                    f"--ids-file {where}, line {number}: {part[:40]!r} is not a token id "
-                    "(ids are whole numbers separated by commas, spaces or newlines)"
+    import re
+
+    text = decode_utf8(data, f"--ids-file {where}")
+    ids: dict[int, None] = {}  # each id once, in the order first given: memory stays per id
+    for found in re.finditer(r"[^\s,\[\]]+", text):
+        part = found.group()
+        if not (part.isascii() and part.isdigit()) or len(part) > MAX_ID_DIGITS:
+            line = text.count("\n", 0, found.start()) + 1
+            what = (
+                "is far beyond any token table"
+                if part.isascii() and part.isdigit()
+                else (
+                    "is not a token id (ids are whole numbers separated by commas, spaces or "
+                    "newlines)"
                 )
-            ids.append(int(part))
+            )
+            shown = part if len(part) <= 40 else part[:40] + "…"
+            raise InputTextError(f"--ids-file {where}, line {line}: {shown!r} {what}")
+        ids.setdefault(int(part), None)
     if not ids:
         raise InputTextError(f"--ids-file {where} holds no token ids")
-    return ids
+    return list(ids)

@@ -74,7 +74,7 @@ def project(
     from embedcli.projection import check_outputs, chosen_ids, project
     from embedcli.sources import embed_source, source_tables
 
-    inputs = _inputs(file, ids_file, weights)
+    inputs = _inputs(texts, file, ids, ids_file, weights)
     check_outputs(png, export_projector, inputs)  # before the work, not after it
     name = resolve_encoding_name(encoding, model, weights)
     enc = get_encoding(name)
@@ -95,15 +95,25 @@ def project(
         write("wrote " + ", ".join(str(path) for path in written))
 
 
-def _inputs(file: Path | None, ids_file: Path | None, weights: str | None) -> list[Path | int]:
-    """Every file the command reads, which no output may replace: the text or stdin, the ids,
-    the checkpoint (each file of a model folder)."""
-    found: list[Path | int] = [0 if file is None else file]
-    if ids_file is not None and str(ids_file) != "-":
-        found.append(ids_file)
+def _inputs(
+    texts: list[str] | None,
+    file: Path | None,
+    ids: list[str] | None,
+    ids_file: Path | None,
+    weights: str | None,
+) -> list[Path | int]:
+    """Every file the command reads, which no output may replace: the text (stdin where it
+    may be read), the ids, the checkpoint (each file of a model folder)."""
+    reads_stdin = file is None and (not texts or texts == ["-"]) and not ids
+    found: list[Path | int] = [file] if file is not None else [0] if reads_stdin else []
+    if ids_file is not None:
+        found.append(0 if str(ids_file) == "-" else ids_file)
     if weights is not None:
         path = Path(weights)
-        found.extend(path.iterdir() if path.is_dir() else [path])
+        try:
+            found.extend(path.iterdir() if path.is_dir() else [path])
+        except OSError:  # an unreadable folder: the loader says what is wrong with it
+            found.append(path)
     return found
 
 

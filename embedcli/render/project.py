@@ -111,6 +111,14 @@ def _place(value: float, span: tuple[float, float], cells: int) -> int:
     return max(0, min(cells - 1, int((value - lo) / (hi - lo) * cells)))
 
 
+def _cells(values: np.ndarray, span: tuple[float, float], cells: int) -> np.ndarray:
+    """:func:`_place` for many values at once."""
+    import numpy as np
+
+    lo, hi = span
+    return np.clip(((values - lo) / (hi - lo) * cells).astype(np.int64), 0, cells - 1)
+
+
 def _draw_cloud(
     grid: list[list[_Cell]],
     cloud: np.ndarray,
@@ -123,9 +131,13 @@ def _draw_cloud(
     import numpy as np
 
     rows, columns = len(grid), len(grid[0])
-    counts, _, _ = np.histogram2d(
-        cloud[:, 1], cloud[:, 0], bins=(rows, columns), range=(y_range, x_range)
-    )  # (rows, columns), row 0 at the bottom
+    x, y = cloud[:, 0], cloud[:, 1]
+    inside = (x >= x_range[0]) & (x <= x_range[1]) & (y >= y_range[0]) & (y <= y_range[1])
+    # the cells _place gives a marker, so that a row and a token at one place share a cell
+    column = _cells(x[inside], x_range, columns)
+    row = _cells(y[inside], y_range, rows)
+    counts = np.bincount(row * columns + column, minlength=rows * columns)
+    counts = counts.reshape(rows, columns).astype(float)  # (rows, columns), row 0 at the bottom
     occupied = counts[counts > 0]
     if not occupied.size:
         return
@@ -184,13 +196,18 @@ def _label_beside(line: list[_Cell], column: int, point: ProjectedPoint, plain: 
 
 
 def _label(display: str) -> str:
-    """A piece as one short label: control and format characters as \\xNN, a combining mark
-    on a dotted circle, at most LABEL_WIDTH cells."""
-    out = []
+    """A piece as one short label: control, format and line-separator characters as \\xNN,
+    \\uNNNN or \\UNNNNNNNN, a combining mark with no character before it on a dotted
+    circle, at most LABEL_WIDTH cells."""
+    out: list[str] = []
     for char in display:
-        if unicodedata.category(char)[0] == "C":
-            out.append(f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
-        elif get_character_cell_size(char) == 0:
+        code, kind = ord(char), unicodedata.category(char)
+        if kind[0] == "C" or kind in ("Zl", "Zp"):
+            out.append(
+                f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                else f"\\U{code:08x}"
+            )  # fmt: skip
+        elif get_character_cell_size(char) == 0 and not out:
             out.append("◌" + char)
         else:
             out.append(char)
@@ -238,5 +255,7 @@ def _x_axis(x_range: tuple[float, float], margin: int, columns: int) -> Text:
     low, high = f"{x_range[0]:.3g}", f"{x_range[1]:.3g}"
     name = "PC1 →"
     inner = columns - cell_len(low) - cell_len(high)
-    middle = name.center(inner) if inner >= cell_len(name) + 2 else " " * max(1, inner)
+    if inner < 1:  # the two values do not fit under the axis: said on a line of their own
+        return Text(f"PC1 from {low} to {high}")
+    middle = name.center(inner) if inner >= cell_len(name) + 2 else " " * inner
     return Text(" " * (margin + 1) + low + middle + high)
