@@ -182,3 +182,17 @@ def test_list_devices_with_two_gpus(two_gpus, monkeypatch: pytest.MonkeyPatch) -
     assert [r.name for r in rows] == ["cpu", "cuda:0", "cuda:1", "mps"]
     assert rows[2].description == "Fake GPU 1 (compute capability 7.5)"
     assert rows[2].memory_total == 16 * 2**30 and rows[2].memory_free == 3 * 2**30
+
+
+def test_free_memory_honours_an_address_space_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    import resource
+
+    from embedcli import devices
+
+    with open("/proc/self/status", encoding="ascii") as status:
+        held = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+    limit = held + 300 * 2**20  # 300 MiB left under the limit
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (limit, resource.RLIM_INFINITY))
+    found = devices.host_available_memory()
+    assert found is not None and found <= 300 * 2**20
+    assert found > 250 * 2**20  # what this test allocates between the two reads is small

@@ -652,3 +652,15 @@ def test_extreme_magnitudes_give_the_same_map_and_leave_the_table_alone(
     np.testing.assert_allclose(report.explained_variance, variances, rtol=1e-3)
     same_up_to_sign(report.cloud, coordinates, atol=1e-3 * float(np.abs(coordinates).max()))
     assert 0 < report.explained_variance_ratio[0] <= 1
+
+
+def test_an_ids_file_is_read_as_distinct_ids_and_refuses_huge_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "ids.txt"
+    path.write_text("7 " * 200_000 + "3\n7,3\n")
+    data = run_json("--ids-file", str(path), "-d", "4")
+    assert [p["id"] for p in data["points"]] == [7, 3]
+    path.write_text("1\n2 " + "9" * 5000 + "\n")
+    expect_error(
+        runner.invoke(app, ["project", "--ids-file", str(path), "-d", "4"]),
+        "line 2: '" + "9" * 40 + "…' is far beyond any token table",
+    )
