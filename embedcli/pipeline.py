@@ -20,7 +20,6 @@ from embedcli.devices import (
     format_bytes,
     host_available_memory,
     resolve_device,
-    torch_dtype,
 )
 from embedcli.encodings import (
     Token,
@@ -242,25 +241,6 @@ def _refuse_largest(
     )
 
 
-def verify_on_cpu(
-    reference: InputEmbedding, ids: torch.Tensor, actual: torch.Tensor, dtype: torch.dtype
-) -> VerifyResult:
-    """Recompute lookup and add on the CPU in ``dtype``; compare with the device's result."""
-    import torch
-
-    expected = reference.token_embedding.weight.detach().to(dtype)[ids]  # (B, T, d)
-    if reference.config.embed_scale != 1.0:  # a model's input scaling (Gemma's sqrt(d))
-        expected = expected * torch.tensor(reference.config.embed_scale, dtype=dtype)
-    if reference.position_embedding is not None:
-        positions = reference.position_embedding.weight.detach().to(dtype)
-        expected = expected + positions[: ids.shape[1]]  # + (T, d)
-    got = actual.detach().cpu().float()
-    diff = float((got - expected.float()).abs().max()) if got.numel() else 0.0
-    scale = float(expected.float().abs().max()) if expected.numel() else 0.0
-    tolerance = torch.finfo(dtype).eps * max(scale, 1.0)  # one rounding of the sum
-    return VerifyResult(str(actual.device), "cpu", diff, tolerance)
-
-
 def _on_cpu(tensor: torch.Tensor | None) -> torch.Tensor | None:
     """A float32 CPU copy for the report (tables slice it; JSON streams it row by row)."""
     return None if tensor is None else tensor.detach().float().cpu()
@@ -349,7 +329,7 @@ def run_embed(
     through a checkpoint's trained tables instead of the seeded ones."""
     import torch
 
-    from embedcli.embedding import InputEmbedding, check_token_ids, cosine_similarity
+    from embedcli.embedding import check_token_ids, cosine_similarity
 
     enc = get_encoding(encoding)
     if (texts is None) == (ids is None):
@@ -375,11 +355,10 @@ def run_embed(
         trace = module.trace(ids_cpu, checked=True)
     checked = None
     if verify:
-        # The same tables on the CPU, never touched by the device: seeded anew, or as loaded.
-        reference = InputEmbedding(config, tables=pair)
-        checked = verify_on_cpu(
-            reference, ids_cpu, trace.input_embeddings, torch_dtype(config.dtype)
-        )
+        from embedcli.reference import verify as against_reference
+
+        # Worked out again on the CPU from the recipe and the formulas, not by the module.
+        checked = against_reference(config, ids_cpu, trace.input_embeddings, tables)
     report = EmbedReport(
         config={
             **config.to_dict(),
