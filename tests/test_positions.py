@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import sys
 from pathlib import Path
@@ -256,3 +257,61 @@ def test_embed_similarity() -> None:
     table = runner.invoke(app, ["embed", "the cat the cat", "-d", "16", "--similarity"]).stdout
     assert "cosine similarity between the input embeddings" in table
     assert "␣cat" in table and "scale: " in table
+
+
+# ---------------------------------------------------------------- heatmap cells, by hand
+
+RAMP = " .:-=+*#%@"  # the plain ramp, low to high, as the README's legend shows it
+
+
+def evenly(n: int, k: int) -> list[int]:
+    """k of n indices, first and last included, spaced as evenly as integers allow."""
+    return list(range(n)) if k >= n else [round(i * (n - 1) / (k - 1)) for i in range(k)]
+
+
+def drawn(text: str) -> tuple[list[int], list[str], int, int]:
+    """(row labels, cell characters per row, columns shown, rows shown) read off the picture."""
+    lines = text.splitlines()
+    shown = {"rows": None, "columns": None}
+    for what in shown:
+        found = re.search(rf"([\d,]+) of ([\d,]+) {what} shown", " ".join(lines[:6]))
+        shown[what] = None if found is None else int(found.group(1).replace(",", ""))
+    grid = [line for line in lines if re.fullmatch(r"\s*\d+ [ .:=+*#%@-]*", line)]
+    labels = [int(line.split()[0]) for line in grid]
+    cells = [re.sub(r"^\s*\d+ ", "", line, count=1) for line in grid]
+    return labels, cells, shown["columns"], shown["rows"]
+
+
+@pytest.mark.parametrize("width", [40, 80, 120])
+@pytest.mark.parametrize(
+    ("n_rows", "n_columns", "axis"),
+    [(10, 30, "column"), (150, 500, "column"), (90, 400, "dimension")],
+)
+def test_heatmap_cells_are_the_evenly_sampled_values(
+    width: int, n_rows: int, n_columns: int, axis: str
+) -> None:
+    from embedcli.positions import Heatmap
+    from embedcli.render.common import to_text
+    from embedcli.render.heatmap import heatmap_view
+
+    rng = np.random.default_rng(n_rows + n_columns)
+    matrix = rng.uniform(-3, 3, size=(n_rows, n_columns))
+    heatmap = Heatmap("t", "encoding", "position", axis, matrix)
+    text = to_text(heatmap_view(heatmap, width=width, plain=True), width=width)
+    assert all(len(line) <= width for line in text.splitlines())
+    labels, cells, k_columns, k_rows = drawn(text)
+    # Rows: all of them when they fit (64 at most), else evenly sampled, first and last kept.
+    assert labels == evenly(n_rows, min(n_rows, 64))
+    assert (k_rows is None) == (n_rows <= 64)
+    # Columns: evenly sampled to fit; sines and cosines in whole pairs for dimensions.
+    k_columns = k_columns or n_columns
+    if axis == "dimension" and k_columns < n_columns:
+        columns = [c for p in evenly(n_columns // 2, k_columns // 2) for c in (2 * p, 2 * p + 1)]
+    else:
+        columns = evenly(n_columns, k_columns)
+    cell = len(cells[0].rstrip()) // len(columns) or 1
+    limit = np.abs(matrix).max()
+    for row, drawn_cells in zip(labels, cells, strict=True):
+        t = (matrix[row, columns] + limit) / (2 * limit)
+        expected = "".join(RAMP[min(9, int(v * 10))] * cell for v in t)
+        assert drawn_cells.rstrip() == expected.rstrip(), (row, width)

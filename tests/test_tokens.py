@@ -67,6 +67,18 @@ ADVERSARIAL = [
 ]
 
 adversarial_text = st.lists(st.sampled_from(ADVERSARIAL), max_size=60).map("".join)
+# Whitespace that str.isspace() and the encodings' \s see, but a plain space test does not.
+UNUSUAL_SPACES = ("\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", "\u3000", "\u00a0",
+                  "\u2009", "\r\n", " \x0b ", " \u3000 ")  # fmt: skip
+# Free text with those spaces mixed in, as well as the fixed pieces.
+mixed_text = st.lists(
+    st.one_of(
+        st.sampled_from(ADVERSARIAL),
+        st.sampled_from(UNUSUAL_SPACES),
+        st.text(st.characters(exclude_categories=("Cs",)), max_size=6),
+    ),
+    max_size=40,
+).map("".join)
 
 
 def exact(enc, text: str, allow_special: bool = False) -> list[int]:
@@ -77,6 +89,18 @@ def exact(enc, text: str, allow_special: bool = False) -> list[int]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=adversarial_text, chunk_chars=st.integers(1, 12))
 def test_chunked_encoding_equals_one_pass(name: str, text: str, chunk_chars: int) -> None:
+    enc = get_encoding(name)
+    parallel = Parallel(workers=2, chunk_chars=chunk_chars, min_chars=0)
+    assert encode_text(enc, text, parallel=parallel) == exact(enc, text)
+    assert count_tokens(enc, text, parallel=parallel) == len(exact(enc, text))
+
+
+@pytest.mark.parametrize("name", BUNDLED_ENCODINGS)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=mixed_text, chunk_chars=st.integers(1, 12))
+def test_chunked_encoding_equals_one_pass_with_unusual_whitespace(
+    name: str, text: str, chunk_chars: int
+) -> None:
     enc = get_encoding(name)
     parallel = Parallel(workers=2, chunk_chars=chunk_chars, min_chars=0)
     assert encode_text(enc, text, parallel=parallel) == exact(enc, text)

@@ -19,7 +19,7 @@ from torch import nn
 from embedcli import outputs
 from embedcli.cli import app
 from embedcli.encodings import get_encoding
-from embedcli.windows import stream_windows, token_blocks
+from embedcli.windows import StreamWindows, stream_windows, token_blocks
 
 runner = make_runner()
 
@@ -198,6 +198,47 @@ def test_stream_windows_equal_slicing(ids, cuts, length, stride) -> None:
     blocks = [ids[a:b] for a, b in pairwise(edges)]
     expected = [ids[i : i + length] for i in range(0, len(ids) - length + 1, stride)]
     assert list(stream_windows(blocks, length, stride)) == expected
+    # Fed block by block, the buffer never holds more than a window, a stride and one block.
+    windows, got = StreamWindows(length, stride), []
+    for block in blocks:
+        got += windows.feed(block)
+        assert len(windows._buffer) <= length + stride + len(block)
+        assert len(windows._buffer) < length  # what is left cannot make a window yet
+    assert got == expected
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    data=st.binary(max_size=60),
+    read=st.integers(1, 9),
+    name=st.sampled_from(["gpt2", "o200k_base"]),
+    length=st.integers(1, 5),
+    stride=st.integers(1, 5),
+)
+def test_streaming_arbitrary_bytes_into_windows(
+    data: bytes, read: int, name: str, length: int, stride: int
+) -> None:
+    """Reads of 1 to 9 bytes: the windows are those of one pass over the decoded text, or the
+    error names the byte and offset that bytes.decode reports; the buffer stays bounded."""
+    from embedcli.errors import InputTextError
+
+    enc = get_encoding(name)
+    blocks = token_blocks(io.BytesIO(data), enc, allow_special=True, source="s", read_bytes=read)
+    windows, got = StreamWindows(length, stride), []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        with pytest.raises(
+            InputTextError, match=f"byte 0x{data[exc.start]:02X} at offset {exc.start}\\)"
+        ):
+            for block in blocks:
+                got += windows.feed(block)
+        return
+    for block in blocks:
+        got += windows.feed(block)
+        assert len(windows._buffer) <= length + stride + len(block)
+    ids = enc.encode(text, allowed_special="all")
+    assert got == [ids[i : i + length] for i in range(0, len(ids) - length + 1, stride)]
 
 
 def seeded(vocab: int, d: int, context: int) -> tuple[nn.Embedding, nn.Embedding]:
