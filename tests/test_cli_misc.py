@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import assert_cli_leaves_unimported, assert_python_ok, make_runner, run_script
+from test_cli_embed import torch_says_auto
 
-from embedcli import __version__, devices
+from embedcli import __version__
 from embedcli.cli import app
 
 runner = make_runner()
@@ -71,7 +72,7 @@ def test_devices_table() -> None:
     assert result.exit_code == 0, result.output
     assert "cpu" in result.stdout and "cuda" in result.stdout and "mps" in result.stdout
     assert f"torch {torch.__version__}" in result.stdout
-    assert f"--device auto → {devices.auto_device()}" in result.stdout
+    assert f"--device auto → {torch_says_auto()}" in result.stdout
 
 
 def test_devices_json() -> None:
@@ -80,7 +81,7 @@ def test_devices_json() -> None:
     data = json.loads(result.stdout)
     assert data["torch_version"] == torch.__version__
     assert data["cuda_version"] == torch.version.cuda
-    assert data["auto"] == devices.auto_device()
+    assert data["auto"] == torch_says_auto()
     rows = {row["name"]: row for row in data["devices"]}
     assert rows["cpu"]["available"] is True
     assert rows["cpu"]["memory_total"] > 0
