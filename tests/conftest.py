@@ -61,6 +61,9 @@ def golden(request: pytest.FixtureRequest):
             path.write_text(text, encoding="utf-8")
         assert path.exists(), f"missing golden file {path}; run pytest --update-golden"
         assert text == path.read_text(encoding="utf-8"), f"output differs from {path}"
+        from golden_oracle import check as numbers_hold
+
+        numbers_hold(name, text)  # the numbers, against computations of the test's own
 
     return check
 

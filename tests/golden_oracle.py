@@ -1,0 +1,570 @@
+"""The numbers in every golden file, read back out of the rendered text and checked against a
+computation made here, without the code that rendered them: so a golden file regenerated over
+a bug fails (a golden file alone catches change, not error).
+
+``check(name, text)`` runs the checker registered for the golden file ``name``; every file in
+tests/golden/ must have one (tests/test_golden_oracle.py holds that).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+RAMP = " .:-=+*#%@"  # the plain heatmap ramp, low to high
+VISIBLE = {" ": "␣", "\t": "⇥", "\r": "␍", "\n": "↵"}
+CHECKERS: dict[str, Callable[[str, str], None]] = {}
+
+
+def check(name: str, text: str) -> None:
+    """Check the numbers of golden file ``name`` (its rendered ``text``)."""
+    stem = re.sub(r"(_80|_120)?\.txt$", "", name)
+    assert stem in CHECKERS, f"golden file {name} has no independent check of its numbers"
+    CHECKERS[stem](stem, text)
+
+
+def checker(*stems: str) -> Callable[[Callable[[str, str], None]], Callable[[str, str], None]]:
+    def register(function: Callable[[str, str], None]) -> Callable[[str, str], None]:
+        for stem in stems:
+            CHECKERS[stem] = function
+        return function
+
+    return register
+
+
+# ---------------------------------------------------------------- reading the text
+
+
+def cells(line: str) -> list[str]:
+    """A table line's cells, stripped ("│ a │ b │" -> ["a", "b"])."""
+    return [c.strip() for c in line.strip().strip("│").split("│")]
+
+
+def table_lines(text: str) -> list[list[str]]:
+    return [cells(line) for line in text.splitlines() if line.startswith("│")]
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", "").replace("+", ""))
+
+
+def shape(text: str) -> tuple[int, ...]:
+    inner = text.strip().strip("()")
+    return tuple(int(n) for n in inner.split(",") if n)
+
+
+def header(text: str) -> dict[str, str]:
+    """'vocab 50,257 · d 8 · context 16 · learned positions · seed 123' -> fields."""
+    found = {}
+    head = " ".join(text.splitlines()[:3])
+    for key, pattern in (
+        ("vocab", r"vocab ([\d,]+)"),
+        ("d", r"\bd ([\d,]+)"),
+        ("context", r"context ([\d,]+)"),
+        ("seed", r"seed (\d+)"),
+        ("positional", r"(learned|sinusoidal|rope|none) positions"),
+        ("batch", r"batch ([\d,]+)"),
+        ("seq", r"seq-len ([\d,]+)"),
+    ):
+        match = re.search(pattern, head)
+        if match:
+            found[key] = match.group(1).replace(",", "")
+    return found
+
+
+def binary_size(n: float) -> str:
+    """Bytes as embedcli shows them: B, then KiB, MiB, GiB, TiB with one decimal."""
+    if n < 1024:
+        return f"{int(n)} B"
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        n /= 1024
+        if n < 1024 or unit == "PiB":
+            return f"{n:.1f} {unit}"
+    raise AssertionError
+
+
+def shown(piece: bytes) -> str:
+    """A token's bytes as the tables show them: text with visible whitespace, else <0x..>."""
+    try:
+        text = piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return "<" + " ".join(f"0x{b:02X}" for b in piece) + ">"
+    return "".join(VISIBLE.get(c, c) for c in text)
+
+
+def gpt2():
+    from embedcli.encodings import get_encoding
+
+    return get_encoding("gpt2")
+
+
+def recipe(vocab: int, d: int, context: int, seed: int, learned: bool = True):
+    """torch.manual_seed, then nn.Embedding for tokens, then for positions: the recipe."""
+    torch.manual_seed(seed)
+    token = torch.nn.Embedding(vocab, d).weight.detach().double().numpy()
+    position = torch.nn.Embedding(context, d).weight.detach().double().numpy() if learned else None
+    return token, position
+
+
+def sinusoids(length: int, d: int) -> np.ndarray:
+    table = np.zeros((length, d))
+    for p in range(length):
+        for i in range(0, d, 2):
+            table[p, i] = math.sin(p / 10000 ** (i / d))
+            table[p, i + 1] = math.cos(p / 10000 ** (i / d))
+    return table
+
+
+def heatmap_blocks(text: str) -> list[tuple[list[str], list[str], tuple[float, float]]]:
+    """Each picture: (row labels, cell strings, (low, high) from its scale line)."""
+    lines = text.splitlines()
+    blocks = []
+    for i, line in enumerate(lines):
+        if not line.startswith("rows: "):
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("scale: "))
+        low, high = (float(v) for v in re.findall(r"[+-]\d+\.\d+", lines[end])[:2])
+        grid = lines[i + 1 : end]
+        while grid and not re.match(r"^\s*\S", grid[0]):
+            grid.pop(0)
+        blocks.append((grid, lines[end], (low, high)))
+    return [(g, [], b) for g, _, b in blocks]
+
+
+def ramp_of(value: float, low: float, high: float) -> str:
+    t = (value - low) / ((high - low) or 1.0)
+    return RAMP[min(len(RAMP) - 1, int(max(0.0, t) * len(RAMP)))]
+
+
+def assert_ramp(drawn: str, values: list[float], low: float, high: float, cell: int) -> None:
+    """The drawn cells against the values, allowing one ramp step where a value sits on a step's
+    edge after the scale's rounding to two decimals."""
+    assert len(drawn.rstrip()) <= len(values) * cell
+    for k, value in enumerate(values):
+        got = drawn[k * cell : (k + 1) * cell].ljust(cell)[0]
+        want = ramp_of(value, low, high)
+        near = {ramp_of(value, low + e, high + f) for e in (-0.005, 0.005) for f in (-0.005, 0.005)}
+        assert got == want or got in near, (k, got, want, value)
+
+
+# ---------------------------------------------------------------- embed
+
+
+def embed_vectors(text: str, token: np.ndarray, position: np.ndarray | None, family: str) -> int:
+    """Every token / + pos / = input row against the tables; the number of rows checked."""
+    enc = gpt2()
+    dims: list[int] = []
+    pos = token_id = None
+    checked = 0
+    for line in text.splitlines():
+        if line.startswith("┃") and "[" in line:
+            dims = [int(d) for d in re.findall(r"\[(\d+)\]", line)]
+            continue
+        if not line.startswith("│") or not dims:
+            continue
+        row = cells(line)
+        if len(row) == 3 + len(dims) and row[0].isdigit():  # no tensor column: nothing added
+            row = [*row[:3], "= input", *row[3:]]
+        if len(row) < 4 + len(dims) or row[3] not in ("token", "+ pos", "= input"):
+            continue
+        if row[0]:
+            pos, token_id = int(row[0]), int(row[1])
+            assert row[2] in (shown(enc.decode_single_token_bytes(token_id)), "(pad)"), row
+        values = [number(v) for v in row[4 : 4 + len(dims)]]
+        base = token[token_id, dims]
+        added = (
+            position[pos, dims]
+            if family == "learned"
+            else sinusoids(pos + 1, token.shape[1])[pos, dims]
+            if family == "sinusoidal"
+            else np.zeros(len(dims))
+        )
+        expected = {"token": base, "+ pos": added, "= input": base + added}[row[3]]
+        assert np.allclose(values, expected, atol=6e-5), (row, expected)
+        checked += 1
+    return checked
+
+
+def embed_shapes(text: str, d: int) -> None:
+    found = {row[0]: shape(row[1]) for row in table_lines(text) if row and row[1].startswith("(")}
+    batch, length = found["input_ids"]
+    assert found["token_embeddings"] == (batch, length, d)
+    assert found["input_embeddings"] == (batch, length, d)
+    if "position_embeddings" in found:
+        assert found["position_embeddings"] == (length, d)
+    if "rope_angles" in found:
+        assert found["rope_angles"][0] == length
+
+
+def similarity_maps(text: str, token: np.ndarray, position: np.ndarray) -> None:
+    """Each token-by-token cosine map against the sums recomputed from the ids shown."""
+    ids_by_sequence: list[list[int]] = []
+    for line in text.splitlines():
+        if re.match(r"^Sequence \d+:|^Tokens and vectors", line):
+            ids_by_sequence.append([])
+        row = cells(line) if line.startswith("│") else []
+        if ids_by_sequence and len(row) > 3 and row[0] and row[3] == "token":
+            ids_by_sequence[-1].append(int(row[1]))
+    for index, (grid, _, (low, high)) in enumerate(heatmap_blocks(text)):
+        ids = ids_by_sequence[index]
+        vectors = token[ids] + position[: len(ids)]
+        unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        similarity = unit @ unit.T
+        # labels are the index and the piece, padded to one width, then a space
+        start = max(re.match(r"\s*\d+ \S+", line).end() for line in grid) + 1
+        for k, line in enumerate(grid):
+            assert_ramp(line[start:], list(similarity[k]), low, high, 3)
+
+
+@checker("embed_batch", "embed_long", "embed_similarity", "embed_rope", "embed_hello_batch")
+def _embed(stem: str, text: str) -> None:
+    fields = header(text)
+    vocab, d, context = int(fields["vocab"]), int(fields["d"]), int(fields["context"])
+    family = fields["positional"]
+    token, position = recipe(vocab, d, context, int(fields["seed"]), family == "learned")
+    embed_shapes(text, d)
+    assert embed_vectors(text, token, position, family) >= 4
+    if stem == "embed_similarity":
+        similarity_maps(text, token, position)
+    if stem == "embed_rope":
+        for row in table_lines(text):
+            if len(row) == 4 and row[0].isdigit():  # pos, pair 0..2: pos × 10000^(-2i/d)
+                angles = [int(row[0]) * 10000 ** (-2 * i / d) for i in range(3)]
+                assert np.allclose([number(v) for v in row[1:]], angles, atol=6e-5)
+
+
+# ---------------------------------------------------------------- tokenize
+
+
+@checker("tokenize", "tokenize_default")
+def _tokenize(stem: str, text: str) -> None:
+    enc = gpt2()
+    rows = [r for r in table_lines(text) if len(r) == 4 and r[0].isdigit()]
+    data = b"".join(bytes.fromhex(r[3].replace(" ", "")) for r in rows)
+    assert [int(r[1]) for r in rows] == enc.encode(data.decode("utf-8"))
+    for r in rows:
+        assert r[2] == shown(enc.decode_single_token_bytes(int(r[1])))
+    count, chars = re.search(r"(\d+) tokens · (\d+) characters", text).groups()
+    assert (int(count), int(chars)) == (len(rows), len(data.decode("utf-8")))
+
+
+@checker("compare")
+def _compare(stem: str, text: str) -> None:
+    from embedcli.encodings import get_encoding
+
+    sample = "Hello, world! 😀 don't\n\ttab [/x]"  # tests/test_render.py's text
+    counts = {}
+    for row in table_lines(text):
+        if len(row) == 5 and row[0] in ("gpt2", "cl100k_base", "o200k_base"):
+            enc = get_encoding(row[0])
+            tokens = len(enc.encode(sample))
+            counts[row[0]] = tokens
+            assert number(row[1]) == enc.n_vocab and number(row[2]) == tokens
+            assert number(row[3]) == round(len(sample) / tokens, 2)
+            assert number(row[4].rstrip("×")) == round(tokens / counts["gpt2"], 2)
+    assert len(counts) == 3
+
+
+# ---------------------------------------------------------------- shapes and parameters
+
+
+def tensors_table(text: str, batch: int, length: int, d: int) -> None:
+    sizes = {"int64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
+    expected = {"input_ids": (batch, length), "token_embeddings": (batch, length, d),
+                "position_ids": (length,), "position_embeddings": (length, d),
+                "input_embeddings": (batch, length, d)}  # fmt: skip
+    seen = 0
+    for row in table_lines(text):
+        if len(row) == 6 and row[0] in expected:
+            assert shape(row[1]) == expected[row[0]], row
+            numel = math.prod(expected[row[0]])
+            assert number(row[4]) == numel and row[5] == binary_size(numel * sizes[row[2]])
+            seen += 1
+    assert seen >= 4
+
+
+def parameters_table(text: str, vocab: int, d: int, context: int, learned: bool) -> None:
+    rows = {r[0]: r for r in table_lines(text) if len(r) == 5}
+    token = vocab * d
+    assert shape(rows["token_embeddings"][1]) == (vocab, d)
+    assert number(rows["token_embeddings"][2]) == token
+    total = token + (context * d if learned else 0)
+    if learned:
+        assert number(rows["position_embeddings"][2]) == context * d
+    assert number(rows["total"][2]) == total
+    assert rows["total"][3] == binary_size(4 * total) and rows["total"][4] == binary_size(2 * total)
+
+
+def gpt2_parameters(vocab: int, d: int, context: int, layers: int) -> int:
+    """GPT-2's count: tables, then per block 12 d² + 13 d (attention, MLP, two LayerNorms),
+    then the final LayerNorm; the head is tied."""
+    return vocab * d + context * d + layers * (12 * d * d + 13 * d) + 2 * d
+
+
+@checker("shapes_gpt2", "shapes_gpt3", "shapes_sinusoidal", "inspect_book_ch2")
+def _shapes(stem: str, text: str) -> None:
+    fields = header(text)
+    vocab, d, context = int(fields["vocab"]), int(fields["d"]), int(fields["context"])
+    batch, length = int(fields["batch"]), int(fields["seq"])
+    learned = fields["positional"] == "learned"
+    tensors_table(text, batch, length, d)
+    parameters_table(text, vocab, d, context, learned)
+    result = re.search(r"result: \(([\d,]+)\)", text).group(1)
+    assert tuple(int(n) for n in result.split(",")) == (batch, length, d)
+    if "concatenate" in text:
+        rows = {r[0]: r for r in table_lines(text) if r[0] in ("add", "concatenate")}
+        assert number(rows["add"][3]) == d * d + d
+        assert number(rows["concatenate"][3]) == 2 * d * d + d
+    share = re.search(r"embeddings are ([\d.]+)% of the whole \S+ model's ([\d,]+)", text)
+    if share:
+        layers = {"shapes_gpt2": 12, "shapes_sinusoidal": 12, "shapes_gpt3": 96}[stem]
+        whole = gpt2_parameters(vocab, d, context, layers)
+        if not learned:  # sinusoids: the same model without its positional table
+            whole -= context * d
+        assert number(share.group(2)) == whole
+        tables = vocab * d + (context * d if learned else 0)
+        assert number(share.group(1)) == round(100 * tables / whole, 2)
+
+
+PUBLISHED = {  # parameters as the models' own papers and cards count them
+    "gpt2": 124_439_808, "gpt2-medium": 354_823_168, "gpt2-large": 774_030_080,
+    "gpt2-xl": 1_557_611_200,
+}  # fmt: skip
+LAYERS = {"gpt2": 12, "gpt2-medium": 24, "gpt2-large": 36, "gpt2-xl": 48, "gpt3": 96}
+
+
+@checker("presets")
+def _presets(stem: str, text: str) -> None:
+    checked = 0
+    for row in table_lines(text):
+        numeric = [c for c in row if re.fullmatch(r"[\d,]+", c)]
+        if row[0] in LAYERS and len(numeric) == 4:
+            vocab, d, context = (int(number(v)) for v in numeric[:3])
+            count = gpt2_parameters(vocab, d, context, LAYERS[row[0]])
+            assert number(numeric[3]) == PUBLISHED.get(row[0], count) == count, row
+            checked += 1
+    assert checked == 5
+
+
+# ---------------------------------------------------------------- broadcast
+
+
+@checker("broadcast")
+def _broadcast(stem: str, text: str) -> None:
+    heads = " ".join(line for line in text.splitlines() if line.startswith("┃"))
+    given = [shape(s) for s in re.findall(r"\(([\d,]*)\)(?!\s*┃?\s*→)", heads)]
+    result = shape(re.search(r"result: \(([\d,]+)\)", text).group(0)[8:])
+    inputs = [shape(s) for s in re.findall(r"(\([\d,]*\))\s*(?:┃|→)", heads)]
+    assert inputs, heads
+    assert result == tuple(np.broadcast_shapes(*inputs[:3]))
+    for row in table_lines(text):
+        if row and re.fullmatch(r"-\d+", row[0]):
+            sizes = [int(v.split()[0]) for v in row[1:-2]]
+            assert int(row[-2]) == max(sizes)  # the broadcast size: the one that is not 1
+    assert given is not None
+
+
+# ---------------------------------------------------------------- checkpoints and tables
+
+
+def render_checkpoint_state() -> dict[str, torch.Tensor]:
+    import tempfile
+    from pathlib import Path
+
+    from safetensors.torch import load_file
+    from test_render import checkpoint  # the file tests/test_render.py renders
+
+    with tempfile.TemporaryDirectory() as folder:
+        return load_file(str(checkpoint(Path(folder))))
+
+
+@checker("weights")
+def _weights(stem: str, text: str) -> None:
+    state = render_checkpoint_state()
+    rows = [r for r in table_lines(text) if len(r) == 4 and r[1].startswith("(")]
+    for row in rows:
+        assert shape(row[1]) == tuple(state[row[0]].shape), row
+    tied = torch.equal(state["lm_head.weight"], state["transformer.wte.weight"])
+    total = sum(t.numel() for t in state.values()) - (
+        state["lm_head.weight"].numel() if tied else 0
+    )
+    assert number(re.search(r"([\d,]+) parameters", text).group(1)) == total
+    assert ("tied (equal values)" in text) == tied
+
+
+def neighbor_rows(text: str) -> list[tuple[int, list[tuple[str, float]]]]:
+    rows, current = [], None
+    for row in table_lines(text):
+        if len(row) != 4:
+            continue
+        if row[1]:
+            current = (int(row[1]), [])
+            rows.append(current)
+        at, item = 0, re.compile(r",?\s*(.+?) (-?\d\.\d{3})(?=,|$)")
+        while (found := item.match(row[3], at)) is not None:
+            current[1].append((found.group(1), float(found.group(2))))
+            at = found.end()
+    return rows
+
+
+def check_neighbors(text: str, table: np.ndarray) -> None:
+    enc = gpt2()
+    unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+    by_piece = {}
+    for token_id, near in neighbor_rows(text):
+        scores = unit @ unit[token_id]
+        scores[token_id] = -np.inf
+        best = np.argsort(-scores)[: len(near)]
+        for (piece, score), other in zip(near, best, strict=True):
+            by_piece[piece] = other
+            assert piece == shown(enc.decode_single_token_bytes(int(other))), (piece, other)
+            assert abs(score - scores[other]) <= 5e-4, (piece, score, scores[other])
+    assert by_piece
+
+
+@checker("neighbors_seeded")
+def _neighbors_seeded(stem: str, text: str) -> None:
+    token, _ = recipe(50257, 16, 32, 123)  # tests/test_render.py's seeded tables
+    check_neighbors(text, token)
+
+
+@checker("neighbors_trained")
+def _neighbors_trained(stem: str, text: str) -> None:
+    check_neighbors(text, render_checkpoint_state()["transformer.wte.weight"].double().numpy())
+
+
+def stats_cells(text: str) -> dict[str, list[str]]:
+    """statistic -> [token table's, positional table's], from either layout: statistics down
+    the side (one column a table), or one row a table (with row norms in a second table)."""
+    found: dict[str, list[str]] = {}
+    heads: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("┃"):
+            heads = cells(line.replace("┃", "│"))
+            continue
+        if not line.startswith("│"):
+            continue
+        row = cells(line)
+        if heads and heads[0] == "statistic":
+            found[row[0]] = row[1:]
+        elif heads and heads[0] == "table":
+            for head, value in zip(heads[1:], row[1:], strict=True):
+                key = f"row norm {head}" if re.fullmatch(r"p\d+", head) else head
+                found.setdefault(key, []).append(value)
+    return found
+
+
+@checker("stats")
+def _stats(stem: str, text: str) -> None:
+    token, position = recipe(50257, 16, 32, 123)
+    rows = stats_cells(text)
+    for column, table in enumerate((token, position)):
+        values = table.ravel()
+        std = values.std(ddof=1)
+        assert shape(rows["shape"][column]) == table.shape
+        for name, expected, places in (
+            ("mean", values.mean(), 4), ("std", std, 4), ("min", values.min(), 3),
+            ("max", values.max(), 3),
+        ):  # fmt: skip
+            assert abs(number(rows[name][column]) - expected) <= 0.6 * 10**-places, name
+        within = np.mean(np.abs(values - values.mean()) <= std) * 100
+        assert abs(number(rows["within ±1 std"][column].rstrip("%")) - within) <= 0.06
+        norms = np.linalg.norm(table, axis=1)
+        for p in (0, 5, 25, 50, 75, 95, 100):
+            got = number(rows[f"row norm p{p}"][column])
+            assert abs(got - np.percentile(norms, p)) <= 6e-4, p
+
+
+# ---------------------------------------------------------------- windows
+
+
+@checker("windows")
+def _windows(stem: str, text: str) -> None:
+    from test_render import WINDOW_TEXT
+
+    ids = gpt2().encode(WINDOW_TEXT)
+    length = stride = 3
+    windows = [ids[s : s + length + 1] for s in range(0, len(ids) - length, stride)]
+    xs = [r for r in table_lines(text) if len(r) >= 3 and r[1] == "x"]
+    shown_ids = [
+        [int(v) for v in r[2:]]
+        for r in table_lines(text)
+        if len(r) >= 3 and r[1] == "" and r[2].isdigit()
+    ]
+    pairs = [(shown_ids[2 * k], shown_ids[2 * k + 1]) for k in range(len(xs))]
+    for k, (x, y) in enumerate(pairs):
+        assert x == windows[k][:length] and y == windows[k][1:], k
+    full = len(windows)
+    assert f"{len(ids)} tokens" in text and f"{full} windows with a full target" in text
+    batches = full // 3  # batch size 3, drop_last
+    assert f"in {batches} batches" in text
+    dropped = full - batches * 3
+    assert f"leaves out the last {dropped} windows" in text
+    covered = (batches * 3 - 1) * stride + length + 1  # the last batched window's target ends
+    assert f"{len(ids) - covered} tokens at the end are in no batched window" in text
+
+
+# ---------------------------------------------------------------- positions and devices
+
+
+def check_position_map(text: str, matrix: np.ndarray, similarity: bool) -> None:
+    lines = text.splitlines()
+    found = re.search(r"(\d+) of (\d+) columns shown", " ".join(lines[:4]))
+    grid = [line for line in lines if re.fullmatch(r"\s*\d+ [ .:=+*#%@-]*", line)]
+    rows = [int(line.split()[0]) for line in grid]
+    n = matrix.shape[1]
+    k = int(found.group(1)) if found else n
+    if similarity:
+        columns = rows
+    elif found and n % 2 == 0:
+        pairs = [round(i * (n // 2 - 1) / (k // 2 - 1)) for i in range(k // 2)]
+        columns = [c for p in pairs for c in (2 * p, 2 * p + 1)]
+    else:
+        columns = [round(i * (n - 1) / (k - 1)) for i in range(k)] if k < n else list(range(n))
+    low, high = (float(v) for v in re.findall(r"[+-]\d+\.\d+", lines[-1])[:2])
+    if not similarity:
+        low = high = None
+        limit = np.abs(matrix).max()
+        low, high = -limit, limit
+    for line, row in zip(grid, rows, strict=True):
+        drawn = re.sub(r"^\s*\d+ ", "", line, count=1)
+        cell = max(1, len(drawn.rstrip()) // len(columns)) if drawn.strip() else 1
+        assert_ramp(drawn, list(matrix[row, columns]), low, high, cell)
+
+
+def cosine(table: np.ndarray) -> np.ndarray:
+    unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+    return unit @ unit.T
+
+
+@checker("positions", "positions_sinusoidal")
+def _positions(stem: str, text: str) -> None:
+    found = re.search(r"rows: position", text)
+    assert found
+    grid = [line for line in text.splitlines() if re.fullmatch(r"\s*\d+ [ .:=+*#%@-]*", line)]
+    length = int(grid[-1].split()[0]) + 1
+    width = 128 if stem == "positions" else 64  # tests/test_render.py's and test_positions'
+    check_position_map(text, sinusoids(length, width), False)
+
+
+@checker("positions_similarity")
+def _positions_similarity(stem: str, text: str) -> None:
+    check_position_map(text, cosine(sinusoids(64, 128)), True)
+
+
+@checker("positions_learned_similarity")
+def _positions_learned(stem: str, text: str) -> None:
+    _, position = recipe(50257, 32, 48, 123)  # the token table is drawn first, then positions
+    check_position_map(text, cosine(position), True)
+
+
+@checker("devices")
+def _devices(stem: str, text: str) -> None:
+    rows = {r[0]: r for r in table_lines(text) if len(r) == 5 and r[0]}
+    assert rows["cuda:0"][3] == binary_size(150_000_000_000)  # the memory tests/test_render gives
+    assert rows["cuda:0"][4] == binary_size(149_000_000_000)
+    assert "--device auto → cuda:0" in text
