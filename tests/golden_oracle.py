@@ -254,9 +254,13 @@ def _tokenize(stem: str, text: str) -> None:
 
 @checker("compare")
 def _compare(stem: str, text: str) -> None:
+    compare_counts(text, "Hello, world! 😀 don't\n\ttab [/x]")  # tests/test_render.py's text
+
+
+def compare_counts(text: str, sample: str) -> None:
+    """The token counts table of several encodings against tiktoken's counts of ``sample``."""
     from embedcli.encodings import get_encoding
 
-    sample = "Hello, world! 😀 don't\n\ttab [/x]"  # tests/test_render.py's text
     counts = {}
     for row in table_lines(text):
         if len(row) == 5 and row[0] in ("gpt2", "cl100k_base", "o200k_base"):

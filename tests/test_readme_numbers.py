@@ -1,0 +1,101 @@
+"""The numbers the README's examples print, read back and checked against computations made
+here (tests/test_readme.py checks that each example still prints what the README shows; this
+checks that what it shows is right)."""
+
+from __future__ import annotations
+
+import re
+
+import golden_oracle as oracle
+import numpy as np
+import pytest
+import torch
+from test_readme import EXAMPLES
+
+
+def output_of(command: str) -> str:
+    found = [output for _, shown, output in EXAMPLES if shown == command]
+    assert len(found) == 1, f"the README no longer shows `{command}`"
+    return found[0]
+
+
+def test_the_embed_table() -> None:
+    text = output_of('embedcli embed "Hello, world!" "Hi" -d 8 --context-length 16 --device cpu '
+                     "--show 3")  # fmt: skip
+    oracle.CHECKERS["embed_batch"]("embed_batch", text)
+
+
+def test_the_token_table() -> None:
+    oracle.CHECKERS["tokenize"](
+        "tokenize", output_of('embedcli tokenize "Hello, world! 😀 don\'t"')
+    )
+
+
+def test_the_encodings_compared() -> None:
+    sample = "tiktoken is great! 東京"
+    text = output_of(f'embedcli tokenize "{sample}" -e gpt2 -e cl100k_base -e o200k_base')
+    oracle.compare_counts(text, sample)
+
+
+def test_the_shapes_and_presets() -> None:
+    oracle.CHECKERS["inspect_book_ch2"]("inspect_book_ch2", output_of(
+        "embedcli inspect-shapes --preset book-ch2"))  # fmt: skip
+    oracle.CHECKERS["presets"]("presets", output_of("embedcli inspect-shapes --list-presets"))
+
+
+@pytest.mark.parametrize("command", ["embedcli broadcast 8,4,256 4,256",
+                                     'embedcli broadcast "(8,4,256)" "(3,256)"'])  # fmt: skip
+def test_broadcasting(command: str) -> None:
+    text = output_of(command)
+    if "Error" in text:  # (8,4,256) with (3,256): the README shows the refusal
+        assert "axis -2 has sizes 4 and 3" in text
+        with pytest.raises(ValueError):
+            np.broadcast_shapes((8, 4, 256), (3, 256))
+        return
+    oracle.CHECKERS["broadcast"]("broadcast", text)
+
+
+def readme_checkpoint() -> tuple[np.ndarray, np.ndarray]:
+    """ckpt.pt as the README's python line makes it."""
+    torch.manual_seed(0)
+    token = torch.randn(50257, 16)
+    position = torch.randn(64, 16)
+    return token.double().numpy(), position.double().numpy()
+
+
+def test_the_checkpoint_tables() -> None:
+    token, position = readme_checkpoint()
+    oracle.check_neighbors(output_of('embedcli neighbors " king" --weights ckpt.pt -k 4'), token)
+    rows = oracle.stats_cells(output_of("embedcli stats --weights ckpt.pt"))
+    for column, table in enumerate((token, position)):
+        values = table.ravel()
+        assert abs(oracle.number(rows["mean"][column]) - values.mean()) <= 6e-5
+        assert abs(oracle.number(rows["std"][column]) - values.std(ddof=1)) <= 6e-5
+        norms = np.linalg.norm(table, axis=1)
+        assert abs(oracle.number(rows["row norm p50"][column]) - np.median(norms)) <= 6e-4
+
+
+def test_the_positional_pictures() -> None:
+    text = output_of("embedcli positions --context-length 16 -d 64")
+    oracle.check_position_map(text, oracle.sinusoids(16, 64), False)
+    text = output_of(
+        "embedcli positions --positional learned --similarity --context-length 12 -d 64"
+    )
+    _, position = oracle.recipe(50257, 64, 12, 123)
+    oracle.check_position_map(text, oracle.cosine(position), True)
+
+
+def test_the_projection_of_a_stretched_table() -> None:
+    command = next(c for _, c, _ in EXAMPLES if c.startswith('embedcli project " the" --top 5'))
+    shown = output_of(command)
+    structure, ratio, shares = re.match(r"(\w+) ([\d.]+) \[([\d., ]+)\]", shown).groups()
+    torch.manual_seed(0)
+    table = torch.randn(50257, 16)
+    table[:, 0] *= 6
+    table[:, 1] *= 3
+    values = table.double().numpy()
+    variances = np.linalg.eigvalsh(np.cov(values, rowvar=False))[::-1]  # exact, by numpy
+    total = variances.sum()
+    assert [float(s) for s in shares.split(",")] == [round(v / total, 3) for v in variances[:2]]
+    edge = total / 16 * (1 + (16 / (50257 - 1)) ** 0.5) ** 2  # Marchenko–Pastur
+    assert float(ratio) == round(variances[0] / edge, 1) and structure == "structured"
