@@ -99,3 +99,75 @@ def test_the_projection_of_a_stretched_table() -> None:
     assert [float(s) for s in shares.split(",")] == [round(v / total, 3) for v in variances[:2]]
     edge = total / 16 * (1 + (16 / (50257 - 1)) ** 0.5) ** 2  # Marchenko–Pastur
     assert float(ratio) == round(variances[0] / edge, 1) and structure == "structured"
+
+
+def sample(name: str) -> str:
+    from test_readme import REPO
+
+    return (REPO / "samples" / name).read_text(encoding="utf-8")
+
+
+def test_token_counts_of_the_samples() -> None:
+    from embedcli.encodings import get_encoding
+
+    gpt2, o200k = get_encoding("gpt2"), get_encoding("o200k_base")
+    light = sample("lighthouse.txt")
+    assert output_of("embedcli tokenize -f samples/lighthouse.txt --count -e gpt2 -e o200k_base") \
+        == f"gpt2\t{len(gpt2.encode(light))}\no200k_base\t{len(o200k.encode(light))}"  # fmt: skip
+    assert output_of('embedcli tokenize "Hello, world!" --encode').split() == [
+        str(i) for i in gpt2.encode("Hello, world!")]  # fmt: skip
+    rows = oracle.table_lines(
+        output_of("embedcli count samples --include '*.txt' -e gpt2 -m gpt-4o")
+    )
+    for row in rows:
+        text = sample(row[0].removeprefix("samples/"))
+        assert oracle.number(row[1]) == len(text.encode("utf-8"))
+        assert oracle.number(row[2]) == len(gpt2.encode(text, disallowed_special=()))
+        assert oracle.number(row[3]) == len(o200k.encode(text, disallowed_special=()))
+    total = sum(oracle.number(r[2]) for r in rows)
+    for row in rows:
+        assert oracle.number(row[4].rstrip("%")) == round(100 * oracle.number(row[2]) / total, 1)
+
+
+def test_the_windows_of_the_lighthouse() -> None:
+    from embedcli.encodings import get_encoding
+
+    ids = get_encoding("gpt2").encode(sample("lighthouse.txt"))
+    text = output_of("embedcli windows -f samples/lighthouse.txt -t 4 --stride 1 -b 2")
+    numbers = [
+        [int(v) for v in r[2:]] for r in oracle.table_lines(text) if r[2:] and r[2].isdigit()
+    ]
+    for k in range(0, len(numbers), 2):  # x then y, a window a row
+        start = k // 2
+        assert numbers[k] == ids[start : start + 4] and numbers[k + 1] == ids[start + 1 : start + 5]
+    windows = len(ids) - 4  # stride 1: every start whose target fits
+    assert f"{len(ids)} tokens" in text and f"{windows} windows with a full target" in text
+    assert f"in {windows // 2} batches" in text
+    summary = output_of(
+        "embedcli windows -f samples/lighthouse.txt -t 8 -b 4 --json | python3 -c 'import json, "
+        'sys; r = json.load(sys.stdin); print(r["num_windows"], r["num_batches"], '
+        'r["dropped_windows"], r["dropped_tokens"], r["batches"][0]["inputs"][0])\''
+    )
+    full = (len(ids) - 1) // 8  # stride 8: starts 0, 8, ... whose 9 tokens fit
+    batches = full // 4
+    used_to = (batches * 4 - 1) * 8 + 9
+    assert summary == f"{full} {batches} {full - batches * 4} {len(ids) - used_to} {ids[:8]}"
+
+
+def test_training_memory_and_the_gpt3_tables() -> None:
+    training = next(o for _, c, o in EXAMPLES if "--preset book-ch2 --train --json" in c)
+    vocab, d, context, batch, length = 50257, 256, 4, 8, 4  # book-ch2, as the README says
+    params = vocab * d + context * d
+    activations = batch * length * 8 + (2 * batch * length * d + length * d) * 2  # mixed: bf16
+    mixed = {
+        "parameters": params * 2,  # bf16 weights
+        "gradients": params * 2,
+        "master weights": params * 4,  # fp32
+        "optimizer state": params * 8 + 2 * 4,  # AdamW's two fp32 moments, a step count a table
+        "activations (input layer)": activations,
+    }
+    assert training.split("} {")[0] + "}" == str(mixed)
+    gpt3 = next(o for _, c, o in EXAMPLES if "--preset gpt3 --json" in c)
+    tables = 50257 * 12288 + 2048 * 12288
+    whole = oracle.gpt2_parameters(50257, 12288, 2048, 96)
+    assert gpt3 == f"[8, 4, 12288] {tables} {tables * 2} {round(tables / whole, 4)}"
