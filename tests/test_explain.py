@@ -35,6 +35,9 @@ TEXT = st.text(
 @example(text="Hello, unbelievable world!! 12345")
 @example(text="   \n\n  x  ")
 @example(text="aaaaaaaaaaaaaaaa")  # equal ranks: the leftmost pair merges first
+# An odd run of one letter that is no token: merging the rightmost of equal pairs first would
+# give other tokens ("bb" "b" against "b" "bb"), in each of the three encodings.
+@example(text="bbbbb ccc eeeee")
 def test_the_chunks_replay_the_encoder(name: str, text: str) -> None:
     enc = get_encoding(name)
     explained = explain(enc, text, limit=10**9)
