@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import sys
 
 from conftest import REPO
 
@@ -12,6 +13,7 @@ def load_mutate():
     loader = importlib.machinery.SourceFileLoader("mutate", str(REPO / "bench" / "mutate"))
     spec = importlib.util.spec_from_loader("mutate", loader)
     module = importlib.util.module_from_spec(spec)
+    sys.modules["mutate"] = module  # dataclasses look their module up while it runs
     loader.exec_module(module)
     return module
 
