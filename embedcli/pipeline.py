@@ -33,7 +33,6 @@ from embedcli.errors import (
     InputTextError,
     MemoryLimitError,
     TokenIdError,
-    VerificationError,
 )
 
 if TYPE_CHECKING:
@@ -41,30 +40,8 @@ if TYPE_CHECKING:
     import torch
 
     from embedcli.embedding import InputEmbedding, TraceStep
+    from embedcli.reference import VerifyResult
     from embedcli.weights import LoadedTables
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    """The device's lookup-and-add compared with the same computation on the CPU."""
-
-    device: str
-    reference_device: str
-    max_abs_diff: float
-    tolerance: float
-
-    @property
-    def ok(self) -> bool:
-        """Whether the device agrees with the CPU to the dtype's rounding."""
-        return self.max_abs_diff <= self.tolerance
-
-    def ensure_ok(self) -> None:
-        """Raise VerificationError when the device disagrees with the CPU."""
-        if not self.ok:
-            raise VerificationError(
-                f"{self.device} disagrees with the CPU by {self.max_abs_diff:.3g} "
-                f"(tolerance {self.tolerance:.3g}); its results cannot be trusted: try --device cpu"
-            )
 
 
 @dataclass

@@ -11,18 +11,43 @@ Then one lookup and one addition in the device's dtype.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from embedcli.errors import VerificationError
 
 if TYPE_CHECKING:
     import torch
 
     from embedcli.config import EmbedConfig
-    from embedcli.pipeline import VerifyResult
     from embedcli.weights import LoadedTables
 
 _NESTED = ("model", "state_dict", "model_state_dict")  # where PyTorch checkpoints keep weights
 _WRAPPERS = ("_orig_mod.", "module.")  # torch.compile's and DistributedDataParallel's prefixes
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """The device's lookup-and-add compared with the same computation on the CPU."""
+
+    device: str
+    reference_device: str
+    max_abs_diff: float
+    tolerance: float
+
+    @property
+    def ok(self) -> bool:
+        """Whether the device agrees with the CPU to the dtype's rounding."""
+        return self.max_abs_diff <= self.tolerance
+
+    def ensure_ok(self) -> None:
+        """Raise VerificationError when the device disagrees with the CPU."""
+        if not self.ok:
+            raise VerificationError(
+                f"{self.device} disagrees with the CPU by {self.max_abs_diff:.3g} "
+                f"(tolerance {self.tolerance:.3g}); its results cannot be trusted: try --device cpu"
+            )
 
 
 def verify(
@@ -32,7 +57,6 @@ def verify(
     import torch
 
     from embedcli.devices import torch_dtype
-    from embedcli.pipeline import VerifyResult
 
     expected = reference_embeddings(config, ids, tables)  # (B, T, d) float64
     got = actual.detach().cpu().double()
