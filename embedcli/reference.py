@@ -35,6 +35,7 @@ class VerifyResult:
     reference_device: str
     max_abs_diff: float
     tolerance: float
+    reference: str = "the seeded recipe"  # where the reference's tables came from
 
     @property
     def ok(self) -> bool:
@@ -44,9 +45,14 @@ class VerifyResult:
     def ensure_ok(self) -> None:
         """Raise VerificationError when the device disagrees with the CPU."""
         if not self.ok:
+            advice = (
+                "embedcli's module and its reference differ on the CPU itself: please report it"
+                if self.device == "cpu"
+                else "its results cannot be trusted: try --device cpu"
+            )
             raise VerificationError(
                 f"{self.device} disagrees with the CPU by {self.max_abs_diff:.3g} "
-                f"(tolerance {self.tolerance:.3g}); its results cannot be trusted: try --device cpu"
+                f"(tolerance {self.tolerance:.3g}); {advice}"
             )
 
 
@@ -58,24 +64,28 @@ def verify(
 
     from embedcli.devices import torch_dtype
 
-    expected = reference_embeddings(config, ids, tables)  # (B, T, d) float64
+    expected, reference = reference_embeddings(config, ids, tables)  # (B, T, d) float64
     got = actual.detach().cpu().double()
     diff = float((got - expected).abs().max()) if got.numel() else 0.0
     scale = float(expected.abs().max()) if expected.numel() else 0.0
     tolerance = torch.finfo(torch_dtype(config.dtype)).eps * max(scale, 1.0)
-    return VerifyResult(str(actual.device), "cpu", diff, tolerance)
+    return VerifyResult(str(actual.device), "cpu", diff, tolerance, reference)
 
 
 def reference_embeddings(
     config: EmbedConfig, ids: torch.Tensor, tables: LoadedTables | None = None
-) -> torch.Tensor:
-    """(B, T) ids -> the (B, T, d) input embeddings, in float64, from the recipe and formulas."""
+) -> tuple[torch.Tensor, str]:
+    """(B, T) ids -> (the (B, T, d) input embeddings, in float64, from the recipe and formulas;
+    where the tables came from)."""
     import torch
 
     from embedcli.devices import torch_dtype
 
     dtype = torch_dtype(config.dtype)
-    token, position = seeded_tables(config) if tables is None else reread_tables(tables)
+    if tables is None:
+        (token, position), source = seeded_tables(config), "the seeded recipe"
+    else:
+        token, position, source = reread_tables(tables)
     length = ids.shape[1]
     looked_up = token.to(dtype)[ids.cpu()]  # (B, T, d) in the device's dtype
     if config.embed_scale != 1.0:  # Gemma: the scale in the embeddings' dtype, one product
@@ -87,7 +97,7 @@ def reference_embeddings(
         added = sinusoids(length, config.d_model).to(dtype)  # (T, d)
     # One addition in the dtype, as the device makes it: its rounding is IEEE's, the same on
     # every device, so a CPU agrees to the last bit and another device within one rounding.
-    return (looked_up if added is None else looked_up + added).double()
+    return (looked_up if added is None else looked_up + added).double(), source
 
 
 def seeded_tables(config: EmbedConfig) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -104,31 +114,35 @@ def seeded_tables(config: EmbedConfig) -> tuple[torch.Tensor, torch.Tensor | Non
 
 
 def sinusoids(length: int, width: int) -> torch.Tensor:
-    """PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(p / 10000^(2i/d)), in float64."""
+    """PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(p / 10000^(2i/d)), in float64,
+    with NumPy, a pair of columns at a time."""
+    import numpy as np
     import torch
 
-    table = torch.empty(length, width, dtype=torch.float64)
+    positions = np.arange(length, dtype=np.float64)
+    table = np.empty((length, width), dtype=np.float64)
     for i in range(0, width, 2):
         rate = math.pow(10000.0, i / width)
-        for p in range(length):
-            table[p, i] = math.sin(p / rate)
-            table[p, i + 1] = math.cos(p / rate)
-    return table
+        table[:, i] = np.sin(positions / rate)
+        table[:, i + 1] = np.cos(positions / rate)
+    return torch.from_numpy(table)
 
 
-def reread_tables(tables: LoadedTables) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """The token and positional tables read again from the checkpoint's files, by a reader of
-    each format's own library; where the files are not on this machine, the loader again."""
+def reread_tables(tables: LoadedTables) -> tuple[torch.Tensor, torch.Tensor | None, str]:
+    """(token table, positional table, where they came from): read again from the
+    checkpoint's files, by a reader of each format's own library; where the files are not on
+    this machine (or hold the tables in a way those readers do not), the loader again, and the
+    source says so."""
     files = [Path(f) for f in tables.files or [tables.path]]
     if files and all(f.is_file() for f in files):
         token = _read(files, tables.token_key)
         position = None if tables.position_key is None else _read(files, tables.position_key)
         if token is not None and (tables.position_key is None or position is not None):
-            return token, position
+            return token, position, "the checkpoint's files, read again"
     from embedcli.weights import load_tables
 
     again = load_tables(tables.path, tables.token_key, tables.position_key)
-    return again.token, again.position
+    return again.token, again.position, "the checkpoint, loaded again (not an independent read)"
 
 
 def _read(files: list[Path], key: str) -> torch.Tensor | None:
@@ -163,7 +177,10 @@ def _read_one(path: Path, key: str) -> torch.Tensor | None:
 
             with np.load(path) as arrays:
                 name = _match(list(arrays.files), key)
-                return None if name is None else torch.from_numpy(arrays[name].copy())
+                if name is None:
+                    return None
+                array = arrays[name]  # in native byte order, as torch needs it
+                return torch.from_numpy(np.ascontiguousarray(array, array.dtype.newbyteorder("=")))
     loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=zipfile.is_zipfile(path))
     for nested in _NESTED:
         if isinstance(loaded, dict) and isinstance(loaded.get(nested), dict):
@@ -171,12 +188,16 @@ def _read_one(path: Path, key: str) -> torch.Tensor | None:
             break
     if not isinstance(loaded, dict):
         return None
-    name = _match([n for n, v in loaded.items() if isinstance(v, torch.Tensor)], key)
+    names = [n for n, v in loaded.items() if isinstance(n, str) and isinstance(v, torch.Tensor)]
+    name = _match(names, key)
     return None if name is None else loaded[name]
 
 
 def _match(names: list[str], key: str) -> str | None:
-    """The name that is ``key``, itself or behind torch.compile's and DDP's prefixes."""
+    """The name that is ``key`` itself, else one that is ``key`` behind torch.compile's and
+    DDP's prefixes."""
+    if key in names:
+        return key
     for name in names:
         bare = name
         while bare.startswith(_WRAPPERS):

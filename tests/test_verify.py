@@ -69,7 +69,7 @@ def test_the_reference_is_the_recipe_and_the_formula() -> None:
     position = torch.nn.Embedding(8, 6).weight.detach()
     ids = torch.tensor([[5, 99, 0]])
     expected = (token[ids] + position[:3]).double()
-    assert torch.equal(reference_embeddings(config, ids), expected)
+    assert torch.equal(reference_embeddings(config, ids)[0], expected)
     assert sinusoids(3, 4)[2, 3].item() == math.cos(2 / 10000 ** (2 / 4))
     assert torch.allclose(sinusoids(50, 16), embedding.sinusoidal_table(50, 16), atol=0, rtol=0)
 
@@ -117,3 +117,40 @@ def test_a_loader_that_changes_the_tables_is_caught(
     )
     assert result.exit_code == 1
     assert "Error: cpu disagrees with the CPU by 0.25" in result.stderr
+
+
+def test_checkpoints_the_loader_reads_are_read_again_too(tmp_path: Path) -> None:
+    import numpy as np
+    from safetensors.torch import save_file
+
+    torch.manual_seed(0)
+    token, position = torch.randn(50257, 8), torch.randn(16, 8)
+    # big-endian arrays in an .npz
+    big = {"embed.W_E": token.numpy().astype(">f4"), "pos_embed.W_pos": position.numpy()}
+    big["pos_embed.W_pos"] = big["pos_embed.W_pos"].astype(">f4")
+    np.savez(tmp_path / "be.npz", **big)
+    # a state dict with a key that is not a string, before the tables
+    torch.save({7: torch.zeros(2), "transformer.wte.weight": token,
+                "transformer.wpe.weight": position}, tmp_path / "intkey.pt")  # fmt: skip
+    # the same name bare and behind torch.compile's prefix: the bare one is the table asked for
+    save_file({"_orig_mod.transformer.wte.weight": torch.randn(50257, 8),
+               "transformer.wte.weight": token, "transformer.wpe.weight": position},
+              str(tmp_path / "both.safetensors"))  # fmt: skip
+    keys = ["--token-key", "transformer.wte.weight", "--position-key", "transformer.wpe.weight"]
+    for name, extra in (("be.npz", []), ("intkey.pt", []), ("both.safetensors", keys)):
+        found = verified("--weights", str(tmp_path / name), *extra)
+        assert found["ok"] is True and found["max_abs_diff"] == 0.0, name
+        assert found["reference"] == "the checkpoint's files, read again"
+
+
+def test_a_disagreement_on_the_cpu_is_not_blamed_on_the_device(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def positions_first(self, config, table) -> None:
+        self.position_embedding = table(config.context_length)
+        self.token_embedding = table(config.vocab_size)
+
+    monkeypatch.setattr(embedding.InputEmbedding, "_create_tables", positions_first)
+    result = runner.invoke(app, ["embed", "Hello", "--verify", "-d", "8", "--device", "cpu"])
+    assert "module and its reference differ on the CPU itself" in result.stderr
+    assert "try --device cpu" not in result.stderr

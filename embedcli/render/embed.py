@@ -249,8 +249,8 @@ def _verify_line(report: EmbedReport) -> Text | None:
     return Text.assemble(
         f"verify: the {v.device} result ",
         (word, style),
-        f" with a separate CPU computation: largest difference {v.max_abs_diff:.3g} "
-        f"(tolerance {v.tolerance:.3g} for {report.config['dtype']})",
+        f" with a separate CPU computation from {v.reference}: largest difference "
+        f"{v.max_abs_diff:.3g} (tolerance {v.tolerance:.3g} for {report.config['dtype']})",
     )
 
 
