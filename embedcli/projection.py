@@ -174,7 +174,8 @@ def principal_axes(
     were found in).
 
     ``torch.pca_lowrank`` runs on ``device`` from a fixed random start, in float64 where the
-    device has it and its copies fit (else float32). An untrained table's top variances
+    device has it, the table holds at most FLOAT64_ELEMENTS values and its copies fit (else in
+    float32). An untrained table's top variances
     nearly tie, so that float32's rounding, which changes with the number of threads, moves
     its axes visibly; float64's does not. Each axis is signed so that its largest loading is
     positive (as scikit-learn does), so that a map does not flip between runs."""
