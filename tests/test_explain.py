@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from embedcli.cli import app
 from embedcli.encodings import get_encoding
+from embedcli.errors import InputTextError
 from embedcli.explain import explain, merge_steps
 
 runner = make_runner()
@@ -38,8 +39,14 @@ TEXT = st.text(
 # An odd run of one letter that is no token: merging the rightmost of equal pairs first would
 # give other tokens ("bb" "b" against "b" "bb"), in each of the three encodings.
 @example(text="bbbbb ccc eeeee")
+@example(text="<|fim_suffix|>")  # a special token's text, not allowed: refused as encode does
 def test_the_chunks_replay_the_encoder(name: str, text: str) -> None:
     enc = get_encoding(name)
+    if any(special in text for special in enc.special_tokens_set):
+        # as encode does: a special token's text is refused unless it is allowed
+        with pytest.raises(InputTextError, match="pass --allow-special"):
+            explain(enc, text, limit=10**9)
+        return
     explained = explain(enc, text, limit=10**9)
     assert [i for c in explained.chunks for i in c.ids] == enc.encode_ordinary(text)
     assert explained.ids == enc.encode_ordinary(text)
@@ -165,9 +172,12 @@ def test_offsets_are_decode_with_offsets(name: str, text: str) -> None:
     """Each whole token's [start, end) is where tiktoken's decode_with_offsets puts it, and
     covers exactly its own text; a token that splits a character is null."""
     result = runner.invoke(app, ["tokenize", "-e", name, "--offsets", "--json", "--", text])
+    enc = get_encoding(name)
+    if any(special in text for special in enc.special_tokens_set):
+        expect_error(result, "pass --allow-special")  # refused, as encode refuses it
+        return
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    enc = get_encoding(name)
     ids = enc.encode_ordinary(text)
     decoded, starts = enc.decode_with_offsets(ids)
     assert decoded == text
