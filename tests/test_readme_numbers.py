@@ -4,6 +4,7 @@ checks that what it shows is right)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import golden_oracle as oracle
@@ -171,3 +172,54 @@ def test_training_memory_and_the_gpt3_tables() -> None:
     tables = 50257 * 12288 + 2048 * 12288
     whole = oracle.gpt2_parameters(50257, 12288, 2048, 96)
     assert gpt3 == f"[8, 4, 12288] {tables} {tables * 2} {round(tables / whole, 4)}"
+
+
+def test_tokens_as_json_the_explained_merges_and_the_offsets() -> None:
+    import json
+
+    from embedcli.encodings import get_encoding
+
+    gpt2 = get_encoding("gpt2")
+    data = json.loads(output_of('embedcli tokenize "Hi 😀" --json'))
+    ids = gpt2.encode("Hi 😀")
+    assert [t["id"] for t in data["tokens"]] == ids and data["count"] == len(ids)
+    assert [t["bytes"] for t in data["tokens"]] == [gpt2.decode_single_token_bytes(i).hex()
+                                                    for i in ids]  # fmt: skip
+    assert data["n_vocab"] == gpt2.n_vocab
+    # --explain: each step joins the adjacent pair of lowest rank in gpt2's own table
+    ranks = gpt2._mergeable_ranks
+    table = output_of('embedcli tokenize " unbelievable" --explain')
+    rows = [r for r in oracle.table_lines(table) if r[0] == "bytes" or r[0].isdigit()]
+    before = [p.replace("␣", " ").encode() for p in rows[0][2].split()]
+    for row in rows[1:]:
+        pairs = [(ranks[a + b], k) for k, (a, b) in enumerate(itertools.pairwise(before))
+                 if a + b in ranks]  # fmt: skip
+        rank, at = min(pairs)
+        before[at : at + 2] = [before[at] + before[at + 1]]
+        assert int(oracle.number(row[1])) == rank
+        assert [p.replace("␣", " ").encode() for p in row[2].split()] == before
+    assert before == [b" unbelievable"]
+
+    # --offsets: tiktoken's decode_with_offsets, null where a token splits a character
+    text = "naïve 😀"
+    shown = next(o for _, c, o in EXAMPLES if c.startswith(f'embedcli tokenize "{text}" --offsets'))
+    ids = gpt2.encode(text)
+    _, starts = gpt2.decode_with_offsets(ids)
+    expected = []
+    for i, token in enumerate(ids):
+        try:
+            expected.append(
+                [starts[i], starts[i] + len(gpt2.decode_single_token_bytes(token).decode())]
+            )
+        except UnicodeDecodeError:
+            expected.append(None)
+    assert shown == str(expected)
+
+
+def test_the_checkpoint_listing() -> None:
+    text = output_of("embedcli weights ckpt.pt")
+    shapes = {r[0]: oracle.shape(r[1]) for r in oracle.table_lines(text) if len(r) == 4}
+    assert shapes == {"transformer.wte.weight": (50257, 16), "transformer.wpe.weight": (64, 16),
+                      "lm_head.weight": (50257, 16)}  # fmt: skip
+    tied_once = 50257 * 16 + 64 * 16  # the head is the token table itself (same storage)
+    assert oracle.number(re.search(r"([\d,]+) parameters", text).group(1)) == tied_once
