@@ -105,8 +105,9 @@ def atomic_write(path: Path) -> Iterator[BinaryIO]:
 
 class Staging:
     """Several output files written as one: each to a temporary file beside its target, all
-    renamed into place together once every one is whole (with Ctrl-C and SIGTERM held off for
-    the renames), or all removed. A failure or an interrupt leaves every target as it was."""
+    renamed into place together once every one is whole (Ctrl-C, SIGTERM and SIGHUP held off
+    for the renames), or all removed. A failure or an interrupt leaves every target as it was.
+    Call from the main thread (signal handlers can be set only there)."""
 
     def __init__(self) -> None:
         self._files: list[tuple[Path, Path, BinaryIO]] = []  # (temporary, target, handle)
@@ -131,8 +132,12 @@ class Staging:
                 os.chmod(tmp, _permissions(target))  # mkstemp makes 0600
             except OSError as exc:
                 raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
-        held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+        # Ctrl-C, SIGTERM and SIGHUP wait out the renames (microseconds): Python runs their
+        # handlers in this thread whichever thread the signal reached, so the handlers are
+        # swapped, not the signal mask. One that came meanwhile came after the files were
+        # whole: too late to undo them, it is let go.
+        held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+        previous = {signum: signal.signal(signum, lambda *_: None) for signum in held}
         try:
             for tmp, target, _ in self._files:
                 try:
@@ -140,7 +145,8 @@ class Staging:
                 except OSError as exc:
                     raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            for signum, handler in previous.items():  # None: set outside Python, not restorable
+                signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
     def discard(self) -> None:
         """Remove every temporary file (those already renamed are gone from their names)."""

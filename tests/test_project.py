@@ -664,3 +664,31 @@ def test_an_ids_file_is_read_as_distinct_ids_and_refuses_huge_numbers(tmp_path: 
         runner.invoke(app, ["project", "--ids-file", str(path), "-d", "4"]),
         "line 2: '" + "9" * 40 + "…' is far beyond any token table",
     )
+
+
+def test_a_signal_during_the_renames_waits_for_them(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    from embedcli.outputs import staged
+
+    real = os.replace
+    seen: list[str] = []
+
+    def replace_then_interrupt(source, target) -> None:
+        real(source, target)
+        seen.append(Path(target).name)
+        if len(seen) == 1:  # Ctrl-C between the first rename and the second
+            os.kill(os.getpid(), signal.SIGINT)
+
+    before = signal.getsignal(signal.SIGINT)
+    os.replace = replace_then_interrupt
+    try:
+        with staged() as stage:
+            for name in ("a.txt", "b.txt"):
+                stage.open(tmp_path / name).write(name.encode())
+    finally:
+        os.replace = real
+    assert seen == ["a.txt", "b.txt"]  # the second rename still happened
+    assert (tmp_path / "b.txt").read_bytes() == b"b.txt"
+    assert signal.getsignal(signal.SIGINT) is before  # and the handler is back
