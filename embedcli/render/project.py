@@ -50,12 +50,15 @@ def project_view(report: Projection, *, width: int = 100, plain: bool = True) ->
     missing = _draw_points(grid, report.points, x_range, y_range, plain)
     share = report.explained_variance_ratio
     counts = {o: sum(p.origin == o for p in report.points) for o in MARKS}
+    # each point is drawn once, under the first way it was asked for
+    also = {"top": ", not in the text" if counts["text"] else "",
+            "ids-file": ", the others" if counts["text"] or counts["top"] else ""}  # fmt: skip
     legend = [
-        f"{MARKS[o]} {what} ({counts[o]:,})"
+        f"{MARKS[o]} {what}{also.get(o, '')} ({counts[o]:,})"
         for o, what in (
             ("text", "the text's tokens, each once"),
-            ("top", "--top, not in the text"),
-            ("ids-file", "--ids-file, the others"),
+            ("top", "--top"),
+            ("ids-file", "--ids-file"),
         )
         if counts[o]
     ]
