@@ -119,8 +119,8 @@ def sinusoids(length: int, d: int) -> np.ndarray:
     return table
 
 
-def heatmap_blocks(text: str) -> list[tuple[list[str], list[str], tuple[float, float]]]:
-    """Each picture: (row labels, cell strings, (low, high) from its scale line)."""
+def heatmap_blocks(text: str) -> list[tuple[list[str], tuple[float, float]]]:
+    """Each picture: (its lines of cells, labels first; (low, high) from its scale line)."""
     lines = text.splitlines()
     blocks = []
     for i, line in enumerate(lines):
@@ -131,8 +131,8 @@ def heatmap_blocks(text: str) -> list[tuple[list[str], list[str], tuple[float, f
         grid = lines[i + 1 : end]
         while grid and not re.match(r"^\s*\S", grid[0]):
             grid.pop(0)
-        blocks.append((grid, lines[end], (low, high)))
-    return [(g, [], b) for g, _, b in blocks]
+        blocks.append((grid, (low, high)))
+    return blocks
 
 
 def ramp_of(value: float, low: float, high: float) -> str:
@@ -209,11 +209,14 @@ def similarity_maps(text: str, token: np.ndarray, position: np.ndarray) -> None:
         row = cells(line) if line.startswith("│") else []
         if ids_by_sequence and len(row) > 3 and row[0] and row[3] == "token":
             ids_by_sequence[-1].append(int(row[1]))
-    for index, (grid, _, (low, high)) in enumerate(heatmap_blocks(text)):
+    for index, (grid, shown) in enumerate(heatmap_blocks(text)):
         ids = ids_by_sequence[index]
         vectors = token[ids] + position[: len(ids)]
         unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
         similarity = unit @ unit.T
+        off = similarity[~np.eye(len(ids), dtype=bool)]  # the scale: the off-diagonal range
+        low, high = float(off.min()), float(off.max())
+        assert abs(shown[0] - low) <= 0.005 and abs(shown[1] - high) <= 0.005
         # labels are the index and the piece, padded to one width, then a space
         start = max(re.match(r"\s*\d+ \S+", line).end() for line in grid) + 1
         for k, line in enumerate(grid):
@@ -360,7 +363,6 @@ def _presets(stem: str, text: str) -> None:
 @checker("broadcast")
 def _broadcast(stem: str, text: str) -> None:
     heads = " ".join(line for line in text.splitlines() if line.startswith("┃"))
-    given = [shape(s) for s in re.findall(r"\(([\d,]*)\)(?!\s*┃?\s*→)", heads)]
     result = shape(re.search(r"result: \(([\d,]+)\)", text).group(0)[8:])
     inputs = [shape(s) for s in re.findall(r"(\([\d,]*\))\s*(?:┃|→)", heads)]
     assert inputs, heads
@@ -369,7 +371,6 @@ def _broadcast(stem: str, text: str) -> None:
         if row and re.fullmatch(r"-\d+", row[0]):
             sizes = [int(v.split()[0]) for v in row[1:-2]]
             assert int(row[-2]) == max(sizes)  # the broadcast size: the one that is not 1
-    assert given is not None
 
 
 # ---------------------------------------------------------------- checkpoints and tables
@@ -529,11 +530,14 @@ def check_position_map(text: str, matrix: np.ndarray, similarity: bool) -> None:
         columns = [c for p in pairs for c in (2 * p, 2 * p + 1)]
     else:
         columns = [round(i * (n - 1) / (k - 1)) for i in range(k)] if k < n else list(range(n))
-    low, high = (float(v) for v in re.findall(r"[+-]\d+\.\d+", lines[-1])[:2])
-    if not similarity:
-        low = high = None
-        limit = np.abs(matrix).max()
-        low, high = -limit, limit
+    shown_low, shown_high = (float(v) for v in re.findall(r"[+-]\d+\.\d+", lines[-1])[:2])
+    if similarity:  # scaled to the off-diagonal range, so that the bands stand out
+        off = matrix[~np.eye(*matrix.shape, dtype=bool)]
+        low, high = float(off.min()), float(off.max())
+    else:  # symmetric around 0
+        high = float(np.abs(matrix).max())
+        low = -high
+    assert abs(shown_low - low) <= 0.005 and abs(shown_high - high) <= 0.005  # the scale line
     for line, row in zip(grid, rows, strict=True):
         drawn = re.sub(r"^\s*\d+ ", "", line, count=1)
         cell = max(1, len(drawn.rstrip()) // len(columns)) if drawn.strip() else 1
