@@ -124,9 +124,8 @@ def project(
     rows, width = table.shape
     mean = _mean(table)  # (d,)
     axes, precision = principal_axes(table, device)  # (d, 2)
-    cloud = _project_rows(table, mean, axes)  # (V, 2)
+    cloud, total = _project_rows(table, mean, axes)  # (V, 2), and the total variance
     variance = cloud.var(axis=0, ddof=1)  # (2,)
-    total = _total_variance(table, mean)
     if not total > 0:
         raise WeightsError("every row of the token table is the same: it has no principal axes")
     # Centring leaves V - 1 degrees of freedom: a 2-row table is one direction, whatever d.
@@ -282,17 +281,22 @@ def _precision(
     return torch.float32  # not reached: ensure_fits raised
 
 
-def _project_rows(table: torch.Tensor, mean: torch.Tensor, axes: torch.Tensor) -> np.ndarray:
-    """Every row, centred, on the two axes, in float64 a chunk of rows at a time: (V, 2)."""
+def _project_rows(
+    table: torch.Tensor, mean: torch.Tensor, axes: torch.Tensor
+) -> tuple[np.ndarray, float]:
+    """(every row, centred, on the two axes (V, 2); the sum over dimensions of the rows'
+    variance, ddof 1), in float64, in one pass a chunk of rows at a time."""
     import numpy as np
 
     rows, width = table.shape
     out = np.empty((rows, 2), dtype=np.float64)
+    squares = 0.0
     step = max(1, CHUNK_ELEMENTS // width)
     for start in range(0, rows, step):
         chunk = table[start : start + step].detach().cpu().double() - mean  # (R, d)
         out[start : start + len(chunk)] = (chunk @ axes).numpy()  # (R, 2)
-    return out
+        squares += float(chunk.square().sum())
+    return out, squares / (rows - 1)
 
 
 def _mean(table: torch.Tensor) -> torch.Tensor:
@@ -305,17 +309,6 @@ def _mean(table: torch.Tensor) -> torch.Tensor:
     for start in range(0, rows, step):
         total += table[start : start + step].detach().cpu().double().sum(dim=0)
     return total / rows
-
-
-def _total_variance(table: torch.Tensor, mean: torch.Tensor) -> float:
-    """The sum over dimensions of the rows' variance (ddof 1), in float64."""
-    rows, width = table.shape
-    step = max(1, CHUNK_ELEMENTS // width)
-    squares = 0.0
-    for start in range(0, rows, step):
-        chunk = table[start : start + step].detach().cpu().double() - mean  # (R, d)
-        squares += float(chunk.square().sum())
-    return squares / (rows - 1)
 
 
 # ---------------------------------------------------------------- TensorBoard's projector
