@@ -1,12 +1,11 @@
 """What a table holds: `weights` (a checkpoint's tensors), `neighbors`, `stats`."""
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from embedcli.cli import options as o
-from embedcli.cli.inputs import joined_ids, read_text
+from embedcli.cli.inputs import ids_or_text
 from embedcli.cli.output import emit
 from embedcli.config import DEFAULT_SEED, Overrides
 
@@ -75,23 +74,12 @@ def neighbors(
 
     name = resolve_encoding_name(encoding, model, weights)
     enc = get_encoding(name)
-    token_ids = _ids_or_text(enc, texts, file, ids, allow_special)
+    token_ids = ids_or_text(enc, texts, file, ids, allow_special)
     given = Overrides(d_model=d_model, seed=seed)
     seeded, _ = embed_source(name, given) if weights is None else (None, None)
     token, _, source = source_tables(seeded, weights, token_key, given=given)
     rows = neighbors_report(enc, token_ids_for(token_ids, token), token, k, device)
     emit(as_json, neighbors_json, "neighbors_view", source, rows, seeded=weights is None)
-
-
-def _ids_or_text(
-    enc: object, texts: list[str] | None, file: Path | None, ids: list[str] | None, special: bool
-) -> list[int]:
-    """The token ids to look up: --ids as given, or the tokens of TEXT, a file or stdin."""
-    from embedcli.encodings import encode
-
-    if ids:
-        return joined_ids(ids, texts, file)
-    return encode(enc, read_text(texts, file), allow_special=special)
 
 
 def stats(

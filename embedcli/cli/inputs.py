@@ -40,6 +40,18 @@ def joined_ids(ids: list[str], texts: list[str] | None, file: Path | None) -> li
     return [token for sequence in parse_ids(ids) for token in sequence]
 
 
+def ids_or_text(
+    enc: object, texts: list[str] | None, file: Path | None, ids: list[str] | None, special: bool
+) -> list[int]:
+    """The token ids a command looks up: --ids as given, or the tokens of TEXT, a file or
+    stdin."""
+    from embedcli.encodings import encode
+
+    if ids:
+        return joined_ids(ids, texts, file)
+    return encode(enc, read_text(texts, file), allow_special=special)
+
+
 MAX_ID_DIGITS = 12  # a longer id is beyond any table (and int() of 4,301 digits refuses)
 
 

@@ -127,16 +127,13 @@ def _text_ids(
 ) -> list[int] | None:
     """The text's token ids (--ids, TEXT, -f or stdin), or None where --top or --ids-file
     (``alone``) give the points and no text was asked for."""
-    from embedcli.cli.inputs import joined_ids, read_text
-    from embedcli.encodings import encode
+    from embedcli.cli.inputs import ids_or_text
     from embedcli.errors import UsageError
 
-    if ids:
-        return joined_ids(ids, texts, file)
-    if alone and not texts and file is None:
+    if alone and not ids and not texts and file is None:
         return None
     try:
-        return encode(enc, read_text(texts, file), allow_special=allow_special)
+        return ids_or_text(enc, texts, file, ids, allow_special)
     except UsageError as exc:
         if not str(exc).startswith("no text given"):
             raise
