@@ -109,13 +109,15 @@ def _ranges(report: Projection) -> tuple[tuple[float, float], tuple[float, float
 
 
 def _place(value: float, span: tuple[float, float], cells: int) -> int:
-    """The cell of ``value`` on an axis of ``cells`` cells (the span holds every point)."""
-    lo, hi = span
-    return max(0, min(cells - 1, int((value - lo) / (hi - lo) * cells)))
+    """The cell of ``value`` on an axis of ``cells`` cells (the span holds every point): the
+    same arithmetic as the cloud's, so that a row and a token at one place share a cell."""
+    import numpy as np
+
+    return int(_cells(np.array([value]), span, cells)[0])
 
 
 def _cells(values: np.ndarray, span: tuple[float, float], cells: int) -> np.ndarray:
-    """:func:`_place` for many values at once."""
+    """The cells of ``values`` on an axis of ``cells`` cells, clipped to it."""
     import numpy as np
 
     lo, hi = span
