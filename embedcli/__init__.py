@@ -13,14 +13,14 @@ from typing import Any
 __version__ = "0.2.0"
 
 _EXPORTS = {
-    "EmbedConfig": "embedcli.config",
-    "InputEmbedding": "embedcli.embedding",
-    "EmbeddingTrace": "embedcli.embedding",
-    "TraceStep": "embedcli.shapeplan",
-    "build_embedding": "embedcli.embedding",
-    "get_encoding": "embedcli.encodings",
-    "encoding_name_for_model": "embedcli.encodings",
-    "resolve_device": "embedcli.devices",
+    "EmbedConfig": "embedcli.core.config",
+    "InputEmbedding": "embedcli.core.embedding",
+    "EmbeddingTrace": "embedcli.core.embedding",
+    "TraceStep": "embedcli.core.shapeplan",
+    "build_embedding": "embedcli.core.embedding",
+    "get_encoding": "embedcli.tokenizers.encodings",
+    "encoding_name_for_model": "embedcli.tokenizers.encodings",
+    "resolve_device": "embedcli.core.devices",
     "EmbedCLIError": "embedcli.errors",
 }
 __all__ = ["__version__", *_EXPORTS]

@@ -258,8 +258,8 @@ def _named_values() -> dict[str, Values]:
     """(usual, odd) values for the parameters whose names say what they hold."""
     from tiktoken.model import MODEL_TO_ENCODING
 
-    from embedcli.config import DTYPES, POSITIONAL_FAMILIES, PRESETS
-    from embedcli.encodings import BUNDLED_ENCODINGS
+    from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES, PRESETS
+    from embedcli.tokenizers.encodings import BUNDLED_ENCODINGS
 
     # Only models whose encoding is bundled: any other would be downloaded.
     models = sorted(m for m, e in MODEL_TO_ENCODING.items() if e in BUNDLED_ENCODINGS)
@@ -433,7 +433,7 @@ def shell_quote(arg: str) -> str:
 
 def _estimated_elements(command: str, params: dict[str, Any]) -> int:
     """The largest table (or batch tensor) the command line asks for, in elements."""
-    from embedcli.config import PRESETS
+    from embedcli.core.config import PRESETS
 
     quiet = ("tokenize", "windows", "weights", "broadcast", "devices")  # build no tables
     if params.get("weights") is not None or command in quiet:

@@ -9,7 +9,7 @@ from conftest import assert_python_ok
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from embedcli.broadcast import explain, format_shape
+from embedcli.core.broadcast import explain, format_shape
 from embedcli.errors import BroadcastError
 
 
@@ -56,7 +56,7 @@ def test_agrees_with_torch(given_shapes) -> None:
 
 def test_no_torch_import() -> None:
     code = (
-        "import sys; from embedcli.broadcast import explain; explain((2,3),(3,)); "
+        "import sys; from embedcli.core.broadcast import explain; explain((2,3),(3,)); "
         "assert 'torch' not in sys.modules"
     )
     assert_python_ok(code)

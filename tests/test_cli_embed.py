@@ -12,8 +12,9 @@ from conftest import make_runner
 from helpers import expect_error
 from torch import nn
 
-from embedcli import encodings, outputs
 from embedcli.cli import app
+from embedcli.io import outputs
+from embedcli.tokenizers import encodings
 
 runner = make_runner()
 
@@ -343,7 +344,7 @@ def test_verify_failure_is_reported_and_exits_1(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """A device that returns wrong numbers (simulated) is caught, and no output file is written."""
-    from embedcli import embedding
+    from embedcli.core import embedding
 
     real = embedding.InputEmbedding.trace
 
@@ -532,7 +533,7 @@ def test_unavailable_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_memory_estimate_refuses_before_allocating(monkeypatch: pytest.MonkeyPatch) -> None:
-    from embedcli import pipeline
+    from embedcli.pipeline import embed as pipeline
 
     monkeypatch.setattr(pipeline, "host_available_memory", lambda: 1_000_000)
     result = embed("hi", "-d", "768", "--device", "cpu")
@@ -554,7 +555,7 @@ def test_the_position_buffers_are_counted_too(positional: str) -> None:
 
 def test_memory_refusal_names_what_is_too_big(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     """The check counts everything the command holds and blames the part that needs most."""
-    from embedcli import pipeline
+    from embedcli.pipeline import embed as pipeline
 
     monkeypatch.setattr(pipeline, "host_available_memory", lambda: 50_000_000)
     long_text = " ".join(["word"] * 3000)

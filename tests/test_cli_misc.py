@@ -235,7 +235,7 @@ def test_the_entry_point_keeps_all_of_a_large_output(tmp_path: Path) -> None:
     text = "The verdict was read aloud. " * 20_000
     done = run_script(["embedcli", "tokenize", "--encode", "-"], tmp_path, input=text)
     assert done.returncode == 0, done.stderr
-    from embedcli.encodings import get_encoding
+    from embedcli.tokenizers.encodings import get_encoding
 
     assert done.stdout.split() == [str(i) for i in get_encoding("gpt2").encode(text)]
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from embedcli.cli import app
-from embedcli.config import PRESETS
+from embedcli.core.config import PRESETS
 
 runner = make_runner()
 

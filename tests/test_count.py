@@ -17,9 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from embedcli import counting, countjob
 from embedcli.cli import app
-from embedcli.encodings import get_encoding
+from embedcli.corpus import count as countjob
+from embedcli.corpus import engine_local, selection
+from embedcli.corpus import pieces as corpus_pieces
+from embedcli.errors import InputTextError
+from embedcli.tokenizers.encodings import get_encoding
 from tests.conftest import make_runner
 from tests.helpers import expect_error
 
@@ -257,12 +260,12 @@ def test_blocks_add_up_to_one_pass(
     path = tmp_path / "big.txt"
     data = text.encode("utf-8", errors="surrogatepass")
     path.write_bytes(data)
-    found = [counting.Found("big.txt", str(path), len(data))]
-    pieces = counting.pieces_of(found, block_bytes=block)
+    found = [selection.Found("big.txt", str(path), len(data))]
+    pieces = corpus_pieces.pieces_of(found, block_bytes=block)
     assert pieces[0].start == 0 and pieces[-1].end == len(data)
     assert all(a.end == b.start for a, b in itertools.pairwise(pieces))
     for name in ("gpt2", "o200k_base"):
-        results = [r for p in pieces for r in counting.count_task([p], (name,), "replace")]
+        results = [r for p in pieces for r in corpus_pieces.count_task([p], (name,), "replace")]
         decoded = data.decode("utf-8", errors="replace")
         expected = len(get_encoding(name).encode(decoded, disallowed_special=()))
         assert sum(r.counts[0] for r in results) == expected
@@ -280,7 +283,7 @@ def test_a_large_tree_through_the_process_pool(tmp_path: Path) -> None:
     counts = {i.path: i.tokens["gpt2"] for i in items}
     assert len(counts) == 301
     for path in (big, root / "f007.txt", root / "f299.txt"):
-        assert counts[counting._display(path)] == one_pass(path)
+        assert counts[selection._display(path)] == one_pass(path)
 
 
 def test_dask_engine_through_the_installed_command(tree: Path) -> None:
@@ -423,7 +426,7 @@ def test_hostile_names_folders_and_files(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_a_run_with_no_space_is_refused_not_swallowed(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(counting, "MAX_PIECE_BYTES", 1 << 16)
+    monkeypatch.setattr(corpus_pieces, "MAX_PIECE_BYTES", 1 << 16)
     path = tmp_path / "nospace.txt"
     path.write_text("ab" * (1 << 16))  # 128 KiB, no place to cut
     items = list(countjob.count_paths([str(path)], ["gpt2"], block_bytes=1 << 14, workers=1))
@@ -433,7 +436,7 @@ def test_a_run_with_no_space_is_refused_not_swallowed(tmp_path: Path, monkeypatc
 def test_a_fifo_swapped_in_is_skipped_not_waited_for(tmp_path: Path) -> None:
     fifo = tmp_path / "f"
     os.mkfifo(fifo)
-    result = counting.count_task([counting.Piece(0, str(fifo), 0, 10)], ("gpt2",))
+    result = corpus_pieces.count_task([corpus_pieces.Piece(0, str(fifo), 0, 10)], ("gpt2",))
     assert result[0].counts is None and "not a regular file" in result[0].error
 
 
@@ -442,10 +445,13 @@ def _die(*args: object) -> None:
 
 
 def test_a_dead_worker_is_an_error_not_a_hang(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(counting, "count_task", _die)  # forked workers die
-    tasks = [(counting.Piece(i, str(tmp_path / "x"), 0, counting.TASK_BYTES),) for i in range(4)]
-    with pytest.raises(counting.InputTextError, match="a counting process died"):
-        list(counting.local_results(tasks, ("gpt2",), "skip", workers=2))
+    monkeypatch.setattr(engine_local, "count_task", _die)  # forked workers die
+    tasks = [
+        (corpus_pieces.Piece(i, str(tmp_path / "x"), 0, corpus_pieces.TASK_BYTES),)
+        for i in range(4)
+    ]
+    with pytest.raises(InputTextError, match="a counting process died"):
+        list(engine_local.local_results(tasks, ("gpt2",), "skip", workers=2))
 
 
 def test_a_deep_tree(tmp_path: Path) -> None:

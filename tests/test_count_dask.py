@@ -23,12 +23,17 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
-from embedcli import countdask, counting  # noqa: E402
 from embedcli.cli import app  # noqa: E402
-from embedcli.countdask import dask_results  # noqa: E402
-from embedcli.counting import FileCount, Found, Piece, Skipped  # noqa: E402
-from embedcli.encodings import get_encoding  # noqa: E402
+from embedcli.corpus import count as countjob  # noqa: E402
+from embedcli.corpus import engine_dask as countdask  # noqa: E402
+from embedcli.corpus import engine_local, selection  # noqa: E402
+from embedcli.corpus import pieces as corpus_pieces  # noqa: E402
+from embedcli.corpus.count import FileCount  # noqa: E402
+from embedcli.corpus.engine_dask import dask_results  # noqa: E402
+from embedcli.corpus.pieces import Piece  # noqa: E402
+from embedcli.corpus.selection import Found, Skipped  # noqa: E402
 from embedcli.errors import EmbedCLIError, UsageError  # noqa: E402
+from embedcli.tokenizers.encodings import get_encoding  # noqa: E402
 from tests.conftest import assert_python_ok, make_runner, run_script  # noqa: E402
 from tests.helpers import expect_error  # noqa: E402
 from tests.hubfixtures import allow_loopback  # noqa: E402
@@ -125,15 +130,15 @@ def plan(root: Path, monkeypatch: pytest.MonkeyPatch, task_files: int = 16):
     """Selection, pieces and tasks as count_paths makes them, from inside ``root`` (relative
     paths: the workers' working folder is another one)."""
     monkeypatch.chdir(root)
-    monkeypatch.setattr(counting, "TASK_FILES", task_files)  # many tasks from a small corpus
-    found = counting.discover(["."])
-    pieces = counting.pieces_of(found.found, block_bytes=BLOCK)
-    return found, pieces, counting.tasks_of(pieces)
+    monkeypatch.setattr(corpus_pieces, "TASK_FILES", task_files)  # many tasks from a small corpus
+    found = selection.discover(["."])
+    pieces = corpus_pieces.pieces_of(found.found, block_bytes=BLOCK)
+    return found, pieces, corpus_pieces.tasks_of(pieces)
 
 
 def outcome(found, pieces, results) -> dict[str, dict[str, int] | str]:
     """Each file's tokens, or its skip reason, from one engine's results."""
-    items = [*found.skipped, *counting.gather(found.found, pieces, results, ENCODINGS)]
+    items = [*found.skipped, *countjob.gather(found.found, pieces, results, ENCODINGS)]
     out: dict[str, dict[str, int] | str] = {}
     for item in items:
         assert item.path not in out, f"{item.path} reported twice"
@@ -142,12 +147,12 @@ def outcome(found, pieces, results) -> dict[str, dict[str, int] | str]:
 
 
 def local(found, pieces, tasks) -> dict[str, dict[str, int] | str]:
-    return outcome(found, pieces, counting.local_results(tasks, ENCODINGS, "skip", workers=1))
+    return outcome(found, pieces, engine_local.local_results(tasks, ENCODINGS, "skip", workers=1))
 
 
 def test_importing_the_engine_imports_neither_dask_nor_torch() -> None:
     assert_python_ok(
-        "import sys, embedcli.countdask\n"
+        "import sys, embedcli.corpus.engine_dask\n"
         "imported = [m for m in ('dask', 'distributed', 'torch') if m in sys.modules]\n"
         "assert not imported, imported\n"
     )
@@ -159,7 +164,7 @@ def test_counts_equal_the_local_engine_and_one_pass(corpus, cluster, monkeypatch
     assert len(big) >= 4 and len(tasks) >= 20
     # Relative locations (as a caller may give them) are made absolute for the workers.
     pieces = [replace(p, location=os.path.relpath(p.location)) for p in pieces]
-    tasks = counting.tasks_of(pieces)
+    tasks = corpus_pieces.tasks_of(pieces)
     assert not Path(pieces[0].location).is_absolute()
     address = cluster[0].scheduler_address
     got = outcome(found, pieces, dask_results(tasks, ENCODINGS, "skip", scheduler=address))
@@ -196,11 +201,11 @@ def test_a_task_that_keeps_failing_is_skipped_with_the_reason(corpus, cluster) -
     found = [Found("part1/doc001.txt", str(good), good.stat().st_size), Found(url, url, 12)]
     pieces = [Piece(0, str(good), 0, found[0].size), Piece(1, url, 0, 12)]
     with pytest.raises(ValueError, match="nosuchfs"):
-        counting.count_task([pieces[1]], ENCODINGS)
+        corpus_pieces.count_task([pieces[1]], ENCODINGS)
     tasks = [(pieces[0],), (pieces[1],)]
     address = cluster[0].scheduler_address
     results = dask_results(tasks, ENCODINGS, "skip", scheduler=address, retries=1)
-    items = list(counting.gather(found, pieces, results, ENCODINGS))
+    items = list(countjob.gather(found, pieces, results, ENCODINGS))
     assert len(items) == 2
     by_path = {item.path: item for item in items}
     assert by_path["part1/doc001.txt"].tokens == corpus.oracle["part1/doc001.txt"]
@@ -215,12 +220,12 @@ def test_a_task_whose_workers_die_is_skipped_not_lost(corpus, cluster, monkeypat
     good = corpus.root / "part2" / "doc002.txt"
     deadly = corpus.root / "part3" / "doc003.txt"
     found = [Found(p.name, str(p), p.stat().st_size) for p in (good, deadly)]
-    pieces = counting.pieces_of(found)
+    pieces = corpus_pieces.pieces_of(found)
 
     def crash_on_deadly(task, encoding_names, errors):  # pickled by value: the workers run it
         if any(piece.location.endswith("doc003.txt") for piece in task):
             os._exit(1)
-        return counting.count_task(task, encoding_names, errors)
+        return corpus_pieces.count_task(task, encoding_names, errors)
 
     monkeypatch.setattr(countdask, "count_task", crash_on_deadly)
     scheduler = local_cluster.scheduler
@@ -228,7 +233,7 @@ def test_a_task_whose_workers_die_is_skipped_not_lost(corpus, cluster, monkeypat
     results = dask_results(
         [(pieces[0],), (pieces[1],)], ENCODINGS, "skip", scheduler=local_cluster.scheduler_address
     )
-    items = {item.path: item for item in counting.gather(found, pieces, results, ENCODINGS)}
+    items = {item.path: item for item in countjob.gather(found, pieces, results, ENCODINGS)}
     assert items["doc002.txt"].tokens == corpus.oracle["part2/doc002.txt"]
     assert items["doc003.txt"] == Skipped(
         "doc003.txt", "failed on the Dask cluster: every worker that counted it died (KilledWorker)"
@@ -325,8 +330,8 @@ def test_a_local_cluster_is_started_and_closed(corpus, monkeypatch, capfd) -> No
         results.throw(KeyboardInterrupt)
     assert made[1].status.name == "closed"
     # The scheduler gone in the middle (a cluster shut down, a network cut): one clear error.
-    monkeypatch.setattr(counting, "TASK_FILES", 1)
-    results = dask_results(counting.tasks_of(pieces), ENCODINGS, "skip", workers=1)
+    monkeypatch.setattr(corpus_pieces, "TASK_FILES", 1)
+    results = dask_results(corpus_pieces.tasks_of(pieces), ENCODINGS, "skip", workers=1)
     next(results)
     made[2].close()
     with pytest.raises(EmbedCLIError, match=r"^lost the Dask scheduler at tcp://127\.0\.0\.1:"):
@@ -337,8 +342,8 @@ def test_a_local_cluster_is_started_and_closed(corpus, monkeypatch, capfd) -> No
 CTRL_C_WHILE_STARTING = """
 import os, signal, sys
 import distributed
-from embedcli.counting import Piece
-from embedcli.countdask import dask_results
+from embedcli.corpus.engine_dask import dask_results  # noqa: E402
+from embedcli.corpus.pieces import Piece  # noqa: E402
 
 made = []
 real = distributed.LocalCluster

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from embedcli import devices
+from embedcli.core import devices, memory
 from embedcli.errors import DeviceError, MemoryLimitError
 
 
@@ -136,20 +136,20 @@ def test_bfloat16_on_mps_needs_macos_14(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_available_memory(two_gpus) -> None:
-    assert devices.available_memory(torch.device("cuda", 1)) == 3 * 2**30
-    assert devices.available_memory(torch.device("meta")) is None
-    host = devices.available_memory(torch.device("cpu"))
+    assert memory.available_memory(torch.device("cuda", 1)) == 3 * 2**30
+    assert memory.available_memory(torch.device("meta")) is None
+    host = memory.available_memory(torch.device("cpu"))
     assert host is not None and host > 0
 
 
 def test_ensure_fits() -> None:
-    devices.ensure_fits("tables", 10, 10, "cpu", "hint")
-    devices.ensure_fits("tables", 10, None, "cpu", "hint")
+    memory.ensure_fits("tables", 10, 10, "cpu", "hint")
+    memory.ensure_fits("tables", 10, None, "cpu", "hint")
     with pytest.raises(
         MemoryLimitError,
         match=r"tables need 2\.0 KiB, but only 1\.0 KiB is available on cuda:0; hint",
     ):
-        devices.ensure_fits("tables", 2048, 1024, "cuda:0", "hint")
+        memory.ensure_fits("tables", 2048, 1024, "cuda:0", "hint")
 
 
 @pytest.mark.parametrize(
@@ -163,7 +163,7 @@ def test_ensure_fits() -> None:
     ],
 )
 def test_format_bytes(n: int, text: str) -> None:
-    assert devices.format_bytes(n) == text
+    assert memory.format_bytes(n) == text
 
 
 def test_list_devices_without_accelerators(
@@ -187,12 +187,12 @@ def test_list_devices_with_two_gpus(two_gpus, monkeypatch: pytest.MonkeyPatch) -
 def test_free_memory_honours_an_address_space_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     import resource
 
-    from embedcli import devices
+    from embedcli.core import memory
 
     with open("/proc/self/status", encoding="ascii") as status:
         held = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
     limit = held + 300 * 2**20  # 300 MiB left under the limit
     monkeypatch.setattr(resource, "getrlimit", lambda which: (limit, resource.RLIM_INFINITY))
-    found = devices.host_available_memory()
+    found = memory.host_available_memory()
     assert found is not None and found <= 300 * 2**20
     assert found > 250 * 2**20  # what this test allocates between the two reads is small

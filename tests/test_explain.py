@@ -1,4 +1,4 @@
-"""tokenize --explain's replay (embedcli.explain) against the real encoders."""
+"""tokenize --explain's replay (embedcli.tokenizers.explain) against the real encoders."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from embedcli.cli import app
-from embedcli.encodings import get_encoding
 from embedcli.errors import InputTextError
-from embedcli.explain import explain, merge_steps
+from embedcli.tokenizers.encodings import get_encoding
+from embedcli.tokenizers.explain import explain, merge_steps
 
 runner = make_runner()
 

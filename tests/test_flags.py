@@ -15,7 +15,7 @@ from conftest import make_runner, script_env
 from helpers import expect_error
 
 from embedcli.cli import app
-from embedcli.encodings import get_encoding
+from embedcli.tokenizers.encodings import get_encoding
 
 runner = make_runner()
 TEXT = "Hello, world! The quick brown fox jumps over the lazy dog again and again."
@@ -205,7 +205,7 @@ def test_seq_len_is_t_everywhere(tmp_path: Path) -> None:
 
 
 def test_one_default_batch_size() -> None:
-    from embedcli.config import DEFAULT_BATCH_SIZE
+    from embedcli.core.config import DEFAULT_BATCH_SIZE
 
     assert run_json("inspect-shapes")["tensors"][0]["shape"][0] == DEFAULT_BATCH_SIZE
     assert run_json("windows", TEXT * 3, "-t", "2")["batch_size"] == DEFAULT_BATCH_SIZE

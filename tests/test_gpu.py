@@ -68,7 +68,7 @@ def test_out_of_range_id_is_caught_before_the_device(device: str) -> None:
 
 @pytest.mark.parametrize("device", ACCELERATORS)
 def test_neighbors_on_device_equal_cpu(device: str) -> None:
-    from embedcli.analysis import nearest_tokens
+    from embedcli.analysis.neighbors import nearest_tokens
 
     table = torch.randn(5000, 32, generator=torch.Generator().manual_seed(0))
     on_cpu = nearest_tokens(table, [1, 2, 4999], 5, chunk_rows=700)

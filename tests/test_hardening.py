@@ -19,10 +19,10 @@ from helpers import expect_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from embedcli import textinput, windows
 from embedcli.cli import app
-from embedcli.encodings import get_encoding
+from embedcli.corpus import textinput, windows
 from embedcli.errors import InputTextError
+from embedcli.tokenizers.encodings import get_encoding
 
 runner = make_runner()
 SMALL = ("-d", "4", "--device", "cpu")
@@ -91,10 +91,11 @@ def test_replacing_a_file_keeps_its_permission_bits(tmp_path: Path) -> None:
 
 def test_report_keeps_tensors_and_json_streams_them() -> None:
     """The tables show 64 positions; nothing converts the whole batch to Python lists."""
-    from embedcli.pipeline import run_embed
-    from embedcli.sources import embed_source
+    from embedcli.core.config import Overrides
+    from embedcli.pipeline.embed import run_embed
+    from embedcli.pipeline.sources import embed_source
 
-    config, _ = embed_source("gpt2", __import__("embedcli.config").config.Overrides(d_model=4))
+    config, _ = embed_source("gpt2", Overrides(d_model=4))
     report = run_embed(config, "gpt2", texts=["a b c"], device="cpu").report
     assert isinstance(report.input_embeddings, torch.Tensor)
     data = json.loads(runner.invoke(app, ["embed", "a b c", *SMALL, "--json"]).stdout)
@@ -102,7 +103,7 @@ def test_report_keeps_tensors_and_json_streams_them() -> None:
 
 
 def test_json_writes_nan_and_infinity_as_null() -> None:
-    from embedcli.cli.output import json_chunks
+    from embedcli.io.jsonstream import json_chunks
 
     value = {"m": torch.tensor([[1.0, float("nan")], [float("inf"), -2.0]]), "x": float("nan")}
     assert json.loads("".join(json_chunks(value))) == {"m": [[1.0, None], [None, -2.0]], "x": None}
@@ -206,14 +207,14 @@ def test_unwritable_output_prints_no_report(tmp_path: Path) -> None:
     def refuse(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    import embedcli.outputs
+    import embedcli.io.outputs
 
-    original = embedcli.outputs.atomic_write
+    original = embedcli.io.outputs.atomic_write
     try:
-        embedcli.outputs.atomic_write = refuse
+        embedcli.io.outputs.atomic_write = refuse
         result = runner.invoke(app, ["embed", "hi", *SMALL, "-o", str(out), "--json"])
     finally:
-        embedcli.outputs.atomic_write = original
+        embedcli.io.outputs.atomic_write = original
     expect_error(result, "No space left on device")
 
 
@@ -255,7 +256,7 @@ def test_sigterm_while_streaming_leaves_no_file(
 def test_library_warnings_do_not_precede_the_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import warnings
 
-    from embedcli import sources
+    from embedcli.pipeline import sources
 
     def noisy(*args, **kwargs):
         warnings.warn("a torch internal detail", UserWarning, stacklevel=1)
@@ -273,7 +274,7 @@ def test_a_full_disk_while_streaming_leaves_nothing(
 ) -> None:
     """The disk fills mid-stream, and closing the file (a flush) fails as well: the error is the
     write's, and no temporary file is left behind."""
-    import embedcli.outputs as outputs
+    import embedcli.io.outputs as outputs
 
     real_fdopen = os.fdopen
 

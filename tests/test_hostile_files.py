@@ -410,9 +410,9 @@ def test_pickles_with_payloads_are_refused_and_never_run(tmp_path: Path, fmt: st
 @pytest.fixture
 def little_memory(monkeypatch: pytest.MonkeyPatch) -> int:
     """This machine, as the checks see it, has 64 MiB available."""
-    from embedcli import devices
+    from embedcli.core import memory
 
-    monkeypatch.setattr(devices, "host_available_memory", lambda: 64 * MIB)
+    monkeypatch.setattr(memory, "host_available_memory", lambda: 64 * MIB)
     return 64 * MIB
 
 

@@ -1,4 +1,5 @@
-"""Tokenizers of real models (embedcli.modeltok): Llama 3 and Llama 4's own tokenizer.model files
+"""Tokenizers of real models (embedcli.tokenizers.modeltok): Llama 3 and Llama 4's own
+tokenizer.model files
 (shipped by the llama_models package), tokenizer.json files made with transformers' converters,
 SentencePiece-style tokenizer.json files built with the tokenizers library, and every error a user
 can cause. Nothing here touches the network; big files are loaded once per module."""
@@ -19,16 +20,11 @@ from conftest import assert_python_ok
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from embedcli import modeltok
-from embedcli.encodings import (
-    dump_tiktoken_bpe,
-    encode,
-    get_encoding,
-    parse_tiktoken_bpe,
-    token_piece,
-)
 from embedcli.errors import EncodingError
-from embedcli.tokens import chunks
+from embedcli.tokenizers import common, hfjson, modeltok, tiktokenfile
+from embedcli.tokenizers.bpe import dump_tiktoken_bpe, parse_tiktoken_bpe
+from embedcli.tokenizers.encodings import encode, get_encoding, token_piece
+from embedcli.tokenizers.tokens import chunks
 
 LLAMA3_SHA256 = "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"
 
@@ -116,12 +112,12 @@ def module_env(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="module")
-def llama3(module_env: None) -> modeltok.ModelTiktoken:
+def llama3(module_env: None) -> tiktokenfile.ModelTiktoken:
     return modeltok.load_model_tokenizer(LLAMA3_FILE)
 
 
 @pytest.fixture(scope="module")
-def llama4(module_env: None) -> modeltok.ModelTiktoken:
+def llama4(module_env: None) -> tiktokenfile.ModelTiktoken:
     return modeltok.load_model_tokenizer(LLAMA4_FILE)
 
 
@@ -140,7 +136,7 @@ def llama4_reference(module_env: None):
 
 
 @pytest.fixture(scope="module")
-def llama3_json(module_env: None, llama3_reference, tmp_path_factory) -> modeltok.HFTokenizer:
+def llama3_json(module_env: None, llama3_reference, tmp_path_factory) -> hfjson.HFTokenizer:
     """Llama 3's tokenizer.model converted by transformers, with the post-processor of the
     published Meta-Llama-3 tokenizer.json (the converter itself adds no <|begin_of_text|>)."""
     from tokenizers import processors
@@ -184,7 +180,7 @@ def gpt2_folder(module_env: None, tmp_path_factory: pytest.TempPathFactory) -> P
 
 
 @pytest.fixture(scope="module")
-def gpt2_json(gpt2_folder: Path) -> modeltok.HFTokenizer:
+def gpt2_json(gpt2_folder: Path) -> hfjson.HFTokenizer:
     return modeltok.load_model_tokenizer(gpt2_folder)
 
 
@@ -193,7 +189,7 @@ def gpt2_tiktoken(module_env: None):
     return get_encoding("gpt2")
 
 
-def _gpt2_variant(folder: Path, out: Path, **changes: object) -> modeltok.HFTokenizer:
+def _gpt2_variant(folder: Path, out: Path, **changes: object) -> hfjson.HFTokenizer:
     spec = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
     spec.update(changes)
     out.mkdir(parents=True, exist_ok=True)
@@ -223,10 +219,10 @@ def _split_then_bytes(pattern: str) -> dict[str, object]:
 
 
 SPLIT_PATTERNS = {
-    "gpt2": modeltok.GPT2_PATTERN,
-    "llama3": modeltok.LLAMA3_PATTERN,
-    "qwen": modeltok.QWEN_PATTERN,
-    "llama4": modeltok.LLAMA4_PATTERN,
+    "gpt2": common.GPT2_PATTERN,
+    "llama3": common.LLAMA3_PATTERN,
+    "qwen": common.QWEN_PATTERN,
+    "llama4": common.LLAMA4_PATTERN,
 }
 
 
@@ -239,7 +235,9 @@ def cut_safe_tokenizers(
     found: dict[str, object] = {
         "llama3": llama3,
         "llama4": llama4,
-        "qwen (on Llama 3's ranks)": modeltok.load_tiktoken_file(LLAMA3_FILE, "q", family="qwen"),
+        "qwen (on Llama 3's ranks)": tiktokenfile.load_tiktoken_file(
+            LLAMA3_FILE, "q", family="qwen"
+        ),
         "llama3 tokenizer.json": llama3_json,
         "gpt2 tokenizer.json": gpt2_json,
         "gpt2 tokenizer.json + NFC": _gpt2_variant(
@@ -256,7 +254,7 @@ def cut_safe_tokenizers(
 # ---------------------------------------------------------------- Llama 3 and Llama 4 files
 
 
-def test_llama3_file_is_the_published_one(llama3: modeltok.ModelTiktoken) -> None:
+def test_llama3_file_is_the_published_one(llama3: tiktokenfile.ModelTiktoken) -> None:
     assert hashlib.sha256(LLAMA3_FILE.read_bytes()).hexdigest() == LLAMA3_SHA256
     assert llama3.sha256 == LLAMA3_SHA256
     assert llama3.family == "llama3"
@@ -278,13 +276,13 @@ def test_llama3_ids_of_its_package_tests(which: str, request: pytest.FixtureRequ
 
 
 @pytest.mark.parametrize(("token", "token_id"), LLAMA4_SPECIAL_IDS)
-def test_llama4_special_ids(llama4: modeltok.ModelTiktoken, token: str, token_id: int) -> None:
+def test_llama4_special_ids(llama4: tiktokenfile.ModelTiktoken, token: str, token_id: int) -> None:
     assert llama4.encode_single_token(token) == token_id
     assert llama4.decode_single_token_bytes(token_id) == token.encode()
     assert llama4.encode(f"hi{token}", allowed_special="all")[-1] == token_id
 
 
-def test_llama4_attributes(llama4: modeltok.ModelTiktoken) -> None:
+def test_llama4_attributes(llama4: tiktokenfile.ModelTiktoken) -> None:
     assert (llama4.family, llama4.n_vocab, llama4.eot_token) == ("llama4", 202048, 200001)
     assert (llama4.prefix, llama4.suffix, llama4.cut_safe) == ((200000,), (), True)
     assert len(llama4.special_tokens_set) == 2048
@@ -318,7 +316,7 @@ def test_llama3_json_matches_tiktoken_path(llama3, llama3_json, text: str) -> No
 
 
 def test_llama3_json_has_the_same_tokens(llama3, llama3_json) -> None:
-    assert llama3_json.family == modeltok.BYTE_LEVEL
+    assert llama3_json.family == hfjson.BYTE_LEVEL
     assert llama3_json.special_tokens_set == llama3.special_tokens_set
     for token_id in range(llama3.n_vocab):
         assert llama3_json.decode_single_token_bytes(token_id) == (
@@ -372,7 +370,7 @@ def test_gpt2_json_attributes(gpt2_json, gpt2_tiktoken) -> None:
 def test_gpt2_byte_alphabet_is_transformers_own() -> None:
     from transformers.convert_slow_tokenizer import bytes_to_unicode
 
-    assert list(modeltok._char_of_byte()) == [bytes_to_unicode()[b] for b in range(256)]
+    assert list(common.char_of_byte()) == [bytes_to_unicode()[b] for b in range(256)]
 
 
 @pytest.mark.parametrize("which", ["gpt2_json", "llama3", "llama3_json"])
@@ -500,14 +498,14 @@ def _sentencepiece_bytes(text: str, style: str) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def sentencepiece(module_env: None, tmp_path_factory) -> dict[str, modeltok.HFTokenizer]:
+def sentencepiece(module_env: None, tmp_path_factory) -> dict[str, hfjson.HFTokenizer]:
     out = tmp_path_factory.mktemp("sentencepiece")
     found = {
-        style: modeltok.load_tokenizer_json(_sentencepiece_json(out / style, style), style)
+        style: hfjson.load_tokenizer_json(_sentencepiece_json(out / style, style), style)
         for style in ("metaspace", "llama2", "gemma")
     }
     unigram = _sentencepiece_json(out / "unigram", "metaspace", model="Unigram")
-    found["unigram"] = modeltok.load_tokenizer_json(unigram, "unigram")
+    found["unigram"] = hfjson.load_tokenizer_json(unigram, "unigram")
     return found
 
 
@@ -517,7 +515,7 @@ SP_STYLES = {"metaspace": "metaspace", "llama2": "llama2", "gemma": "gemma", "un
 @pytest.mark.parametrize("which", SP_STYLES)
 def test_sentencepiece_pieces(sentencepiece, which: str) -> None:
     enc = sentencepiece[which]
-    assert enc.family == modeltok.SENTENCEPIECE
+    assert enc.family == hfjson.SENTENCEPIECE
     assert (enc.prefix, enc.suffix, enc.cut_safe) == ((1,), (), False)
     assert (enc.n_vocab, enc.eot_token) == (259 + len(SP_PIECES) + len(SP_MERGES), 2)  # </s>
     assert enc.special_tokens_set == {"<unk>", "<s>", "</s>"}
@@ -686,13 +684,13 @@ def test_qwen_file_by_its_size(tmp_path: Path) -> None:
 def test_ranks_are_cached_by_file_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _write_ranks(tmp_path / "small.tiktoken", 300)
     first = modeltok.load_model_tokenizer(path, family="llama3")
-    entry = Path(modeltok.ranks_cache.cache_dir()) / f"ranks-{first.sha256}.bin"
+    entry = Path(tiktokenfile.ranks_cache.cache_dir()) / f"ranks-{first.sha256}.bin"
     assert entry.is_file()
 
     def unparsed(data: bytes) -> dict[bytes, int]:
         raise AssertionError("parsed again: the cache was not used")
 
-    monkeypatch.setattr(modeltok, "parse_tiktoken_bpe", unparsed)
+    monkeypatch.setattr(tiktokenfile, "parse_tiktoken_bpe", unparsed)
     again = modeltok.load_model_tokenizer(path, family="llama3")
     assert again.encode_ordinary("t12 t299") == first.encode_ordinary("t12 t299")
     assert (again.n_vocab, again.eot_token, again.prefix) == (300 + 256, 301, (300,))
@@ -812,7 +810,7 @@ def test_family_with_a_tokenizer_json(gpt2_folder: Path) -> None:
 
 def test_import_stays_light() -> None:
     assert_python_ok(
-        "import sys, embedcli.modeltok\n"
+        "import sys, embedcli.tokenizers.modeltok\n"
         "heavy = {'torch', 'tokenizers', 'tiktoken', 'transformers'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
@@ -822,7 +820,7 @@ def test_import_stays_light() -> None:
 
 
 def _replays(enc: object, text: str) -> None:
-    from embedcli.explain import explain
+    from embedcli.tokenizers.explain import explain
 
     if any(token in text for token in enc.special_tokens_set):
         return  # refused without --allow-special, as encode refuses it (tested elsewhere)
@@ -835,7 +833,7 @@ def _replays(enc: object, text: str) -> None:
 @given(text=TEXT)
 @example(text="Hello, unbelievable world!! 12345 ")
 def test_explain_replays_byte_level_tokenizer_json(
-    gpt2_json: modeltok.HFTokenizer, llama3_json: modeltok.HFTokenizer, text: str
+    gpt2_json: hfjson.HFTokenizer, llama3_json: hfjson.HFTokenizer, text: str
 ) -> None:
     """--explain's chunks (the tokenizer.json's own pre-tokenizer) and merges (its merges
     list) give the tokenizer's ids: GPT-2's, and Llama 3's (which ignores merges for whole

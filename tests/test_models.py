@@ -113,7 +113,7 @@ def _bos_tokenizer(tokenizer_json: Path, out: Path) -> None:
 
 
 def test_config_fields_from_every_family(folders: dict[str, Path]) -> None:
-    from embedcli.models import folder_config
+    from embedcli.models.config import folder_config
 
     gpt2 = folder_config(folders["gpt2"])
     assert (gpt2.positional, gpt2.d_model, gpt2.context_length) == ("learned", 16, 64)
@@ -141,14 +141,14 @@ def test_config_fields_from_every_family(folders: dict[str, Path]) -> None:
 )
 def test_bad_config_values_are_refused(config: object, message: str) -> None:
     from embedcli.errors import ConfigError
-    from embedcli.models import parse_config
+    from embedcli.models.config import parse_config
 
     with pytest.raises(ConfigError, match=message):
         parse_config(config, "config.json")
 
 
 def test_multimodal_text_config_is_read() -> None:
-    from embedcli.models import parse_config
+    from embedcli.models.config import parse_config
 
     found = parse_config(
         {
@@ -224,8 +224,8 @@ def test_pytorch_bin_folder(folders: dict[str, Path]) -> None:
 
 
 def test_only_the_shards_holding_the_tables_are_opened(folders: dict[str, Path]) -> None:
-    from embedcli.models import open_source
-    from embedcli.weights import find_tables, read_tables
+    from embedcli.models.sources import open_source
+    from embedcli.models.tables import find_tables, read_tables
 
     folder = folders["llama"]
     source = open_source(folder)
@@ -325,7 +325,7 @@ def test_hub_cache_location_matches_huggingface_hub(tmp_path: Path) -> None:
         {"HUGGINGFACE_HUB_CACHE": str(tmp_path / "old")},
     ]
     script = (
-        "import huggingface_hub.constants as c, embedcli.hub as h\n"
+        "import huggingface_hub.constants as c, embedcli.models.hub as h\n"
         "print(c.HF_HUB_CACHE); print(h.hub_cache())"
     )
     for case in cases:
@@ -420,7 +420,7 @@ def _shard_bytes(fake, folder: Path) -> dict[str, int]:
 def test_header_only_commands_fetch_only_headers(
     hub, folders: dict[str, Path], argv: list[str]
 ) -> None:
-    from embedcli.shards import HEADER_FIRST_READ
+    from embedcli.models.shards import HEADER_FIRST_READ
 
     result = runner.invoke(app, [*argv, "--download"])
     assert result.exit_code == 0, result.output
@@ -460,8 +460,8 @@ def test_embed_download_fetches_only_the_table_and_caches_it(
 def test_an_interrupted_fetch_resumes_and_never_publishes_half(
     hub, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from embedcli import hub as hubmodule
-    from embedcli import shards
+    from embedcli.models import hub as hubmodule
+    from embedcli.models import shards
 
     monkeypatch.setattr(shards, "FETCH_BLOCK", 4096)  # several range reads per table
     real = hubmodule.Remote.read_range
@@ -735,7 +735,7 @@ def test_a_server_that_ignores_ranges(
     import http.server
     import threading
 
-    from embedcli.hub import HubSpec, Remote
+    from embedcli.models.hub import HubSpec, Remote
     from tests.hubfixtures import point_hub_at
 
     data = (folders["gpt2"] / "model.safetensors").read_bytes()
@@ -767,7 +767,7 @@ def test_a_server_that_ignores_ranges(
 
 
 def test_a_fetch_after_the_lock_uses_what_another_process_finished(tmp_path: Path) -> None:
-    from embedcli.shards import TensorStore
+    from embedcli.models.shards import TensorStore
 
     store = TensorStore("org/x", "2" * 40, "model.safetensors")
     path = store._path("w")

@@ -43,7 +43,7 @@ def test_sinusoidal_values_match_the_formula(d: int) -> None:
 
 
 def test_sinusoidal_is_computed_in_float64_then_cast() -> None:
-    from embedcli.embedding import sinusoidal_table
+    from embedcli.core.positions import sinusoidal_table
 
     exact = sinusoidal_table(50, 16)
     assert exact.dtype == torch.float64
@@ -290,7 +290,7 @@ def drawn(text: str) -> tuple[list[int], list[str], int, int]:
 def test_heatmap_cells_are_the_evenly_sampled_values(
     width: int, n_rows: int, n_columns: int, axis: str
 ) -> None:
-    from embedcli.positions import Heatmap
+    from embedcli.pipeline.positions import Heatmap
     from embedcli.render.common import to_text
     from embedcli.render.heatmap import heatmap_view
 

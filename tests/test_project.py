@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 from safetensors.torch import save_file
 
+from embedcli.analysis.projection import ProjectedPoint, Projection, principal_axes, project
 from embedcli.cli import app
-from embedcli.encodings import get_encoding, token_piece, visible
-from embedcli.projection import ProjectedPoint, Projection, principal_axes, project
 from embedcli.render.common import to_text
 from embedcli.render.project import project_view
+from embedcli.tokenizers.encodings import get_encoding, token_piece, visible
 
 runner = make_runner()
 KEY = "transformer.wte.weight"
@@ -334,7 +334,7 @@ def test_every_plot_row_is_as_wide_as_the_axis_whatever_the_pieces() -> None:
     # Pieces with a tab, a newline, a control byte, a CJK character (two cells), a combining
     # mark alone and after a letter, line and paragraph separators, a tag character: each
     # label must take the cells it says and stay on its row, or the plot shears.
-    from embedcli.encodings import Token
+    from embedcli.tokenizers.encodings import Token
 
     pieces = ["\t", "\n", "\x00", "日本", "\u0301", "e\u0301", "a\u2028b", "\u2029",
               "\U000e0001", " the"]  # fmt: skip
@@ -501,9 +501,10 @@ def test_png_is_written_and_json_stays_alone_on_stdout(tmp_path: Path) -> None:
 def test_the_precision_is_float64_where_the_device_has_it_and_it_fits(
     monkeypatch: pytest.MonkeyPatch, device: str, free: int | None, expected: str
 ) -> None:
-    from embedcli import devices, projection
+    from embedcli.analysis import projection
+    from embedcli.core import memory
 
-    monkeypatch.setattr(devices, "available_memory", lambda _: free)
+    monkeypatch.setattr(memory, "available_memory", lambda _: free)
     table = torch.randn(10_000, 20)  # float32: 0.8 MB; a float64 copy 1.6 MB
     assert projection._precision(10_000, 20, table, torch.device(device)) == getattr(
         torch, expected
@@ -513,9 +514,9 @@ def test_the_precision_is_float64_where_the_device_has_it_and_it_fits(
 def test_a_table_whose_copies_fit_in_no_precision_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from embedcli import devices
+    from embedcli.core import memory
 
-    monkeypatch.setattr(devices, "available_memory", lambda _: 1_000_000)
+    monkeypatch.setattr(memory, "available_memory", lambda _: 1_000_000)
     result = runner.invoke(app, ["project", "hi", "-d", "64", "--device", "cpu"])
     expect_error(result, "the principal axes of a 50,257 × 64 table")
 
@@ -574,7 +575,7 @@ def test_control_characters_are_escaped_in_the_metadata(tmp_path: Path) -> None:
 def test_outputs_are_checked_before_the_work(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import embedcli.projection as projection
+    import embedcli.analysis.projection as projection
 
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("the map was computed before its output was refused")
@@ -670,7 +671,7 @@ def test_a_signal_during_the_renames_waits_for_them(tmp_path: Path) -> None:
     import os
     import signal
 
-    from embedcli.outputs import staged
+    from embedcli.io.outputs import staged
 
     real = os.replace
     seen: list[str] = []

@@ -109,7 +109,7 @@ def sample(name: str) -> str:
 
 
 def test_token_counts_of_the_samples() -> None:
-    from embedcli.encodings import get_encoding
+    from embedcli.tokenizers.encodings import get_encoding
 
     gpt2, o200k = get_encoding("gpt2"), get_encoding("o200k_base")
     light = sample("lighthouse.txt")
@@ -131,7 +131,7 @@ def test_token_counts_of_the_samples() -> None:
 
 
 def test_the_windows_of_the_lighthouse() -> None:
-    from embedcli.encodings import get_encoding
+    from embedcli.tokenizers.encodings import get_encoding
 
     ids = get_encoding("gpt2").encode(sample("lighthouse.txt"))
     text = output_of("embedcli windows -f samples/lighthouse.txt -t 4 --stride 1 -b 2")
@@ -177,7 +177,7 @@ def test_training_memory_and_the_gpt3_tables() -> None:
 def test_tokens_as_json_the_explained_merges_and_the_offsets() -> None:
     import json
 
-    from embedcli.encodings import get_encoding
+    from embedcli.tokenizers.encodings import get_encoding
 
     gpt2 = get_encoding("gpt2")
     data = json.loads(output_of('embedcli tokenize "Hi 😀" --json'))

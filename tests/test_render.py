@@ -14,13 +14,17 @@ import torch
 from rich.console import Console, RenderableType
 from safetensors.torch import save_file
 
-from embedcli.analysis import inspect_weights, neighbors_report, table_stats
-from embedcli.broadcast import explain
-from embedcli.config import PRESETS, EmbedConfig, Overrides, preset_config
-from embedcli.devices import DeviceInfo
-from embedcli.encodings import encode, get_encoding
-from embedcli.pipeline import run_embed
-from embedcli.positions import position_table, positions_heatmap
+from embedcli.analysis.neighbors import neighbors_report
+from embedcli.analysis.stats import table_stats
+from embedcli.core.broadcast import explain
+from embedcli.core.config import PRESETS, EmbedConfig, Overrides, preset_config
+from embedcli.core.devices import DeviceInfo
+from embedcli.corpus.windows import batches, plan_windows
+from embedcli.models.inventory import inspect_weights
+from embedcli.pipeline.embed import run_embed
+from embedcli.pipeline.positions import position_table, positions_heatmap
+from embedcli.pipeline.shapes import run_inspect
+from embedcli.pipeline.sources import source_tables
 from embedcli.render import (
     StreamProgress,
     broadcast_view,
@@ -40,10 +44,8 @@ from embedcli.render import (
 )
 from embedcli.render.common import WIDE, fits, fits_by_words, words
 from embedcli.render.embed import token_label
-from embedcli.shapes import run_inspect
-from embedcli.sources import source_tables
-from embedcli.tokens import tokenize_report
-from embedcli.windows import batches, plan_windows
+from embedcli.tokenizers.encodings import encode, get_encoding
+from embedcli.tokenizers.tokens import tokenize_report
 
 WIDTHS = (80, 120)
 LONG_TEXT = (

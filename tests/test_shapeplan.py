@@ -1,4 +1,4 @@
-"""inspect-shapes' fast path (embedcli.shapeplan) against the real module on the meta device.
+"""inspect-shapes' fast path (embedcli.core.shapeplan) against the real module on the meta device.
 
 The fast path works the tensors out from the config; the oracle is the core module itself,
 built on torch's meta device and traced, as inspect-shapes did before. They must agree on every
@@ -16,10 +16,10 @@ from conftest import assert_cli_leaves_unimported
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from embedcli.config import DTYPES, PRESETS, EmbedConfig, Preset
-from embedcli.jsonout import shapes_json
-from embedcli.shapeplan import TraceStep, planned_trace
-from embedcli.shapes import run_inspect
+from embedcli.core.config import DTYPES, PRESETS, EmbedConfig, Preset
+from embedcli.core.shapeplan import TraceStep, planned_trace
+from embedcli.pipeline.shapes import run_inspect
+from embedcli.render.json import shapes_json
 
 FAMILIES = ("learned", "sinusoidal", "rope", "none")
 SCALINGS = (

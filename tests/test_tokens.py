@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from embedcli.encodings import BUNDLED_ENCODINGS, get_encoding
 from embedcli.errors import InputTextError, TokenIdError
-from embedcli.tokens import (
+from embedcli.tokenizers.encodings import BUNDLED_ENCODINGS, get_encoding
+from embedcli.tokenizers.tokens import (
     Parallel,
     chunks,
     count_tokens,

@@ -10,10 +10,10 @@ import torch
 from conftest import make_runner
 from helpers import expect_error
 
+from embedcli.analysis.training import training_memory
 from embedcli.cli import app
-from embedcli.config import EmbedConfig
-from embedcli.embedding import build_embedding
-from embedcli.training import training_memory
+from embedcli.core.config import EmbedConfig
+from embedcli.core.embedding import build_embedding
 
 runner = make_runner()
 B, T = 3, 5

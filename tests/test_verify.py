@@ -13,10 +13,11 @@ import torch
 from conftest import make_runner
 from test_weights import LAYOUTS, make
 
-from embedcli import embedding, weights
 from embedcli.cli import app
-from embedcli.config import EmbedConfig
-from embedcli.reference import reference_embeddings, sinusoids
+from embedcli.core import embedding, positions
+from embedcli.core.config import EmbedConfig
+from embedcli.models import tables as weights
+from embedcli.pipeline.reference import reference_embeddings, sinusoids
 
 runner = make_runner()
 FAMILIES = ("learned", "sinusoidal", "rope", "none")
@@ -75,7 +76,7 @@ def test_the_reference_is_the_recipe_and_the_formula() -> None:
     # a formula off anywhere is off by far more than four ulps of a value in [-1, 1].
     ulp = torch.finfo(torch.float64).eps
     torch.testing.assert_close(
-        sinusoids(50, 16), embedding.sinusoidal_table(50, 16), atol=4 * ulp, rtol=0
+        sinusoids(50, 16), positions.sinusoidal_table(50, 16), atol=4 * ulp, rtol=0
     )
 
 

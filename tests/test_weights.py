@@ -13,7 +13,9 @@ from helpers import expect_error
 from safetensors.torch import save_file
 
 from embedcli.cli import app
-from embedcli.weights import Checkpoint, detect_format, find_tables, load_tables
+from embedcli.models.checkpoint import Checkpoint
+from embedcli.models.formats import detect_format
+from embedcli.models.tables import find_tables, load_tables
 
 runner = make_runner()
 
@@ -417,7 +419,7 @@ def test_neighbors_match_brute_force(tmp_path: Path) -> None:
 
 
 def test_neighbors_are_chunked(tmp_path: Path) -> None:
-    from embedcli.analysis import nearest_tokens
+    from embedcli.analysis.neighbors import nearest_tokens
 
     token, _ = tables()
     small = token[:1000]
@@ -472,7 +474,7 @@ def test_stats_of_the_seeded_tables_show_a_normal_distribution() -> None:
 
 def test_inspect_shapes_with_weights_reads_only_the_header(tmp_path: Path, monkeypatch) -> None:
     path, *_ = make(tmp_path, "hf-gpt2model")
-    from embedcli import weights
+    from embedcli.models import tables as weights
 
     monkeypatch.setattr(weights.Checkpoint, "load", lambda self, name: pytest.fail("data read"))
     result = runner.invoke(app, ["inspect-shapes", "--weights", str(path), "--json"])

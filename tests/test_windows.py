@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from safetensors.torch import load_file
 from torch import nn
 
-from embedcli import outputs
 from embedcli.cli import app
-from embedcli.encodings import get_encoding
-from embedcli.windows import StreamWindows, stream_windows, token_blocks
+from embedcli.corpus.windows import StreamWindows, stream_windows, token_blocks
+from embedcli.io import outputs
+from embedcli.tokenizers.encodings import get_encoding
 
 runner = make_runner()
 
@@ -469,8 +469,8 @@ def test_lines_too_long_names_the_line() -> None:
 
 
 def test_stream_reports_progress(tmp_path: Path) -> None:
-    from embedcli.config import EmbedConfig
-    from embedcli.stream import stream_embed
+    from embedcli.core.config import EmbedConfig
+    from embedcli.pipeline.stream import stream_embed
 
     class Recorder:
         def __init__(self) -> None:

@@ -7,7 +7,7 @@ import typer
 from embedcli.cli import options as o
 from embedcli.cli.inputs import ids_or_text
 from embedcli.cli.output import emit
-from embedcli.config import DEFAULT_SEED, Overrides
+from embedcli.core.config import DEFAULT_SEED, Overrides
 
 
 def weights(
@@ -31,8 +31,8 @@ def weights(
       embedcli weights ckpt.pt --json | jq .head_tied
       embedcli weights hf:meta-llama/Llama-3.1-8B --download  # headers only
     """
-    from embedcli.analysis import inspect_weights
-    from embedcli.jsonout import weights_json
+    from embedcli.models.inventory import inspect_weights
+    from embedcli.render.json import weights_json
 
     emit(as_json, weights_json, "weights_view", inspect_weights(path, token_key, position_key))
 
@@ -67,10 +67,10 @@ def neighbors(
       embedcli neighbors " king" --weights gpt2.safetensors -k 5
       embedcli neighbors --ids 6342 --weights ckpt.pt --json | jq .tokens
     """
-    from embedcli.analysis import neighbors_report, token_ids_for
-    from embedcli.encodings import get_encoding, resolve_encoding_name
-    from embedcli.jsonout import neighbors_json
-    from embedcli.sources import embed_source, source_tables
+    from embedcli.analysis.neighbors import neighbors_report, token_ids_for
+    from embedcli.pipeline.sources import embed_source, source_tables
+    from embedcli.render.json import neighbors_json
+    from embedcli.tokenizers.encodings import get_encoding, resolve_encoding_name
 
     name = resolve_encoding_name(encoding, model, weights)
     enc = get_encoding(name)
@@ -99,10 +99,10 @@ def stats(
       embedcli stats                 # seeded tables: nn.Embedding's N(0, 1)
       embedcli stats --weights model.safetensors --json
     """
-    from embedcli.analysis import table_stats
-    from embedcli.encodings import resolve_encoding_name
-    from embedcli.jsonout import stats_json
-    from embedcli.sources import embed_source, source_tables
+    from embedcli.analysis.stats import table_stats
+    from embedcli.pipeline.sources import embed_source, source_tables
+    from embedcli.render.json import stats_json
+    from embedcli.tokenizers.encodings import resolve_encoding_name
 
     name = resolve_encoding_name(encoding, model, weights)
     given = Overrides(d_model=d_model, seed=seed)

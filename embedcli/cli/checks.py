@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 
 import typer
 
-from embedcli.config import DTYPES, POSITIONAL_FAMILIES, PRESETS
-from embedcli.encodings import BUNDLED_ENCODINGS
+from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES, PRESETS
 from embedcli.errors import UsageError
+from embedcli.tokenizers.encodings import BUNDLED_ENCODINGS
 
 _DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16"}
 _DTYPE_ALIASES["bf16"] = "bfloat16"
@@ -118,7 +118,7 @@ def _known_encodings() -> list[str]:
 def check_encoding(value: str | list[str] | None) -> str | list[str] | None:
     if value is None:
         return None
-    from embedcli.encodings import looks_like_model_tokenizer
+    from embedcli.tokenizers.encodings import looks_like_model_tokenizer
 
     values = [value] if isinstance(value, str) else value
     for name in values:
@@ -135,8 +135,8 @@ def check_encoding(value: str | list[str] | None) -> str | list[str] | None:
 def check_download(value: bool) -> bool:
     # The hub module is imported only where it matters: --download given, or a flag recorded
     # by an earlier command of this process (tests run many) to be reset.
-    if value or "embedcli.hub" in sys.modules:
-        from embedcli import hub
+    if value or "embedcli.models.hub" in sys.modules:
+        from embedcli.models import hub
 
         hub.request_download(value)
     return value
@@ -145,8 +145,8 @@ def check_download(value: bool) -> bool:
 def check_model(value: str | list[str] | None) -> str | list[str] | None:
     if value is None:
         return None
-    from embedcli.encodings import encoding_name_for_model
     from embedcli.errors import EncodingError
+    from embedcli.tokenizers.encodings import encoding_name_for_model
 
     for name in [value] if isinstance(value, str) else value:
         try:

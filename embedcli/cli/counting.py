@@ -228,7 +228,7 @@ def count(
     window = _context(context)
     if window is not None and window[0] is not None and not encoding and not model:
         model = [window[0]]  # --context gpt-4o alone counts in gpt-4o's encoding
-    from embedcli.encodings import resolve_encoding_names
+    from embedcli.tokenizers.encodings import resolve_encoding_names
 
     names = resolve_encoding_names(encoding, model)
     items = _run(paths or ["-"], names, no_ignore, ignore, include, hidden, max_file_size,
@@ -237,8 +237,8 @@ def count(
         return _stream_jsonl(items)
     if as_csv:
         return _csv(items, names)
-    from embedcli.countjob import collect
-    from embedcli.jsonout import count_json
+    from embedcli.corpus.count import collect
+    from embedcli.render.json import count_json
 
     report = collect(items, names)
     if tree:
@@ -264,7 +264,7 @@ def _context(value: str | None) -> tuple[str, int] | None:
         return None, size
     if re.match(r"^-?[\d.]+$", text):
         raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
-    from embedcli.modelnames import lookup
+    from embedcli.tokenizers.modelnames import lookup
 
     found = lookup(value)
     return found.name, found.context
@@ -274,8 +274,8 @@ def _run(paths, names, no_ignore, ignore, include, hidden, max_file_size, errors
          workers, scheduler, quiet):  # fmt: skip
     """The count, file by file as they finish, with a progress bar on a terminal's stderr."""
     from embedcli.cli.inputs import stdin
-    from embedcli.counting import Selection
-    from embedcli.countjob import count_paths
+    from embedcli.corpus.count import count_paths
+    from embedcli.corpus.selection import Selection
 
     selection = Selection(
         no_ignore=no_ignore,
@@ -332,7 +332,7 @@ class _Progress:
 
 def _stream_jsonl(items) -> None:
     from embedcli.cli.output import write_json
-    from embedcli.jsonout import count_file_json
+    from embedcli.render.json import count_file_json
 
     for item in items:
         write_json(count_file_json(item))
@@ -364,6 +364,6 @@ def _list_models(as_json: bool) -> None:
     from dataclasses import asdict
 
     from embedcli.cli.output import emit
-    from embedcli.modelnames import MODELS
+    from embedcli.tokenizers.modelnames import MODELS
 
     emit(as_json, lambda models: {"models": [asdict(m) for m in models]}, "models_view", MODELS)

@@ -11,7 +11,7 @@ def devices(as_json: o.AsJson = False) -> None:
       embedcli devices
       embedcli devices --json | jq -r .auto
     """
-    from embedcli.devices import machine_devices
-    from embedcli.jsonout import devices_json
+    from embedcli.core.devices import machine_devices
+    from embedcli.render.json import devices_json
 
     emit(as_json, devices_json, "devices_table", *machine_devices())

@@ -12,12 +12,12 @@ import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.inputs import stdin
-from embedcli.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
+from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
 from embedcli.errors import UsageError
 
 if TYPE_CHECKING:
-    from embedcli.config import EmbedConfig
-    from embedcli.weights import LoadedTables
+    from embedcli.core.config import EmbedConfig
+    from embedcli.models.tables import LoadedTables
 
 
 def embed(
@@ -153,8 +153,8 @@ def embed(
       embedcli embed -f book.txt -t 256 -d 64 -o book.npy
       embedcli embed --lines --pool mean -f sentences.txt > vectors.jsonl
     """
-    from embedcli.encodings import resolve_encoding_name
-    from embedcli.sources import embed_source
+    from embedcli.pipeline.sources import embed_source
+    from embedcli.tokenizers.encodings import resolve_encoding_name
 
     seq_len = o.renamed(seq_len, window, "--seq-len", "--window")
     _check_modes(
@@ -203,9 +203,9 @@ def _embed_batch(
 ) -> None:
     """The main job: a batch of texts (or id lists) through the module, then tables or JSON."""
     from embedcli.cli.output import emit, prefetch
-    from embedcli.jsonout import embed_json
-    from embedcli.outputs import check_output_path, write_tensor
-    from embedcli.pipeline import run_embed
+    from embedcli.io.outputs import check_output_path, write_tensor
+    from embedcli.pipeline.embed import run_embed
+    from embedcli.render.json import embed_json
 
     if output is not None:
         check_output_path(output, config.dtype, _inputs(file, common["tables"]))
@@ -223,8 +223,8 @@ def _embed_batch(
         write_tensor(output, result.input_embeddings)
     emit(as_json, embed_json, "embed_tables", result.report, **view)
     if output is not None and not as_json:
-        from embedcli.broadcast import format_shape
         from embedcli.cli.output import write
+        from embedcli.core.broadcast import format_shape
 
         shape = format_shape(tuple(result.input_embeddings.shape))
         write(f"wrote {output}: input_embeddings {shape} {config.dtype}")
@@ -234,7 +234,7 @@ def _sources(
     texts: list[str] | None, ids: list[str] | None, file: Path | None
 ) -> dict[str, list[Any]]:
     """{"texts": [...]} from TEXT, a file or stdin; or {"ids": [[...]]} from --ids."""
-    from embedcli.textinput import read_joined_text, read_texts
+    from embedcli.corpus.textinput import read_joined_text, read_texts
 
     reader = stdin()
     if ids:
@@ -307,8 +307,8 @@ def _lines(
 ) -> None:
     """--lines: one JSON record per input line, written as each line is done."""
     from embedcli.cli.output import write_json
-    from embedcli.encodings import get_encoding
-    from embedcli.stream import embed_lines
+    from embedcli.pipeline.stream import embed_lines
+    from embedcli.tokenizers.encodings import get_encoding
 
     with _input_stream(file) as (stream, source, _):
         for record in embed_lines(
@@ -335,9 +335,9 @@ def _stream(
     from rich.console import Console
 
     from embedcli.cli.output import write, write_json
-    from embedcli.encodings import get_encoding
-    from embedcli.outputs import check_output_path
-    from embedcli.stream import NoProgress, stream_embed
+    from embedcli.io.outputs import check_output_path
+    from embedcli.pipeline.stream import NoProgress, stream_embed
+    from embedcli.tokenizers.encodings import get_encoding
 
     check_output_path(output, config.dtype, _inputs(file, tables))
     stderr = Console(stderr=True)

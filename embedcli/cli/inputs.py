@@ -26,7 +26,7 @@ def stdin() -> BinaryIO:
 
 def read_text(texts: list[str] | None, file: Path | None) -> str:
     """TEXT joined with single spaces, or the file, or stdin ('-' or nothing, when piped)."""
-    from embedcli.textinput import read_joined_text
+    from embedcli.corpus.textinput import read_joined_text
 
     reader = stdin()
     return read_joined_text(texts, file, reader, reader.isatty())
@@ -45,7 +45,7 @@ def ids_or_text(
 ) -> list[int]:
     """The token ids a command looks up: --ids as given, or the tokens of TEXT, a file or
     stdin."""
-    from embedcli.encodings import encode
+    from embedcli.tokenizers.encodings import encode
 
     if ids:
         return joined_ids(ids, texts, file)
@@ -59,7 +59,7 @@ def ids_from_file(path: Path, texts: list[str] | None = None) -> list[int]:
     """The distinct token ids in a file ('-': stdin, which TEXT '-' may not read too), in the
     order first given, separated by commas, spaces or newlines; a list in brackets (JSON) too.
     Anything else in it is a data error that names it and its line."""
-    from embedcli.textinput import decode_utf8, read_bounded
+    from embedcli.corpus.textinput import decode_utf8, read_bounded
 
     if str(path) == "-" and texts == ["-"]:
         raise UsageError("--ids-file - reads standard input, so the text cannot: pass TEXT or -f")

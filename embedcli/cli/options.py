@@ -29,7 +29,7 @@ from embedcli.cli.checks import complete_device as complete_device
 from embedcli.cli.checks import complete_shapes_device as complete_shapes_device
 from embedcli.cli.checks import parse_ids as parse_ids
 from embedcli.cli.checks import renamed as renamed
-from embedcli.config import (
+from embedcli.core.config import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CONTEXT_LENGTH,
     DEFAULT_D_MODEL,

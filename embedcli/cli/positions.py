@@ -6,7 +6,7 @@ import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.output import emit
-from embedcli.config import DEFAULT_SEED, PICTURE_D_MODEL, PICTURE_POSITIONS
+from embedcli.core.config import DEFAULT_SEED, PICTURE_D_MODEL, PICTURE_POSITIONS
 
 _FAMILY_CHECK, _FAMILY_COMPLETE = o.choices(("learned", "sinusoidal"))
 
@@ -69,18 +69,19 @@ def positions(
       embedcli positions --positional learned --similarity    # untrained: noise
       embedcli positions --png sinusoidal.png
     """
-    from embedcli.jsonout import heatmap_json
-    from embedcli.positions import position_table, positions_heatmap, save_png
+    from embedcli.pipeline.positions import position_table, positions_heatmap
+    from embedcli.render.json import heatmap_json
+    from embedcli.render.png import heatmap_png
 
     table, source, family = position_table(
         positional, context_length, d_model, seed, weights, position_key
     )
     heatmap = positions_heatmap(table, source, similarity)
     if png is not None:
-        from embedcli.outputs import check_not_an_input
+        from embedcli.io.outputs import check_not_an_input
 
         check_not_an_input(png, [weights], "--png")
-        save_png(heatmap, png)
+        heatmap_png(heatmap, png)
     emit(as_json, lambda h: heatmap_json(family, h), "heatmap_view", heatmap)
     if png is not None and not as_json:
         from embedcli.cli.output import write

@@ -8,7 +8,7 @@ import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.output import emit
-from embedcli.config import DEFAULT_SEED, Overrides
+from embedcli.core.config import DEFAULT_SEED, Overrides
 
 
 def project(
@@ -67,12 +67,13 @@ def project(
       embedcli project "hello" --json | jq .explained_variance_ratio
       embedcli project --top 500 --weights ckpt.pt --export-projector proj/
     """
-    from embedcli.analysis import token_ids_for
+    from embedcli.analysis.neighbors import token_ids_for
+    from embedcli.analysis.projection import chosen_ids, project
+    from embedcli.analysis.projector import check_outputs
     from embedcli.cli.inputs import ids_from_file
-    from embedcli.encodings import get_encoding, resolve_encoding_name
-    from embedcli.jsonout import project_json
-    from embedcli.projection import check_outputs, chosen_ids, project
-    from embedcli.sources import embed_source, source_tables
+    from embedcli.pipeline.sources import embed_source, source_tables
+    from embedcli.render.json import project_json
+    from embedcli.tokenizers.encodings import get_encoding, resolve_encoding_name
 
     inputs = _inputs(texts, file, ids, ids_file, weights)
     check_outputs(png, export_projector, inputs)  # before the work, not after it
@@ -148,15 +149,16 @@ def _write_outputs(
 ) -> list[Path]:
     """The PNG and the projector files, replaced together once all are whole, or none (a
     folder made for them is removed again)."""
-    from embedcli.outputs import staged
-    from embedcli.projection import save_png, write_projector
+    from embedcli.analysis.projector import write_projector
+    from embedcli.io.outputs import staged
+    from embedcli.render.png import projection_png
 
     made = folder is not None and not folder.exists()
     written: list[Path] = []
     try:
         with staged() as stage:
             if png is not None:
-                written.append(save_png(report, png, stage.open(png)))
+                written.append(projection_png(report, png, stage.open(png)))
             if folder is not None:
                 try:
                     folder.mkdir(exist_ok=True)

@@ -6,7 +6,7 @@ import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.output import emit
-from embedcli.config import Overrides
+from embedcli.core.config import Overrides
 from embedcli.errors import UsageError
 
 
@@ -57,14 +57,14 @@ def inspect_shapes(
       embedcli inspect-shapes -b 2 -t 16 -d 64 --device cpu --json | jq '.tensors'
       embedcli inspect-shapes --preset gpt2-xl -b 8 -t 1024 --train --optimizer sgd
     """
-    from embedcli.jsonout import presets_json, shapes_json
+    from embedcli.render.json import presets_json, shapes_json
 
     if list_presets:
-        from embedcli.config import PRESETS
+        from embedcli.core.config import PRESETS
 
         return emit(as_json, presets_json, "presets_table", list(PRESETS.values()))
-    from embedcli.shapes import run_inspect
-    from embedcli.sources import shapes_source
+    from embedcli.pipeline.shapes import run_inspect
+    from embedcli.pipeline.sources import shapes_source
 
     if optimizer is not None and not train:
         from embedcli.errors import UsageError
@@ -98,8 +98,8 @@ def broadcast(
       embedcli broadcast "(8,4,256)" "(3,256)"
       embedcli broadcast 8x1x6x1 7x1x5 --json | jq .result
     """
-    from embedcli.broadcast import explain, parse_shape
-    from embedcli.jsonout import broadcast_json
+    from embedcli.core.broadcast import explain, parse_shape
+    from embedcli.render.json import broadcast_json
 
     if len(shapes) < 2:
         raise UsageError("give at least two shapes, e.g. embedcli broadcast 8,4,256 4,256")

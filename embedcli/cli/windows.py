@@ -7,7 +7,7 @@ import typer
 from embedcli.cli import options as o
 from embedcli.cli.inputs import read_text
 from embedcli.cli.output import emit, write_json
-from embedcli.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
+from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
 from embedcli.errors import UsageError
 
 
@@ -64,9 +64,14 @@ def windows(
       embedcli windows -f docs.txt -t 8 --allow-special    # <|endoftext|> between
       embedcli windows -f corpus.txt -t 256 --jsonl > windows.jsonl
     """
-    from embedcli.encodings import encode, get_encoding, resolve_encoding_name, with_specials
-    from embedcli.jsonout import windows_json
-    from embedcli.windows import batches, plan_windows, window_records
+    from embedcli.corpus.windows import batches, plan_windows, window_records
+    from embedcli.render.json import windows_json
+    from embedcli.tokenizers.encodings import (
+        encode,
+        get_encoding,
+        resolve_encoding_name,
+        with_specials,
+    )
 
     if as_json and as_jsonl:
         raise UsageError("--json and --jsonl cannot be combined; pick one")

@@ -1,8 +1,12 @@
-"""Reports -> rich renderables. Rendering never computes; the JSON twins live in jsonout.py.
+"""Reports -> what a person or a script sees: rich renderables, their JSON twins, PNG figures.
+Rendering never computes: the numbers come in the report.
 
 Every view takes its data, then keyword-only ``width`` (the terminal's columns: views fit it
 without splitting a word) and ``plain`` (no colour: separators and character ramps instead).
-Importing this package never imports torch.
+The JSON twins (``render.json``) and ``render.png`` never import rich; importing this package
+imports neither rich nor torch.
+
+Imports: pipeline, analysis, corpus, tokenizers, models, core, io, errors.
 """
 
 # name -> the module of embedcli.render that defines it, imported on first use (PEP 562): a

@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.broadcast import format_shape
+from embedcli.core.broadcast import format_shape
 from embedcli.render.common import (
     add_row,
     first_fitting,
@@ -23,7 +23,9 @@ from embedcli.render.common import (
 )
 
 if TYPE_CHECKING:
-    from embedcli.analysis import TableStats, TokenNeighbors, WeightsReport
+    from embedcli.analysis.neighbors import TokenNeighbors
+    from embedcli.analysis.stats import TableStats
+    from embedcli.models.inventory import WeightsReport
 
 PIECE_WIDTH = 16  # longer pieces end in "…"
 BORDERS_4 = 13  # a boxed table of four columns: five rules and a space each side of every cell

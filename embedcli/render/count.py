@@ -20,8 +20,8 @@ from embedcli.render.common import (
 )
 
 if TYPE_CHECKING:
-    from embedcli.counting import CountReport
-    from embedcli.modelnames import ModelName
+    from embedcli.corpus.count import CountReport
+    from embedcli.tokenizers.modelnames import ModelName
 
 SKIPPED_SHOWN = 5  # skipped files listed by name; --json lists them all
 

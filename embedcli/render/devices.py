@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 
-from embedcli.devices import format_bytes
+from embedcli.core.memory import format_bytes
 from embedcli.render.common import add_row, heading, items_line, new_table
 
 if TYPE_CHECKING:
-    from embedcli.devices import DeviceInfo
+    from embedcli.core.devices import DeviceInfo
 
 
 def devices_table(

@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.broadcast import format_shape
+from embedcli.core.broadcast import format_shape
 from embedcli.render.common import (
     add_row,
     first_fitting,
@@ -25,8 +25,8 @@ from embedcli.render.heatmap import heatmap_view
 from embedcli.render.shapes import addition_view
 
 if TYPE_CHECKING:
-    from embedcli.encodings import Token
-    from embedcli.pipeline import EmbedReport
+    from embedcli.pipeline.embed import EmbedReport
+    from embedcli.tokenizers.encodings import Token
 
 # Tables list at most this many positions of each sequence; --json always has them all.
 MAX_POSITIONS = 64
@@ -222,7 +222,7 @@ def vectors_block(
 
 
 def _similarity(report: EmbedReport, width: int, plain: bool) -> list[RenderableType]:
-    from embedcli.positions import Heatmap
+    from embedcli.pipeline.positions import Heatmap
 
     parts: list[RenderableType] = []
     for b, matrix in enumerate(() if report.similarity is None else report.similarity):

@@ -13,7 +13,7 @@ from rich.text import Text
 from embedcli.render.common import heading, items_line
 
 if TYPE_CHECKING:
-    from embedcli.positions import Heatmap
+    from embedcli.pipeline.positions import Heatmap
 
 RAMP = " .:-=+*#%@"  # low to high, for terminals without colour
 HEATMAP_MAX_ROWS = 64  # more rows are sampled evenly

@@ -15,7 +15,7 @@ from embedcli.render.common import heading, items_line, note, plural
 if TYPE_CHECKING:
     import numpy as np
 
-    from embedcli.projection import ProjectedPoint, Projection
+    from embedcli.analysis.projection import ProjectedPoint, Projection
 
 LABEL_WIDTH = 12  # cells; a longer piece ends in "…"
 MAX_ROWS = 22  # rows of the plot
@@ -38,7 +38,7 @@ def project_view(report: Projection, *, width: int = 100, plain: bool = True) ->
     """The map: every row of the table as a density cloud, the chosen tokens on it as
     labelled markers, the axes with their ranges and shares of the variance, and whether the
     table is an isotropic cloud or has structure."""
-    from embedcli.projection import verdict
+    from embedcli.analysis.projection import verdict
 
     x_range, y_range = _ranges(report)
     ticks = (f"{y_range[1]:.3g}", f"{y_range[0]:.3g}")

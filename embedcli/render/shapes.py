@@ -10,8 +10,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.broadcast import BroadcastPlan, format_shape
-from embedcli.devices import format_bytes
+from embedcli.core.broadcast import BroadcastPlan, format_shape
+from embedcli.core.memory import format_bytes
 from embedcli.render.common import (
     WIDE,
     add_row,
@@ -25,9 +25,9 @@ from embedcli.render.common import (
 )
 
 if TYPE_CHECKING:
-    from embedcli.config import Preset
-    from embedcli.shapes import ShapesReport
-    from embedcli.training import TrainingMemory
+    from embedcli.analysis.training import TrainingMemory
+    from embedcli.core.config import Preset
+    from embedcli.pipeline.shapes import ShapesReport
 
 TENSOR_NAMES = ("token_embeddings", "position_embeddings")
 MODEL_WIDTH = 18  # a preset's description wraps at this width under its name, on narrow terminals

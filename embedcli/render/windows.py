@@ -14,7 +14,7 @@ from embedcli.render.common import add_row, first_fitting, heading, items_line, 
 if TYPE_CHECKING:
     import tiktoken
 
-    from embedcli.windows import WindowPlan
+    from embedcli.corpus.windows import WindowPlan
 
 WINDOW_COLUMNS = 8  # positions drawn per window at most; longer windows end in "…"
 PIECE_WIDTH = 16  # longer pieces end in "…"
@@ -23,7 +23,7 @@ PIECE_WIDTH = 16  # longer pieces end in "…"
 def _batch_table(
     enc: tiktoken.Encoding, plan: WindowPlan, batch: dict[str, list], columns: int
 ) -> Table:
-    from embedcli.encodings import token_piece
+    from embedcli.tokenizers.encodings import token_piece
 
     table = Table()
     table.add_column(Text("row"), justify="right", no_wrap=True)

@@ -1,0 +1,10 @@
+"""What a table has learned, and what training it would cost, from tables already in hand.
+
+- ``neighbors``: nearest tokens by cosine similarity, a chunk of rows at a time.
+- ``stats``: value statistics and row norms of a table, in float64, chunk by chunk.
+- ``projection``: the table on its first two principal axes, and whether it has structure.
+- ``projector``: the TensorBoard Embedding Projector export.
+- ``training``: the memory of one training step, counted from the sizes alone.
+
+Imports: tokenizers, models, core, io, errors.
+"""

@@ -1,0 +1,12 @@
+"""The input layer itself, in numbers: nothing here reads a file or knows a command.
+
+- ``config``: ``EmbedConfig`` (one frozen dataclass) and the presets.
+- ``embedding``: THE module, ``InputEmbedding`` (token table + positions), and its trace.
+- ``positions``: the positional formulas (sinusoidal tables, rope's angles).
+- ``shapeplan``: the forward pass's tensors worked out without torch (inspect-shapes' meta path).
+- ``broadcast``: broadcasting explained axis by axis.
+- ``devices``: devices and dtypes, resolved or refused with the reason.
+- ``memory``: what a machine or device can still allocate; refusing what would not fit.
+
+Imports: errors, io.
+"""

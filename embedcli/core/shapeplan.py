@@ -1,0 +1,88 @@
+"""The forward pass's tensors on the meta device, worked out from the config without torch.
+
+The first operation on torch's meta device makes torch import its compiler stack (torch._dynamo,
+torch._refs, sympy) to find the Python meta kernels: seconds of start-up for a table of shapes,
+more than importing torch itself. The module does five kinds of operation (an int64 arange, an
+embedding lookup, a multiplication by a scalar of its own dtype, an addition with broadcasting,
+and rope's float32 angle product), and what each gives back on the meta device is fixed by
+torch's documented rules, so ``inspect-shapes`` works the result out here, with exact Python
+integers for any size. tests/test_shapeplan.py checks every field against the real module on the
+meta device, over many configurations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from embedcli.core.broadcast import BroadcastPlan, explain
+from embedcli.core.config import EmbedConfig
+
+if TYPE_CHECKING:
+    import torch
+
+# Bytes per element, as torch's element_size() gives them.
+ELEMENT_SIZES = {"int64": 8, "float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One tensor of the forward pass, described from the real tensor."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+    numel: int
+    bytes: int  # numel times the element size: what the tensor occupies on its device
+
+    @classmethod
+    def of(cls, name: str, tensor: torch.Tensor) -> TraceStep:
+        """Describe ``tensor`` as it is, not as it was meant to be."""
+        return cls(
+            name,
+            tuple(tensor.shape),
+            str(tensor.dtype).removeprefix("torch."),
+            str(tensor.device),
+            tensor.numel(),
+            tensor.numel() * tensor.element_size(),
+        )
+
+    @classmethod
+    def planned(cls, name: str, shape: tuple[int, ...], dtype: str) -> TraceStep:
+        """Describe the meta tensor an operation would give back: ``shape`` and ``dtype``."""
+        numel = math.prod(shape)
+        return cls(name, shape, dtype, "meta", numel, numel * ELEMENT_SIZES[dtype])
+
+
+def planned_trace(
+    config: EmbedConfig, batch_size: int, seq_len: int
+) -> tuple[list[TraceStep], BroadcastPlan | None]:
+    """The tensors :meth:`InputEmbedding.trace` gives for a (batch_size, seq_len) batch on the
+    meta device, in its order, and how the position embeddings broadcast (None: none added).
+
+    Every float table of the module is in ``config.dtype`` (``module.to(dtype)`` converts floating
+    tables and buffers, never the int64 position ids), so a lookup, the scale (a scalar tensor of
+    the same dtype) and the addition of two same-dtype tensors stay in it; rope's angles are
+    computed from ``position_ids.float()`` and are float32 whatever the dtype.
+    """
+    b, t, d, dtype = batch_size, seq_len, config.d_model, config.dtype
+    tokens = (b, t, d)
+    steps = [
+        TraceStep.planned("input_ids", (b, t), "int64"),
+        TraceStep.planned("token_embeddings", tokens, dtype),  # (B, T) -> (B, T, d)
+    ]
+    if config.embed_scale != 1.0:
+        steps.append(TraceStep.planned("scaled_embeddings", tokens, dtype))
+    if config.positional == "none":
+        return [*steps, TraceStep.planned("input_embeddings", tokens, dtype)], None
+    steps.append(TraceStep.planned("position_ids", (t,), "int64"))  # arange(C)[:T]
+    if config.positional == "rope":
+        pairs = ((config.rope_dim or d) + 1) // 2  # arange(0, r, 2)
+        steps.append(TraceStep.planned("rope_angles", (t, pairs), "float32"))  # (T, r/2)
+        return [*steps, TraceStep.planned("input_embeddings", tokens, dtype)], None
+    steps.append(TraceStep.planned("position_embeddings", (t, d), dtype))  # table[:T] or lookup
+    addition = explain(tokens, (t, d))  # (B, T, d) + (T, d)
+    result = TraceStep.planned("input_embeddings", addition.result, dtype)
+    return [*steps, result], addition

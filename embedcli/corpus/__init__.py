@@ -1,0 +1,10 @@
+"""Text at any size: reading it, cutting it into windows, and counting the tokens of corpora.
+
+- ``textinput``: arguments, ``-`` for stdin, files; strict UTF-8, bounded by free memory.
+- ``windows``: the sliding-window data loader, and streaming windows over a file of any size.
+- ``count``: the count job, from PATHs to a report; ``selection`` (which files), ``pieces``
+  (files cut into pieces and tasks, the one function every engine runs), and the engines:
+  ``engine_local`` (this machine's processes) and ``engine_dask`` (a Dask cluster).
+
+Imports: tokenizers, core, io, errors.
+"""

@@ -1,0 +1,188 @@
+"""What every engine of ``count`` runs: files cut into pieces, pieces grouped into tasks, and a
+task counted.
+
+Work is a list of :class:`Piece`\\ s (a small file, or a block of a large one, cut where
+``tokenize --count`` proves a cut changes nothing) grouped into tasks, largest first;
+:func:`count_task` is the one function every engine runs, in this process, in a pool of
+processes (one per core), or on Dask workers: only paths, offsets and counts travel.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from embedcli.corpus.selection import BLOCK_BYTES, FIRST_BLOCK, Found
+
+TASK_BYTES = 4 << 20  # small files are grouped into tasks of about this size
+TASK_FILES = 512  # ... and at most this many files
+MAX_PIECE_BYTES = 32 << 20  # bytes encoded at once: tokenizing takes ~50x that in memory
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Bytes ``start`` to ``end`` of file number ``file`` (a whole file, or one block)."""
+
+    file: int
+    location: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class PieceResult:
+    """Tokens of one piece under each encoding, or why it could not be counted."""
+
+    file: int
+    counts: tuple[int, ...] | None
+    error: str | None = None
+
+
+def _open(location: str) -> Any:
+    if "://" in location:
+        import fsspec
+
+        return fsspec.open(location, "rb").open()
+    import stat
+
+    # Never blocks (a FIFO swapped in after listing), and reads regular files only.
+    fd = os.open(location, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(0, "not a regular file any more")
+    return os.fdopen(fd, "rb")
+
+
+def find_cut(handle: Any, target: int, end: int) -> int | None:
+    """The first offset at or after ``target`` (and before ``end``) where a text may be cut
+    without changing its tokens: a space after a character that is not whitespace."""
+    window = 1 << 16
+    position = max(0, target - 8)
+    while position < end:
+        handle.seek(position)
+        data = handle.read(min(window, end - position))
+        if not data:
+            return None
+        start = 0
+        while True:
+            at = data.find(b" ", start)
+            if at < 0:
+                break
+            absolute = position + at
+            if absolute >= target and absolute > 0 and _follows_text(handle, absolute):
+                return absolute
+            start = at + 1
+        position += max(1, len(data) - 8)  # keep a few bytes to see a split character
+    return None
+
+
+def _follows_text(handle: Any, absolute: int) -> bool:
+    """Whether the character before byte ``absolute`` is not whitespace (decoded, as Python
+    sees whitespace: U+0085, U+2028 and U+3000 are whitespace too)."""
+    begin = max(0, absolute - 4)
+    handle.seek(begin)
+    before = handle.read(absolute - begin)
+    lead = len(before) - 1
+    while lead > 0 and before[lead] & 0xC0 == 0x80:  # back over continuation bytes
+        lead -= 1
+    try:
+        text = before[lead:].decode("utf-8")
+    except UnicodeDecodeError:
+        return True  # not UTF-8 there: decoded with --errors replace, it is U+FFFD, not space
+    return bool(text) and not text[-1].isspace()
+
+
+def pieces_of(
+    files: Sequence[Found], block_bytes: int = BLOCK_BYTES, cuttable: bool = True
+) -> list[Piece]:
+    """Each file as one piece, or (large, with encodings that allow it) as blocks."""
+    pieces = []
+    for number, found in enumerate(files):
+        if not cuttable or found.size < 2 * block_bytes:
+            pieces.append(Piece(number, found.location, 0, found.size))
+            continue
+        with _open(found.location) as handle:
+            start = 0
+            while start < found.size:
+                cut = find_cut(handle, start + block_bytes, found.size)
+                end = found.size if cut is None or found.size - cut < block_bytes // 2 else cut
+                pieces.append(Piece(number, found.location, start, end))
+                start = end
+    return pieces
+
+
+def tasks_of(pieces: Sequence[Piece]) -> list[tuple[Piece, ...]]:
+    """Pieces grouped into tasks of about TASK_BYTES, largest first (one big file does not
+    finish last)."""
+    ordered = sorted(pieces, key=lambda p: p.end - p.start, reverse=True)
+    tasks: list[tuple[Piece, ...]] = []
+    current: list[Piece] = []
+    held = 0
+    for piece in ordered:
+        size = piece.end - piece.start
+        if size >= TASK_BYTES:
+            tasks.append((piece,))
+            continue
+        current.append(piece)
+        held += size
+        if held >= TASK_BYTES or len(current) >= TASK_FILES:
+            tasks.append(tuple(current))
+            current, held = [], 0
+    if current:
+        tasks.append(tuple(current))
+    return tasks
+
+
+_ENCODINGS: dict[tuple[str, ...], list[Any]] = {}
+
+
+def encodings_for(names: tuple[str, ...]) -> list[Any]:
+    if names not in _ENCODINGS:
+        from embedcli.tokenizers.encodings import get_encoding
+
+        _ENCODINGS[names] = [get_encoding(name) for name in names]
+    return _ENCODINGS[names]
+
+
+def count_text(text: str, encodings: Sequence[Any]) -> tuple[int, ...]:
+    """Tokens of ``text`` under each encoding, special-token text counted as text."""
+    return tuple(len(enc.encode_ordinary(text)) for enc in encodings)
+
+
+def count_task(
+    task: Sequence[Piece], encoding_names: tuple[str, ...], errors: str = "skip"
+) -> list[PieceResult]:
+    """Count every piece of a task: the one function each engine runs, wherever it runs."""
+    encodings = encodings_for(tuple(encoding_names))
+    return [_count_piece(piece, encodings, errors) for piece in task]
+
+
+def _count_piece(piece: Piece, encodings: Sequence[Any], errors: str) -> PieceResult:
+    if piece.end - piece.start > MAX_PIECE_BYTES:  # encoding it would take ~50x in memory
+        return PieceResult(
+            piece.file,
+            None,
+            f"{piece.end - piece.start:,} bytes with no place to cut (a run with no space, or a "
+            f"tokenizer that must see a file whole): over the {MAX_PIECE_BYTES >> 20} MiB "
+            "counted at once",
+        )
+    try:
+        with _open(piece.location) as handle:
+            handle.seek(piece.start)
+            data = handle.read(piece.end - piece.start)
+    except OSError as exc:
+        return PieceResult(piece.file, None, f"unreadable: {exc.strerror or exc}")
+    if len(data) != piece.end - piece.start:
+        return PieceResult(piece.file, None, "changed while it was read (shorter than listed)")
+    if piece.start == 0 and b"\0" in data[:FIRST_BLOCK]:
+        return PieceResult(piece.file, None, "binary")
+    try:
+        text = data.decode("utf-8", errors="replace" if errors == "replace" else "strict")
+    except UnicodeDecodeError as exc:
+        where = piece.start + exc.start
+        return PieceResult(
+            piece.file, None, f"not UTF-8 (byte 0x{data[exc.start]:02X} at offset {where:,})"
+        )
+    return PieceResult(piece.file, count_text(text, encodings))

@@ -1,0 +1,14 @@
+"""Where trained tables come from: checkpoint files, model folders, and the Hugging Face hub.
+
+- ``formats``: formats told by content; tensors described from headers without reading them.
+- ``checkpoint``: ``Checkpoint``, safetensors, PyTorch (``weights_only``) and .npz, one tensor
+  read at a time after its size is checked.
+- ``shards``: weights split over files, and safetensors read by the byte from a hub.
+- ``hub``: ``hf:ORG/NAME[@REV]``, offline first (the local cache), downloads only when allowed.
+- ``config``: what a model's ``config.json`` says about its input layer.
+- ``sources``: a checkpoint file, a folder or a hub model opened as one ``ModelSource``.
+- ``tables``: which tensors are the token and positional tables, and whether they fit the flags.
+- ``inventory``: what a checkpoint holds (``embedcli weights``).
+
+Imports: core, io, errors.
+"""

@@ -1,0 +1,106 @@
+"""What a checkpoint holds (``embedcli weights``): every tensor from the headers, the tables
+found, the parameter count (tied tensors once), and whether the output head is tied to the token
+table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from embedcli.core.memory import CHUNK_ELEMENTS
+from embedcli.errors import WeightsError
+from embedcli.models.checkpoint import Checkpoint
+from embedcli.models.formats import TensorInfo
+from embedcli.models.tables import TableKeys, find_tables
+
+if TYPE_CHECKING:
+    from embedcli.models.sources import ModelSource
+
+
+@dataclass
+class WeightsReport:
+    """What ``embedcli weights`` shows about a checkpoint."""
+
+    path: str
+    format: str
+    tensors: list[TensorInfo]
+    layout: str | None
+    token_key: str | None
+    position_key: str | None
+    head_key: str | None
+    head_tied: str  # "same storage", "equal values", "not tied", "no output head"
+    parameters: int  # elements of all tensors, tied tensors counted once
+    detection_error: str | None = None
+    extra: list[str] = field(default_factory=list)  # other entries of a PyTorch checkpoint
+    model: dict[str, Any] | None = None  # what a model folder's config.json says, summarised
+
+
+def inspect_weights(
+    path: str | Path | Checkpoint | ModelSource,
+    token_key: str | None = None,
+    position_key: str | None = None,
+) -> WeightsReport:
+    """List every tensor, detect the tables, and tell whether the output head is tied."""
+    from embedcli.models.sources import ModelSource
+
+    if isinstance(path, ModelSource):
+        source = path
+    elif isinstance(path, Checkpoint):
+        source = ModelSource(str(path.path), path.path.name, path)
+    else:
+        from embedcli.models.sources import open_weights
+
+        source = open_weights(path)
+    checkpoint = source.checkpoint
+    label = source.label if source.folder is not None or source.hub else str(checkpoint.path)
+    model = source.summary()
+    parameters = checkpoint.unique_parameters()
+    try:
+        keys = find_tables(checkpoint, token_key, position_key)
+    except WeightsError as exc:
+        return WeightsReport(
+            label, checkpoint.format, checkpoint.tensors, None, None, None, None,
+            "no output head", parameters, str(exc), sorted(checkpoint.extra), model,
+        )  # fmt: skip
+    tied = _tying(source, keys)
+    if tied == "equal values":
+        parameters -= checkpoint.info(keys.head).numel  # one table stored twice: count it once
+    return WeightsReport(
+        label, checkpoint.format, checkpoint.tensors, keys.layout, keys.token, keys.position,
+        keys.head, tied, parameters, None, sorted(checkpoint.extra), model,
+    )  # fmt: skip
+
+
+def _tying(source: ModelSource, keys: TableKeys) -> str:
+    """How the head relates to the token table: as a model's config.json says (reading no
+    values), else compared (same storage, then equal values); over the network, never compared."""
+    said = None if source.config is None else source.config.tie_word_embeddings
+    if said is not None:
+        return "tied (config.json)" if said else "not tied (config.json)"
+    if keys.head is None:
+        return "no output head"
+    if source.remote:  # comparing would fetch both tables
+        return "not compared"
+    return _head_tied(source.checkpoint, keys)
+
+
+def _head_tied(checkpoint: Checkpoint, keys: TableKeys) -> str:
+    """'same storage', 'equal values' or 'not tied': the head compared with the token table,
+    from the header first (shape and dtype), then a chunk of rows at a time."""
+    if checkpoint.shares_storage(keys.token, keys.head):
+        return "same storage"
+    token, head = checkpoint.info(keys.token), checkpoint.info(keys.head)
+    shape = head.shape[::-1] if keys.head_transposed else head.shape
+    if shape != token.shape or head.dtype != token.dtype:
+        return "not tied"
+    first = checkpoint.load(keys.token)
+    second = checkpoint.load(keys.head)
+    second = second.T if keys.head_transposed else second
+    step = max(1, CHUNK_ELEMENTS // max(first.shape[1], 1))
+    for start in range(0, first.shape[0], step):
+        a, b = first[start : start + step], second[start : start + step]  # (R, d)
+        if not bool(((a == b) | (a.isnan() & b.isnan())).all()):
+            return "not tied"
+    return "equal values"

@@ -1,0 +1,217 @@
+"""Model sources: a checkpoint file, a Hugging Face model folder, or ``hf:ORG/NAME[@REV]``.
+
+A folder (``save_pretrained`` output or a hub snapshot) brings its ``config.json`` (sizes,
+positional family, rope theta, tying, input scaling), its tokenizer files, and its weights: one
+``model.safetensors``, or shards with an index whose ``weight_map`` decides which file is opened.
+A hub source is a cached snapshot (offline), or, with downloads allowed, the same files read over
+HTTP, safetensors by the byte. Everything here is decided once, so commands only ask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from embedcli.errors import WeightsError
+from embedcli.models.config import CONFIG_FILE, ModelConfig, folder_config, parse_config, read_json
+from embedcli.models.hub import HubSpec, Remote, cached_snapshot, download_allowed, not_cached
+
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+
+
+def _weight_map(index: Any, where: Path | str) -> dict[str, str]:
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    if (
+        not isinstance(weight_map, dict)
+        or not weight_map
+        or not all(
+            isinstance(k, str) and isinstance(v, str) and _shard_name(v)
+            for k, v in weight_map.items()
+        )
+    ):
+        raise WeightsError(f"{where} has no usable weight_map (tensor name -> shard file)")
+    return weight_map
+
+
+def _shard_name(name: str) -> bool:
+    """A shard is a plain file name beside the index: no folders, no control characters."""
+    return (
+        0 < len(name) <= 255
+        and name not in (".", "..")
+        and name.isprintable()
+        and not any(c in name for c in "/\\:")
+    )
+
+
+@dataclass
+class ModelSource:
+    """An opened source of tables: its checkpoint, and what a model folder brings with it."""
+
+    spec: str  # as the user wrote it
+    label: str  # how reports name it
+    checkpoint: Any  # Checkpoint, ShardedCheckpoint or RemoteSafetensors: the same interface
+    config: ModelConfig | None = None
+    folder: Path | None = None  # the model folder or snapshot, when there is one
+    hub: HubSpec | None = None
+    remote: bool = False  # tables are read over the network
+    commit: str | None = None  # the commit a hub source resolved to
+
+    def summary(self) -> dict[str, Any] | None:
+        """What reports say about the model: its config, and for a hub model its commit."""
+        found = {} if self.config is None else self.config.summary()
+        if self.hub is not None and self.commit:
+            found["commit"] = self.commit
+        return found or None
+
+    def local_files(self) -> list[str]:
+        """The files on this machine that the weights come from (outputs must not be these)."""
+        if self.remote:
+            return []
+        shards = getattr(self.checkpoint, "weight_map", None)
+        if shards is None:
+            return [str(self.checkpoint.path)]
+        return [str(Path(self.checkpoint.path) / name) for name in dict.fromkeys(shards.values())]
+
+
+def open_source(spec: str | Path, download: bool = False) -> ModelSource:
+    """Open a checkpoint file, a model folder, or a hub model (offline unless ``download``)."""
+    from embedcli.models.checkpoint import Checkpoint
+
+    text = str(spec)
+    hub = HubSpec.parse(text)
+    if hub is not None:
+        return _open_hub(hub, download_allowed(download))
+    path = Path(text)
+    if path.is_dir():
+        return _open_folder(path, text, text)
+    if not path.exists():
+        raise WeightsError(
+            f"cannot read {path}: no such file or folder (a hub model is written hf:ORG/NAME)"
+        )
+    return ModelSource(text, path.name, Checkpoint(path))
+
+
+def open_weights(weights: str | Path) -> ModelSource:
+    """Open ``--weights``: downloads only where this command was given ``--download``."""
+    from embedcli.models.hub import download_requested
+
+    return open_source(weights, download_requested())
+
+
+def _open_folder(
+    folder: Path, spec: str, label: str, hub: HubSpec | None = None, remote: Remote | None = None
+) -> ModelSource:
+    """A save_pretrained folder or a hub snapshot: config, and weights by their index."""
+    from embedcli.models.checkpoint import Checkpoint
+    from embedcli.models.shards import ShardedCheckpoint
+
+    config = folder_config(folder)
+    for index_name in INDEX_FILES:
+        index = folder / index_name
+        if index.is_file():
+            weight_map = _weight_map(read_json(index, "a weights index"), index)
+            opener = _shard_opener(folder, hub, remote)
+            kind = "safetensors" if index_name.startswith("model.safetensors") else "pytorch"
+            shards = len(set(weight_map.values()))
+            checkpoint = ShardedCheckpoint(
+                folder, weight_map, opener, f"{kind}, {shards} shard{'s' * (shards != 1)}"
+            )
+            return ModelSource(spec, label, checkpoint, config, folder, hub)
+    for name in WEIGHT_FILES:
+        if (folder / name).is_file():
+            return ModelSource(spec, label, Checkpoint(folder / name), config, folder, hub)
+    looked = ", ".join((*INDEX_FILES, *WEIGHT_FILES))
+    raise WeightsError(f"{folder} holds no model weights (looked for {looked})")
+
+
+def _shard_opener(folder: Path, hub: HubSpec | None, remote: Remote | None = None) -> Any:
+    """Open one shard of a folder; in a hub snapshot, a shard not downloaded is read through
+    embedcli's tensor cache, and fetched by the byte when ``remote`` (downloads allowed)."""
+    from embedcli.models.checkpoint import Checkpoint
+
+    def opener(filename: str) -> Any:
+        path = folder / filename
+        if path.is_file() or hub is None:
+            if not path.is_file():
+                raise WeightsError(f"{path} is listed in the index but missing")
+            return Checkpoint(path)
+        from embedcli.models.shards import RemoteSafetensors
+
+        return RemoteSafetensors(remote, hub, folder.name, filename)
+
+    return opener
+
+
+def _open_hub(spec: HubSpec, allowed: bool) -> ModelSource:
+    snapshot = cached_snapshot(spec)
+    if snapshot is not None and _has_weights(snapshot):
+        remote = None
+        if allowed:  # a shard the snapshot lacks may be fetched by the byte
+            remote = Remote(spec)
+            remote.commit = snapshot.name
+        source = _open_folder(snapshot, str(spec), str(spec), spec, remote)
+        source.commit = snapshot.name
+        return source
+    if allowed:
+        return _open_remote(spec)
+    if snapshot is not None:  # a snapshot without weights: the table may be in embedcli's cache
+        from embedcli.models.shards import RemoteSafetensors
+
+        checkpoint = _single_file(
+            RemoteSafetensors(None, spec, snapshot.name, WEIGHT_FILES[0]),
+            snapshot,
+            "safetensors, from embedcli's cache",
+        )
+        config = folder_config(snapshot)
+        return ModelSource(
+            str(spec), str(spec), checkpoint, config, snapshot, spec, commit=snapshot.name
+        )
+    raise not_cached(spec)
+
+
+def _single_file(single: Any, path: Path, format: str) -> Any:
+    """A hub model's one model.safetensors, behind the sharded interface (one shard)."""
+    from embedcli.models.shards import ShardedCheckpoint
+
+    weight_map = {name: WEIGHT_FILES[0] for name in single.entries}
+    return ShardedCheckpoint(path, weight_map, lambda _: single, format)
+
+
+def _has_weights(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in (*INDEX_FILES, *WEIGHT_FILES))
+
+
+def _open_remote(spec: HubSpec) -> ModelSource:
+    """A hub model read over HTTP: config and index whole, safetensors headers by range."""
+    from embedcli.models.shards import RemoteSafetensors, ShardedCheckpoint
+
+    remote = Remote(spec)
+    config_path = remote.file(CONFIG_FILE)
+    config = (
+        None
+        if config_path is None
+        else parse_config(read_json(config_path, "a model config"), f"{spec}/{CONFIG_FILE}")
+    )
+    index_path = remote.file(INDEX_FILES[0])
+    commit = remote.resolve_commit(INDEX_FILES[0] if index_path else WEIGHT_FILES[0])
+    if index_path is not None:
+        weight_map = _weight_map(read_json(index_path, "a weights index"), index_path)
+        shards = len(set(weight_map.values()))
+        checkpoint: Any = ShardedCheckpoint(
+            Path(str(spec)),
+            weight_map,
+            lambda filename: RemoteSafetensors(remote, spec, commit, filename),
+            f"safetensors, {shards} shard{'s' * (shards != 1)}, read by the byte",
+        )
+    else:
+        checkpoint = _single_file(
+            RemoteSafetensors(remote, spec, commit, WEIGHT_FILES[0]),
+            Path(str(spec)),
+            "safetensors, read by the byte",
+        )
+    folder = None if config_path is None else config_path.parent
+    return ModelSource(
+        str(spec), str(spec), checkpoint, config, folder, spec, remote=True, commit=commit
+    )

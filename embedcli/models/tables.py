@@ -1,0 +1,382 @@
+"""Trained checkpoints: find the token and positional tables, safely, reading only what is needed.
+
+Files are read by checkpoint.py (safetensors, PyTorch with ``weights_only=True``, NumPy ``.npz``
+without pickles). Layouts are matched by key: Hugging Face GPT-2, nanoGPT (also
+compiled, ``_orig_mod.``), the "from scratch" GPTModel, TransformerLens, Llama-style models, and
+modules with ``token_embedding(s)``/``token_embed`` names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from embedcli.core.config import DEFAULT_CONTEXT_LENGTH
+from embedcli.errors import ConfigError, WeightsError
+from embedcli.models.checkpoint import Checkpoint
+from embedcli.models.formats import strip_prefixes
+
+if TYPE_CHECKING:
+    import torch
+
+    from embedcli.core.config import EmbedConfig, Overrides
+    from embedcli.models.config import ModelConfig
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A known way of naming the tables (keys after wrapper prefixes are removed)."""
+
+    name: str
+    token: str
+    position: str | None  # None: the family has no learned positional table
+    head: str | None = None
+    head_transposed: bool = False  # TransformerLens stores W_U as (d, vocab)
+
+
+LAYOUTS = (
+    Layout(
+        "Hugging Face GPT2LMHeadModel / nanoGPT",
+        "transformer.wte.weight",
+        "transformer.wpe.weight",
+        "lm_head.weight",
+    ),
+    Layout("Hugging Face GPT2Model", "wte.weight", "wpe.weight"),
+    Layout("LLM-from-scratch GPTModel", "tok_emb.weight", "pos_emb.weight", "out_head.weight"),
+    Layout("TransformerLens", "embed.W_E", "pos_embed.W_pos", "unembed.W_U", head_transposed=True),
+    Layout("Llama-style (rotary positions)", "model.embed_tokens.weight", None, "lm_head.weight"),
+    Layout("embedcli InputEmbedding", "token_embedding.weight", "position_embedding.weight"),
+)
+# Module names matched at the end of a key, for models built by hand.
+_SUFFIXES: tuple[tuple[str, str | None], ...] = (
+    ("token_embeddings.weight", "position_embeddings.weight"),
+    ("token_embedding.weight", "position_embedding.weight"),
+    ("token_embed.weight", "position_embed.weight"),
+    ("embed_tokens.weight", None),  # Llama-style inside a wrapper (Gemma 3, Llama 4: multimodal)
+)
+
+
+@dataclass(frozen=True)
+class TableKeys:
+    """Where the tables are in a checkpoint."""
+
+    layout: str
+    token: str
+    position: str | None
+    head: str | None
+    head_transposed: bool = False
+
+
+def find_tables(
+    checkpoint: Checkpoint, token_key: str | None = None, position_key: str | None = None
+) -> TableKeys:
+    """Detect the layout, or follow --token-key/--position-key; errors list the candidates.
+
+    The tables found are checked from the header alone (2-D, floating point, no empty
+    dimension, equal widths), so that every command refuses a bad table before reading it."""
+    keys = _detect_tables(checkpoint, token_key, position_key)
+    check_table_headers(checkpoint, keys)
+    return keys
+
+
+def _detect_tables(
+    checkpoint: Checkpoint, token_key: str | None, position_key: str | None
+) -> TableKeys:
+    names = set(checkpoint.names)
+    stripped: dict[str, list[str]] = {}
+    for name in names:
+        stripped.setdefault(strip_prefixes(name), []).append(name)
+
+    def actual(key: str | None) -> str | None:
+        found = stripped.get(key, []) if key else []
+        return found[0] if len(found) == 1 else None
+
+    if token_key is not None:
+        keys = TableKeys(
+            "chosen with --token-key",
+            _require(checkpoint, token_key),
+            _optional_position(checkpoint, position_key),
+            None,
+        )
+        return keys
+    matches = []
+    for layout in LAYOUTS:
+        token = actual(layout.token)
+        if token is not None:
+            position = actual(layout.position)
+            matches.append(
+                TableKeys(layout.name, token, position, actual(layout.head), layout.head_transposed)
+            )
+    if not matches:
+        for token_suffix, position_suffix in _SUFFIXES:
+            tokens = sorted(n for n in names if n.endswith(token_suffix))
+            if len(tokens) > 1:
+                raise WeightsError(_candidates(checkpoint, "several token tables match", tokens))
+            if tokens:
+                positions = sorted(
+                    n for n in names if position_suffix and n.endswith(position_suffix)
+                )
+                matches.append(
+                    TableKeys(
+                        f"modules named *{token_suffix}",
+                        tokens[0],
+                        positions[0] if len(positions) == 1 else None,
+                        actual("lm_head.weight") if position_suffix is None else None,
+                    )
+                )
+                break
+    if len(matches) > 1:
+        raise WeightsError(
+            _candidates(
+                checkpoint, "the checkpoint matches several layouts", [m.token for m in matches]
+            )
+        )
+    if not matches:
+        two_d = [t.name for t in checkpoint.tensors if len(t.shape) == 2]
+        raise WeightsError(_candidates(checkpoint, "no token table found", two_d))
+    keys = matches[0]
+    if position_key is not None:
+        keys = TableKeys(
+            keys.layout,
+            keys.token,
+            _optional_position(checkpoint, position_key),
+            keys.head,
+            keys.head_transposed,
+        )
+    return keys
+
+
+def _candidates(checkpoint: Checkpoint, problem: str, names: Iterable[str]) -> str:
+    listed = [f"{n} {checkpoint.info(n).shape}" for n in list(names)[:12]]
+    return (
+        f"{problem} in {checkpoint.path}; candidates: {', '.join(listed) or 'none'}; "
+        "pass --token-key (and --position-key)"
+    )
+
+
+def _require(checkpoint: Checkpoint, key: str) -> str:
+    checkpoint.info(key)  # an unknown key is an error naming it
+    return key
+
+
+TABLE_DTYPES = ("float32", "float16", "bfloat16", "float64")
+
+
+def _table_problem(name: str, shape: tuple[int, ...], dtype: str) -> str | None:
+    """Why a tensor of this shape and dtype cannot be an embedding table, or None."""
+    if len(shape) != 2 or dtype not in TABLE_DTYPES:
+        return (
+            f"{name} is a {shape} {dtype} tensor; an embedding table is a 2-D floating-point "
+            f"tensor ({', '.join(TABLE_DTYPES)})"
+        )
+    if 0 in shape:
+        return f"{name} has shape {shape}: an embedding table needs at least one row and one column"
+    return None
+
+
+def _width_problem(keys: TableKeys, token_width: int, position_width: int) -> str | None:
+    if token_width == position_width:
+        return None
+    return (
+        f"the token table {keys.token} is {token_width} wide but the positional table "
+        f"{keys.position} is {position_width} wide; they must match"
+    )
+
+
+def check_table_headers(checkpoint: Checkpoint, keys: TableKeys) -> None:
+    """The tables ``keys`` names, as the header describes them, can be embedding tables."""
+    infos = [checkpoint.info(keys.token)]
+    if keys.position is not None:
+        infos.append(checkpoint.info(keys.position))
+    for info in infos:
+        problem = _table_problem(info.name, info.shape, info.dtype)
+        if problem:
+            raise WeightsError(problem)
+    if len(infos) == 2:
+        problem = _width_problem(keys, infos[0].shape[1], infos[1].shape[1])
+        if problem:
+            raise WeightsError(problem)
+
+
+def _optional_position(checkpoint: Checkpoint, key: str | None) -> str | None:
+    if key is None or key.lower() == "none":
+        return None
+    return _require(checkpoint, key)
+
+
+@dataclass
+class LoadedTables:
+    """The tables read from a checkpoint, on the CPU, as stored."""
+
+    path: str
+    layout: str
+    token_key: str
+    position_key: str | None
+    token: torch.Tensor  # (vocab_size, d_model)
+    position: torch.Tensor | None  # (context_length, d_model)
+    model: dict[str, Any] | None = None  # what a model folder's config.json says, summarised
+    files: list[str] | None = None  # the local files the tables come from (never overwritten)
+
+
+def load_tables(
+    source: str | Path, token_key: str | None = None, position_key: str | None = None
+) -> LoadedTables:
+    """Open a checkpoint file, model folder or hub model and read only its two tables."""
+    from embedcli.models.sources import open_source
+
+    checkpoint = open_source(source).checkpoint
+    return read_tables(checkpoint, find_tables(checkpoint, token_key, position_key))
+
+
+def read_tables(checkpoint: Checkpoint, keys: TableKeys) -> LoadedTables:
+    """Read the two tables ``keys`` names from an opened checkpoint, and check them."""
+    token = checkpoint.load(keys.token)
+    position = None if keys.position is None else checkpoint.load(keys.position)
+    check_tables(token, position, keys)
+    return LoadedTables(
+        str(checkpoint.path), keys.layout, keys.token, keys.position, token, position
+    )
+
+
+def check_tables(token: torch.Tensor, position: torch.Tensor | None, keys: TableKeys) -> None:
+    """Both tables are dense, 2-D, floating point, not empty, and of the same width."""
+    import torch
+
+    for name, table in ((keys.token, token), (keys.position, position)):
+        if table is None:
+            continue
+        dtype = str(table.dtype).removeprefix("torch.")
+        if table.layout != torch.strided:
+            dtype = f"{dtype} ({str(table.layout).removeprefix('torch.')})"
+        problem = _table_problem(name, tuple(table.shape), dtype)
+        if problem:
+            raise WeightsError(problem)
+        if table.device.type == "meta":  # saved from a model built on the meta device
+            raise WeightsError(f"{name} holds no values (it was saved from the meta device)")
+    if position is not None:
+        problem = _width_problem(keys, token.shape[1], position.shape[1])
+        if problem:
+            raise WeightsError(problem)
+
+
+def check_sizes(
+    token_shape: Sequence[int], position_shape: Sequence[int] | None, given: Overrides
+) -> None:
+    """A size flag (``given``) that disagrees with the checkpoint's tables is an error."""
+    implied = {"vocab_size": token_shape[0], "d_model": token_shape[1]}
+    if position_shape is not None:
+        implied["context_length"] = position_shape[0]
+    for name, value in implied.items():
+        flagged = getattr(given, name)
+        if flagged is not None and flagged != value:
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(
+                f"{flag} {flagged} conflicts with the checkpoint, whose tables give {name} "
+                f"{value}; drop {flag}"
+            )
+
+
+def check_model_flags(model: ModelConfig, given: Overrides) -> None:
+    """A flag that disagrees with the model's config.json is an error naming both values."""
+    said = {
+        "vocab_size": (model.vocab_size, "vocab_size"),
+        "d_model": (model.d_model, model.keys.get("d_model", "hidden_size")),
+        "context_length": (
+            model.context_length,
+            model.keys.get("context_length", "max_position_embeddings"),
+        ),
+        "positional": (model.positional, "positions"),
+    }
+    for name, (value, key) in said.items():
+        flagged = getattr(given, name)
+        if value is not None and flagged is not None and flagged != value:
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(
+                f"{flag} {flagged} conflicts with the model's {model.file}, which gives {key} "
+                f"{value}; drop {flag}"
+            )
+
+
+def check_model_tables(
+    model: ModelConfig, token_shape: Sequence[int], position_shape: Sequence[int] | None
+) -> None:
+    """config.json and the tables it describes must agree (a Gemma scale from a wrong
+    hidden_size, or a context from a wrong n_positions, would be silently wrong)."""
+    found = {
+        ("vocab_size", "vocab_size"): (model.vocab_size, token_shape[0], "rows of the token table"),
+        ("d_model", model.keys.get("d_model", "hidden_size")): (
+            model.d_model,
+            token_shape[1],
+            "columns of the token table",
+        ),
+    }
+    if position_shape is not None and model.positional == "learned":
+        key = model.keys.get("context_length", "max_position_embeddings")
+        found[("context_length", key)] = (
+            model.context_length,
+            position_shape[0],
+            "rows of the positional table",
+        )
+    for (_, key), (said, actual, what) in found.items():
+        if said is not None and said != actual:
+            raise WeightsError(
+                f"the model's {model.file} gives {key} {said:,}, but its weights have "
+                f"{actual:,} {what}: the folder's files disagree"
+            )
+
+
+def check_source(
+    token_shape: Sequence[int],
+    position_shape: Sequence[int] | None,
+    given: Overrides,
+    model: ModelConfig | None = None,
+) -> None:
+    """Every check of a loaded source, in one order for every command: the flags against a
+    model's config.json, config.json against the tables, the flags against the tables."""
+    if model is not None:
+        check_model_flags(model, given)
+        check_model_tables(model, token_shape, position_shape)
+    check_sizes(token_shape, position_shape, given)
+
+
+def tables_config(
+    token_shape: Sequence[int],
+    position_shape: Sequence[int] | None,
+    given: Overrides,
+    default_context: int = DEFAULT_CONTEXT_LENGTH,
+    model: ModelConfig | None = None,
+) -> EmbedConfig:
+    """The configuration the tables (and a model's config.json) imply, with the flags' dtype
+    and positional family; a size flag that disagrees with either is an error."""
+    from embedcli.core.config import EmbedConfig
+
+    check_source(token_shape, position_shape, given, model)
+    vocab, width = token_shape
+    positional = given.positional or (model.positional if model else None)
+    if positional == "learned" and position_shape is None:
+        raise ConfigError(
+            "--positional learned, but the checkpoint has no learned positional table "
+            "(pass --position-key if it has one under another name)"
+        )
+    family = positional or ("learned" if position_shape is not None else "none")
+    context = position_shape[0] if position_shape is not None else given.context_length
+    if context is None and model is not None:
+        context = model.context_length
+    rope = {}
+    if model is not None and family == "rope":
+        rope = {
+            "rope_theta": model.rope_theta or 10000.0,
+            "rope_dim": model.rope_dim,
+            "rope_scaling": model.rope_scaling_params,
+        }
+    return EmbedConfig(
+        vocab_size=vocab,
+        d_model=width,
+        context_length=context or default_context,
+        positional=family,
+        dtype=given.dtype or "float32",
+        embed_scale=model.embed_scale if model is not None else 1.0,
+        **rope,
+    )

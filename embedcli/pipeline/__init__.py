@@ -1,0 +1,12 @@
+"""The jobs that assemble the input layer from a source and run it, each ending in a plain report.
+
+- ``sources``: where the tables come from (seeded from the flags, a preset, or ``--weights``);
+  every command that needs a config or tables asks here.
+- ``embed``: the embed job: texts or ids -> padded batch -> the core module -> ``EmbedReport``.
+- ``stream``: embedding at scale: every window of a file, or one record per line.
+- ``reference``: ``--verify``'s independent second computation.
+- ``shapes``: the inspect-shapes job.
+- ``positions``: the positions job: a positional table, or its similarities, as a heatmap.
+
+Imports: analysis, corpus, tokenizers, models, core, io, errors.
+"""

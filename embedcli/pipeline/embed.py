@@ -1,0 +1,361 @@
+"""The embed job: texts or ids -> padded batch -> core module -> a plain report.
+
+The report holds numbers, lists, strings and CPU tensors (never converted to Python lists
+whole: tables slice what they show, and JSON is written from the tensors row by row), so its
+memory stays proportional to the batch; ``render`` and ``jsonout`` turn it into tables or JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from embedcli.core.broadcast import BroadcastPlan
+from embedcli.core.config import EmbedConfig
+from embedcli.core.devices import check_dtype_on_device, dtype_size, resolve_device
+from embedcli.core.memory import available_memory, format_bytes, host_available_memory
+from embedcli.errors import (
+    InputTextError,
+    MemoryLimitError,
+    TokenIdError,
+)
+from embedcli.tokenizers.encodings import (
+    Token,
+    added_specials,
+    encode,
+    get_encoding,
+    token_piece,
+    with_specials,
+)
+
+if TYPE_CHECKING:
+    import tiktoken
+    import torch
+
+    from embedcli.core.embedding import InputEmbedding
+    from embedcli.core.shapeplan import TraceStep
+    from embedcli.models.tables import LoadedTables
+    from embedcli.pipeline.reference import VerifyResult
+
+
+@dataclass
+class EmbedReport:
+    """Everything ``embedcli embed`` shows, as plain data."""
+
+    config: dict[str, Any]
+    input_ids: list[list[int]]
+    attention_mask: list[list[int]]
+    tokens: list[list[Token]]  # with index and pad
+    truncated: list[int]  # tokens dropped from the end of each sequence by --truncate
+    steps: list[TraceStep]
+    broadcast: BroadcastPlan | None  # None when nothing is added (positional "none")
+    token_embeddings: torch.Tensor  # (B, T, d) float32 on the CPU: tables slice what they show
+    position_embeddings: torch.Tensor | None  # (T, d)
+    input_embeddings: torch.Tensor  # (B, T, d)
+    verify: VerifyResult | None = None
+    rope_angles: torch.Tensor | None = None  # (T, d/2) with positional rope
+    scaled_embeddings: torch.Tensor | None = None  # (B, T, d): a model's input scaling (Gemma)
+    similarity: torch.Tensor | None = None  # (B, T, T) cosine in float64, when asked for
+
+
+@dataclass
+class EmbedResult:
+    """The report, and the output tensor itself for --output."""
+
+    report: EmbedReport
+    input_embeddings: torch.Tensor = field(repr=False)
+
+
+def tokenize_texts(
+    enc: tiktoken.Encoding, texts: Sequence[str], *, allow_special: bool, add_special: bool = True
+) -> list[list[int]]:
+    """Encode each text with the encoding's rules for special tokens, with the special tokens
+    a model's tokenizer adds by default (unless ``add_special`` is False)."""
+    return [
+        with_specials(enc, encode(enc, text, allow_special=allow_special), add_special)
+        for text in texts
+    ]
+
+
+def added_positions(
+    enc: tiktoken.Encoding, full: Sequence[int], kept: Sequence[int], add_special: bool
+) -> list[set[int]]:
+    """Per sequence, the positions holding a special token the tokenizer added (``full``: each
+    sequence's length with them, ``kept``: its length after --truncate)."""
+    before, after = added_specials(enc, add_special)
+    return [
+        {i for i in range(len(before)) if i < cut}
+        | {i for i in range(length - len(after), length) if i < cut}
+        for length, cut in zip(full, kept, strict=True)
+    ]
+
+
+def fit_to_context(
+    sequences: list[list[int]],
+    config: EmbedConfig,
+    *,
+    truncate: int | None = None,
+    to_context: bool = False,
+) -> tuple[list[list[int]], list[int]]:
+    """Cut sequences to ``truncate`` tokens (or to the context length, ``to_context``), then
+    require each to fit the context length; return them and the tokens dropped from each."""
+    truncate = config.cut_length(truncate, to_context)
+    dropped = [0 if truncate is None else max(0, len(seq) - truncate) for seq in sequences]
+    fitted = [seq if truncate is None else seq[:truncate] for seq in sequences]
+    for index, seq in enumerate(fitted):
+        which = f"sequence {index}: length" if len(fitted) > 1 else "sequence length"
+        config.check_length(len(seq), which)
+        if not seq:
+            raise InputTextError(f"sequence {index} has no tokens: there is nothing to embed")
+    return fitted, dropped
+
+
+def pad_batch(
+    sequences: list[list[int]], pad_id: int | None, vocab_size: int
+) -> tuple[list[list[int]], list[list[int]]]:
+    """Right-pad to the longest sequence; return (ids, attention_mask)."""
+    length = max(len(seq) for seq in sequences)
+    if any(len(seq) < length for seq in sequences) and pad_id is None:
+        raise TokenIdError(
+            "the texts differ in length and the tokenizer has no padding or end-of-text token; "
+            "pass --pad-id"
+        )
+    if any(len(seq) < length for seq in sequences) and not 0 <= pad_id < vocab_size:
+        raise TokenIdError(
+            f"--pad-id {pad_id} is outside the vocabulary of {vocab_size} "
+            f"(valid ids: 0 to {vocab_size - 1}); pass a --pad-id inside it"
+        )
+    ids = [seq + [pad_id] * (length - len(seq)) for seq in sequences]
+    mask = [[1] * len(seq) + [0] * (length - len(seq)) for seq in sequences]
+    return ids, mask
+
+
+@dataclass(frozen=True)
+class Keep:
+    """What a job keeps besides the module's own tensors: the CPU copies of a report (the
+    three (B, T, d) tensors, in float32) and the (B, T, T) similarity matrices."""
+
+    report: bool = False
+    similarity: bool = False
+
+
+def check_memory(
+    config: EmbedConfig,
+    device: torch.device,
+    batch: int,
+    length: int,
+    *,
+    verify: bool = False,
+    keep: Keep = Keep(),
+) -> None:
+    """Count every byte the job will hold (tables, activations, what the report keeps) and
+    refuse before allocating, naming the largest part and what to lower."""
+    if device.type == "meta":
+        return  # shapes only: nothing is allocated
+    d, size = config.d_model, dtype_size(config.dtype)
+    rows = config.vocab_size + (config.context_length if config.has_positional_table else 0)
+    # The tables are always created on the CPU in float32 first; --verify makes a CPU copy.
+    tables = rows * d * 4 * (2 if verify else 1)
+    # token, position and input embeddings, and a model's scaled token embeddings (Gemma)
+    count = 3 if config.embed_scale == 1.0 else 4
+    activations = count * batch * length * d * size
+    kept = count * batch * length * d * 4 if keep.report else 0
+    if keep.similarity:
+        kept += batch * length * (length + d) * 8  # float64: normalised rows, then (T, T)
+    on_cpu = device.type == "cpu"
+    if on_cpu and config.dtype != "float32":
+        tables += rows * d * size
+    # The module's buffers: arange(context_length) as int64 position ids, and a sinusoidal
+    # table, computed in float64 and kept in float32.
+    context = config.context_length
+    buffers = context * 8 + (context * d * (8 + 4) if config.positional == "sinusoidal" else 0)
+    tables += buffers
+    parts = {
+        f"the float32 tables ({config.vocab_size:,} + {rows - config.vocab_size:,} rows × d "
+        f"{d:,}) and the position buffers ({context:,} positions)": (
+            tables,
+            "lower --d-model, --vocab-size or --context-length",
+        ),
+        f"the activations ({batch:,} × {length:,} tokens × d {d:,}, "
+        f"{'three' if count == 3 else 'four'} tensors)": (
+            activations,
+            "lower -b/--batch-size or -t/--seq-len, or embed fewer or shorter texts (--truncate N)",
+        ),
+        f"what the report keeps ({batch:,} × {length:,} positions)": (
+            kept,
+            "cut the text (--truncate N), drop --similarity, or stream windows to a file "
+            "(-t T -o out.npy)",
+        ),
+    }
+    host_need = tables + kept + (activations if on_cpu else 0)
+    _refuse_largest(parts, host_need, host_available_memory(), "this machine")
+    if not on_cpu:  # the device holds the tables in the dtype, and the activations
+        table_name, activation_name = list(parts)[:2]
+        on_device = {
+            table_name: (rows * d * size, parts[table_name][1]),
+            activation_name: parts[activation_name],
+        }
+        need = rows * d * size + activations
+        _refuse_largest(on_device, need, available_memory(device), str(device))
+
+
+def _refuse_largest(
+    parts: dict[str, tuple[int, str]], needed: int, available: int | None, where: str
+) -> None:
+    """Raise MemoryLimitError naming the part that needs the most, when the sum does not fit."""
+    if available is None or needed <= available:
+        return
+    name, (part, hint) = max(parts.items(), key=lambda item: item[1][0])
+    raise MemoryLimitError(
+        f"{name} need {format_bytes(part)} ({format_bytes(needed)} in all), but only "
+        f"{format_bytes(available)} is available on {where}; {hint}"
+    )
+
+
+def _on_cpu(tensor: torch.Tensor | None) -> torch.Tensor | None:
+    """A float32 CPU copy for the report (tables slice it; JSON streams it row by row)."""
+    return None if tensor is None else tensor.detach().float().cpu()
+
+
+def _token_rows(
+    enc: tiktoken.Encoding,
+    ids: list[list[int]],
+    mask: list[list[int]],
+    added: list[set[int]] | None = None,
+) -> list[list[Token]]:
+    added = added or [set() for _ in ids]
+    return [
+        [
+            token_piece(
+                enc, token_id, index=position, pad=not real, added=(position in marks) or None
+            )
+            for position, (token_id, real) in enumerate(zip(seq, seq_mask, strict=True))
+        ]
+        for seq, seq_mask, marks in zip(ids, mask, added, strict=True)
+    ]
+
+
+def id_hint(config: EmbedConfig, tables: LoadedTables | None) -> str:
+    """What to do about a token id beyond the token table."""
+    if tables is None:
+        return "raise --vocab-size or fix the ids"
+    return (
+        f"the checkpoint's token table has {config.vocab_size} rows: use the encoding the model "
+        "was trained with"
+    )
+
+
+def prepare_module(
+    config: EmbedConfig,
+    device: str,
+    tables: tuple[torch.Tensor, torch.Tensor | None] | None,
+    batch: int,
+    length: int,
+    *,
+    verify: bool = False,
+    allow_meta: bool = False,
+    keep: Keep = Keep(),
+) -> tuple[InputEmbedding, torch.device]:
+    """Resolve the device, check the dtype on it and the memory for a (batch, length) job, then
+    build the module there: the one way every command gets its module."""
+    from embedcli.core.embedding import build_embedding
+
+    target = resolve_device(device, allow_meta=allow_meta)
+    check_dtype_on_device(config.dtype, target)
+    check_memory(config, target, batch, length, verify=verify, keep=keep)
+    return build_embedding(config, target, tables), target
+
+
+def _weights_fields(tables: LoadedTables | None) -> dict[str, Any]:
+    """What the report says about where the tables came from."""
+    if tables is None:
+        return {"weights": None}
+    return {
+        "seed": None,  # trained tables: the seed played no part
+        "weights": tables.path,
+        "layout": tables.layout,
+        "token_key": tables.token_key,
+        "position_key": tables.position_key,
+        **({"model": tables.model} if tables.model else {}),  # what config.json says
+    }
+
+
+def run_embed(
+    config: EmbedConfig,
+    encoding: str,
+    *,
+    texts: Sequence[str] | None = None,
+    ids: Sequence[Sequence[int]] | None = None,
+    device: str = "auto",
+    allow_special: bool = False,
+    truncate: int | None = None,
+    truncate_to_context: bool = False,
+    pad_id: int | None = None,
+    verify: bool = False,
+    tables: LoadedTables | None = None,
+    similarity: bool = False,
+    add_special: bool = True,
+) -> EmbedResult:
+    """Embed a batch of texts (or of id sequences) and report every step; with ``tables``,
+    through a checkpoint's trained tables instead of the seeded ones."""
+    import torch
+
+    from embedcli.core.embedding import check_token_ids, cosine_similarity
+
+    enc = get_encoding(encoding)
+    if (texts is None) == (ids is None):
+        raise ValueError("give exactly one of texts and ids")
+    if texts is not None:
+        sequences = tokenize_texts(enc, texts, allow_special=allow_special, add_special=add_special)
+    else:
+        sequences = [list(seq) for seq in ids or ()]
+    full = [len(seq) for seq in sequences]
+    sequences, dropped = fit_to_context(
+        sequences, config, truncate=truncate, to_context=truncate_to_context
+    )
+    marks = None
+    if texts is not None:
+        marks = added_positions(enc, full, [len(seq) for seq in sequences], add_special)
+    pad = enc.eot_token if pad_id is None else pad_id
+    padded, mask = pad_batch(sequences, pad, config.vocab_size)
+    ids_cpu = check_token_ids(padded, config, id_hint(config, tables))  # (B, T)
+    pair = None if tables is None else (tables.token, tables.position)
+    keep = Keep(report=True, similarity=similarity)
+    module, target = prepare_module(config, device, pair, *ids_cpu.shape, verify=verify, keep=keep)
+    with torch.inference_mode():
+        trace = module.trace(ids_cpu, checked=True)
+    checked = None
+    if verify:
+        from embedcli.pipeline.reference import verify as against_reference
+
+        # Worked out again on the CPU from the recipe and the formulas, not by the module.
+        checked = against_reference(config, ids_cpu, trace.input_embeddings, tables)
+    report = EmbedReport(
+        config={
+            **config.to_dict(),
+            "device": str(target),
+            "requested_device": device,
+            "encoding": enc.name,
+            "pad_id": pad,
+            **_weights_fields(tables),
+        },
+        input_ids=padded,
+        attention_mask=mask,
+        tokens=_token_rows(enc, padded, mask, marks),
+        truncated=dropped,
+        steps=trace.steps,
+        broadcast=trace.addition,
+        token_embeddings=_on_cpu(trace.token_embeddings),
+        position_embeddings=_on_cpu(trace.position_embeddings),
+        input_embeddings=_on_cpu(trace.input_embeddings),
+        verify=checked,
+        rope_angles=_on_cpu(trace.rope_angles),
+        scaled_embeddings=_on_cpu(trace.scaled_embeddings),
+        similarity=(
+            torch.stack([cosine_similarity(seq) for seq in trace.input_embeddings.cpu()])
+            if similarity
+            else None
+        ),
+    )
+    return EmbedResult(report, trace.input_embeddings)

@@ -1,0 +1,112 @@
+"""Positional encodings as matrices to look at: the table itself, or its cosine similarities."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from embedcli.core.config import EmbedConfig
+from embedcli.errors import WeightsError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
+
+
+@dataclass
+class Heatmap:
+    """A matrix and how to label it; rendered as terminal blocks, a PNG, or JSON."""
+
+    title: str
+    kind: str  # "encoding" or "similarity"
+    row_axis: str
+    column_axis: str
+    matrix: np.ndarray  # (rows, columns) float64
+    row_labels: list[str] | None = None  # None: rows are numbered
+    column_labels: list[str] | None = None
+    source: str | None = None  # where the matrix came from (positions: the table's source)
+
+    @property
+    def limit(self) -> float:
+        """The largest magnitude: the colour scale runs from -limit to +limit."""
+        import numpy as np
+
+        finite = np.abs(self.matrix[np.isfinite(self.matrix)]) if len(self.matrix) else []
+        return float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
+
+
+def position_table(
+    positional: str | None,
+    context_length: int | None,
+    d_model: int | None,
+    seed: int,
+    weights: Path | None = None,
+    position_key: str | None = None,
+) -> tuple[torch.Tensor, str, str]:
+    """(the (context_length, d) positional table to show, where it came from, its family).
+
+    The family defaults to learned with ``weights`` (a checkpoint holds a learned table) and to
+    sinusoidal without; sizes default to a terminal-sized picture, and with ``weights`` come from
+    the checkpoint (a size given that disagrees with it is an error)."""
+    from embedcli.core.config import PICTURE_D_MODEL, PICTURE_POSITIONS, Overrides
+    from embedcli.core.positions import sinusoidal_table
+    from embedcli.errors import UsageError
+
+    positional = positional or ("learned" if weights is not None else "sinusoidal")
+    if weights is not None and positional != "learned":
+        raise UsageError("--weights shows a checkpoint's learned table: drop --positional")
+    given = Overrides(d_model=d_model, context_length=context_length)
+    d_model = d_model or PICTURE_D_MODEL
+    context_length = context_length or PICTURE_POSITIONS
+    _check_picture_memory(context_length, d_model)
+    if positional == "sinusoidal":
+        # Validates the sizes (sin and cos pairs need an even d_model) before any work.
+        EmbedConfig(d_model=d_model, context_length=context_length, positional="sinusoidal")
+        return sinusoidal_table(context_length, d_model), "sinusoidal (fixed)", positional
+    from embedcli.pipeline.sources import source_tables
+
+    # The recipe draws the token table first, so the seeded positional table is the one `embed`
+    # uses when both are built with embed's default vocabulary (gpt2's 50,257 rows).
+    seeded = EmbedConfig(d_model=d_model, context_length=context_length, seed=seed)
+    _, position, source = source_tables(seeded, weights, None, position_key, given)
+    if position is None:
+        raise WeightsError(f"{weights} has no learned positional table to show")
+    return position.detach().double(), f"learned, {source}", positional
+
+
+def _check_picture_memory(rows: int, d_model: int, similarity: bool = False) -> None:
+    """The (rows, d) table in float64 (and its (rows, rows) similarities) must fit."""
+    from embedcli.core.memory import ensure_host_fits
+
+    need = rows * d_model * 8 * 2 + (rows * rows * 8 if similarity else 0)
+    what = f"a picture of {rows:,} positions × {d_model:,} dimensions"
+    ensure_host_fits(
+        what + (" and its similarities" if similarity else ""),
+        need,
+        "lower --context-length or -d" + (", or drop --similarity" if similarity else ""),
+    )
+
+
+def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Heatmap:
+    """The table (positions × dimensions) or its position-by-position cosine similarity."""
+    if similarity:
+        from embedcli.core.embedding import cosine_similarity
+
+        _check_picture_memory(*table.shape, similarity=True)
+        return Heatmap(
+            f"cosine similarity between positions: {source}",
+            "similarity",
+            "position",
+            "position",
+            cosine_similarity(table).numpy(),
+            source=source,
+        )
+    return Heatmap(
+        f"positional encoding: {source}",
+        "encoding",
+        "position",
+        "dimension",
+        table.double().numpy(),
+        source=source,
+    )

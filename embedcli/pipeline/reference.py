@@ -1,0 +1,207 @@
+"""``embed --verify``'s reference: the input embeddings worked out again on the CPU, without the
+core module or the loader that fed it.
+
+The tables come from the plain recipe (``torch.manual_seed(seed)``, then ``nn.Embedding`` for
+the tokens and, for learned positions, a second ``nn.Embedding``), or, for ``--weights``, from
+the checkpoint's files read a second way (safetensors' ``safe_open``, ``numpy.load``,
+``torch.load``); sinusoids from their formula in float64; RoPE and no positions add nothing.
+Then one lookup and one addition in the device's dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from embedcli.errors import VerificationError
+
+if TYPE_CHECKING:
+    import torch
+
+    from embedcli.core.config import EmbedConfig
+    from embedcli.models.tables import LoadedTables
+
+_NESTED = ("model", "state_dict", "model_state_dict")  # where PyTorch checkpoints keep weights
+_WRAPPERS = ("_orig_mod.", "module.")  # torch.compile's and DistributedDataParallel's prefixes
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """The device's lookup-and-add compared with the same computation on the CPU."""
+
+    device: str
+    reference_device: str
+    max_abs_diff: float
+    tolerance: float
+    reference: str = "the seeded recipe"  # where the reference's tables came from
+
+    @property
+    def ok(self) -> bool:
+        """Whether the device agrees with the CPU to the dtype's rounding."""
+        return self.max_abs_diff <= self.tolerance
+
+    def ensure_ok(self) -> None:
+        """Raise VerificationError when the device disagrees with the CPU."""
+        if not self.ok:
+            advice = (
+                "embedcli's module and its reference differ on the CPU itself: please report it"
+                if self.device == "cpu"
+                else "its results cannot be trusted: try --device cpu"
+            )
+            raise VerificationError(
+                f"{self.device} disagrees with the CPU by {self.max_abs_diff:.3g} "
+                f"(tolerance {self.tolerance:.3g}); {advice}"
+            )
+
+
+def verify(
+    config: EmbedConfig, ids: torch.Tensor, actual: torch.Tensor, tables: LoadedTables | None
+) -> VerifyResult:
+    """The device's (B, T, d) result against the reference, to one rounding of the sum."""
+    import torch
+
+    from embedcli.core.devices import torch_dtype
+
+    expected, reference = reference_embeddings(config, ids, tables)  # (B, T, d) float64
+    got = actual.detach().cpu().double()
+    diff = float((got - expected).abs().max()) if got.numel() else 0.0
+    scale = float(expected.abs().max()) if expected.numel() else 0.0
+    tolerance = torch.finfo(torch_dtype(config.dtype)).eps * max(scale, 1.0)
+    return VerifyResult(str(actual.device), "cpu", diff, tolerance, reference)
+
+
+def reference_embeddings(
+    config: EmbedConfig, ids: torch.Tensor, tables: LoadedTables | None = None
+) -> tuple[torch.Tensor, str]:
+    """(B, T) ids -> (the (B, T, d) input embeddings, in float64, from the recipe and formulas;
+    where the tables came from)."""
+    import torch
+
+    from embedcli.core.devices import torch_dtype
+
+    dtype = torch_dtype(config.dtype)
+    if tables is None:
+        (token, position), source = seeded_tables(config), "the seeded recipe"
+    else:
+        token, position, source = reread_tables(tables)
+    length = ids.shape[1]
+    looked_up = token.to(dtype)[ids.cpu()]  # (B, T, d) in the device's dtype
+    if config.embed_scale != 1.0:  # Gemma: the scale in the embeddings' dtype, one product
+        looked_up = looked_up * torch.tensor(config.embed_scale, dtype=dtype)
+    added = None  # rope and none: nothing is added to the token embeddings
+    if config.positional == "learned" and position is not None:
+        added = position.to(dtype)[:length]  # (T, d)
+    elif config.positional == "sinusoidal":
+        added = sinusoids(length, config.d_model).to(dtype)  # (T, d)
+    # One addition in the dtype, as the device makes it: its rounding is IEEE's, the same on
+    # every device, so a CPU agrees to the last bit and another device within one rounding.
+    return (looked_up if added is None else looked_up + added).double(), source
+
+
+def seeded_tables(config: EmbedConfig) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The recipe: ``torch.manual_seed``, the token table, then a learned positional table."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(config.seed)
+        token = torch.nn.Embedding(config.vocab_size, config.d_model).weight.detach()
+        position = None
+        if config.positional == "learned":
+            position = torch.nn.Embedding(config.context_length, config.d_model).weight.detach()
+    return token, position
+
+
+def sinusoids(length: int, width: int) -> torch.Tensor:
+    """PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(p / 10000^(2i/d)), in float64,
+    with NumPy, a pair of columns at a time."""
+    import numpy as np
+    import torch
+
+    positions = np.arange(length, dtype=np.float64)
+    table = np.empty((length, width), dtype=np.float64)
+    for i in range(0, width, 2):
+        rate = math.pow(10000.0, i / width)
+        table[:, i] = np.sin(positions / rate)
+        table[:, i + 1] = np.cos(positions / rate)
+    return torch.from_numpy(table)
+
+
+def reread_tables(tables: LoadedTables) -> tuple[torch.Tensor, torch.Tensor | None, str]:
+    """(token table, positional table, where they came from): read again from the
+    checkpoint's files, by a reader of each format's own library; where the files are not on
+    this machine (or hold the tables in a way those readers do not), the loader again, and the
+    source says so."""
+    files = [Path(f) for f in tables.files or [tables.path]]
+    if files and all(f.is_file() for f in files):
+        token = _read(files, tables.token_key)
+        position = None if tables.position_key is None else _read(files, tables.position_key)
+        if token is not None and (tables.position_key is None or position is not None):
+            return token, position, "the checkpoint's files, read again"
+    from embedcli.models.tables import load_tables
+
+    again = load_tables(tables.path, tables.token_key, tables.position_key)
+    return again.token, again.position, "the checkpoint, loaded again (not an independent read)"
+
+
+def _read(files: list[Path], key: str) -> torch.Tensor | None:
+    """The tensor named ``key`` (wrapper prefixes aside) in any of ``files``, or None; only
+    that tensor is read."""
+    for path in files:
+        found = _read_one(path, key)
+        if found is not None:
+            return found
+    return None
+
+
+def _read_one(path: Path, key: str) -> torch.Tensor | None:
+    """``key`` from one file: safetensors, NumPy .npz, or a PyTorch checkpoint."""
+    import zipfile
+
+    import torch
+
+    with open(path, "rb") as handle:
+        head = handle.read(9)
+    if len(head) == 9 and head[8:9] == b"{":  # safetensors: an 8-byte length, then JSON
+        from safetensors import safe_open
+
+        with safe_open(str(path), framework="pt") as opened:
+            name = _match(list(opened.keys()), key)
+            return None if name is None else opened.get_tensor(name)
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            numpy_file = any(n.endswith(".npy") for n in archive.namelist())
+        if numpy_file:
+            import numpy as np
+
+            with np.load(path) as arrays:
+                name = _match(list(arrays.files), key)
+                if name is None:
+                    return None
+                array = arrays[name]  # in native byte order, as torch needs it
+                return torch.from_numpy(np.ascontiguousarray(array, array.dtype.newbyteorder("=")))
+    loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=zipfile.is_zipfile(path))
+    for nested in _NESTED:
+        if isinstance(loaded, dict) and isinstance(loaded.get(nested), dict):
+            loaded = loaded[nested]
+            break
+    if not isinstance(loaded, dict):
+        return None
+    names = [n for n, v in loaded.items() if isinstance(n, str) and isinstance(v, torch.Tensor)]
+    name = _match(names, key)
+    return None if name is None else loaded[name]
+
+
+def _match(names: list[str], key: str) -> str | None:
+    """The name that is ``key`` itself, else one that is ``key`` behind torch.compile's and
+    DDP's prefixes."""
+    if key in names:
+        return key
+    for name in names:
+        bare = name
+        while bare.startswith(_WRAPPERS):
+            bare = bare.split(".", 1)[1]
+        if key in (name, bare):
+            return name
+    return None

@@ -1,0 +1,160 @@
+"""The inspect-shapes job: every tensor of the forward pass, the parameters and their cost.
+
+On the meta device (the default) nothing is allocated: the tensors are worked out from the config
+(embedcli.core.shapeplan, proven equal to the module's meta trace), so any model size is
+inspected at the cost of starting Python; on a real device the core module runs with real numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from embedcli.analysis.training import TrainingMemory, training_memory
+from embedcli.core.broadcast import BroadcastPlan
+from embedcli.core.config import DTYPES, EmbedConfig, Preset
+from embedcli.core.devices import dtype_size
+from embedcli.core.shapeplan import TraceStep, planned_trace
+
+if TYPE_CHECKING:
+    import torch
+
+
+@dataclass(frozen=True)
+class Parameters:
+    """The two tables' parameter counts, and what they weigh."""
+
+    token_embeddings: int
+    position_embeddings: int
+    total: int
+    bytes: int  # in the configured dtype
+    bytes_by_dtype: dict[str, int]
+    model_parameters: int | None  # the whole model's, where the preset knows it
+    share_of_model: float | None  # total / model_parameters
+
+
+@dataclass(frozen=True)
+class CombineCost:
+    """Adding position vectors keeps the width d; concatenating doubles it, and the first
+    linear layer that reads the result (projecting back to d) pays for it."""
+
+    d_model: int
+    add_width: int
+    concat_width: int
+    add_linear_parameters: int  # d -> d, weights and bias
+    concat_linear_parameters: int  # 2d -> d, weights and bias
+
+
+@dataclass
+class ShapesReport:
+    """Everything ``embedcli inspect-shapes`` shows, as plain data."""
+
+    config: dict[str, Any]
+    preset: str
+    preset_description: str
+    tensors: list[TraceStep]  # every tensor of the forward pass, measured from the tensor
+    parameters: Parameters
+    broadcast: BroadcastPlan | None
+    combine: CombineCost
+    training: TrainingMemory | None = None  # with --train
+
+
+def count_parameters(config: EmbedConfig, preset: Preset) -> Parameters:
+    """Parameters of the token and positional tables, their memory per dtype, their share."""
+    token = config.vocab_size * config.d_model
+    position = config.context_length * config.d_model if config.has_positional_table else 0
+    total = token + position
+    # The share only means something for the preset's own sizes.
+    same = ("vocab_size", "d_model", "context_length", "positional")  # the dtype changes no count
+    own = all(getattr(config, name) == getattr(preset.config, name) for name in same)
+    model = preset.model_parameters if own else None
+    return Parameters(
+        token_embeddings=token,
+        position_embeddings=position,
+        total=total,
+        bytes=total * dtype_size(config.dtype),
+        bytes_by_dtype={name: total * dtype_size(name) for name in DTYPES},
+        model_parameters=model,
+        share_of_model=None if model is None else total / model,
+    )
+
+
+def combine_cost(d_model: int) -> CombineCost:
+    """Addition versus concatenation of token and position vectors of width ``d_model``."""
+    return CombineCost(
+        d_model=d_model,
+        add_width=d_model,
+        concat_width=2 * d_model,
+        add_linear_parameters=d_model * d_model + d_model,
+        concat_linear_parameters=2 * d_model * d_model + d_model,
+    )
+
+
+def run_inspect(
+    config: EmbedConfig,
+    preset: Preset,
+    *,
+    batch_size: int | None = None,
+    seq_len: int | None = None,
+    device: str = "meta",
+    tables: tuple[torch.Tensor, torch.Tensor | None] | None = None,
+    planned: bool = True,
+    train: str | None = None,
+) -> ShapesReport:
+    """Trace a (batch, seq_len) batch (the preset's own sizes where not given) through the
+    module on ``device``. On the meta device (shapes only) the tensors are worked out from the
+    config (:mod:`embedcli.core.shapeplan`) without importing torch; ``planned=False`` runs the
+    module there instead, as the tests do to check that the two agree. ``train`` (an optimizer's
+    name) adds the memory of one training step."""
+    batch_size = batch_size or preset.batch_size
+    seq_len = seq_len or preset.seq_len
+    config.check_length(seq_len, "--seq-len", "lower -t/--seq-len or raise --context-length")
+    if batch_size * seq_len * config.d_model * 8 >= 2**63:  # torch counts bytes in an int64
+        from embedcli.errors import ConfigError
+
+        raise ConfigError(
+            f"a ({batch_size:,}, {seq_len:,}, {config.d_model:,}) tensor has more bytes than "
+            "torch can count; lower -b, -t or -d"
+        )
+    if planned and device == "meta" and tables is None:
+        steps, addition = planned_trace(config, batch_size, seq_len)
+    else:
+        device, steps, addition = _module_trace(config, batch_size, seq_len, device, tables)
+    parameters = count_parameters(config, preset)
+    training = None
+    if train is not None:
+        training = training_memory(config, batch_size, seq_len, parameters.model_parameters, train)
+    return ShapesReport(
+        config={**config.to_dict(), "batch_size": batch_size, "seq_len": seq_len, "device": device},
+        preset=preset.name,
+        preset_description=preset.description,
+        tensors=steps,
+        parameters=parameters,
+        broadcast=addition,
+        combine=combine_cost(config.d_model),
+        training=training,
+    )
+
+
+def _module_trace(
+    config: EmbedConfig,
+    batch_size: int,
+    seq_len: int,
+    device: str,
+    tables: tuple[torch.Tensor, torch.Tensor | None] | None,
+) -> tuple[str, list[TraceStep], BroadcastPlan | None]:
+    """Build the module on ``device`` and trace a batch of seeded random ids (zeros on meta):
+    the device it resolved to, every tensor, and how the positions broadcast."""
+    import torch
+
+    from embedcli.pipeline.embed import prepare_module
+
+    module, target = prepare_module(config, device, tables, batch_size, seq_len, allow_meta=True)
+    if target.type == "meta":
+        ids = torch.zeros(batch_size, seq_len, dtype=torch.long, device="meta")
+    else:
+        generator = torch.Generator().manual_seed(config.seed)
+        ids = torch.randint(0, config.vocab_size, (batch_size, seq_len), generator=generator)
+    with torch.inference_mode():
+        trace = module.trace(ids)
+    return str(target), trace.steps, trace.addition

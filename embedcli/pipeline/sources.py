@@ -1,0 +1,153 @@
+"""Where the input layer comes from: the flags (seeded tables, or a preset), a checkpoint file,
+a model folder or a hub model (``--weights SOURCE``).
+
+Every command that needs a config or tables asks here, so defaults, preset merging and the
+checkpoint-versus-flags decision are made once. A model source's config.json (positions, rope
+theta, input scaling) is applied here too, and a flag that disagrees with it is an error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from embedcli.core.config import EmbedConfig, Overrides, Preset, preset_config
+from embedcli.errors import UsageError
+
+if TYPE_CHECKING:
+    import torch
+
+    from embedcli.models.sources import ModelSource
+    from embedcli.models.tables import LoadedTables
+
+Source = str | Path  # a checkpoint file, a model folder, or hf:ORG/NAME[@REVISION]
+
+
+def _loaded(
+    weights: Source, token_key: str | None, position_key: str | None
+) -> tuple[LoadedTables, ModelSource]:
+    """The two tables of a source, labelled for reports, and the opened source."""
+    from embedcli.models.sources import open_weights
+    from embedcli.models.tables import find_tables, read_tables
+
+    source = open_weights(weights)
+    tables = read_tables(source.checkpoint, find_tables(source.checkpoint, token_key, position_key))
+    tables.path = source.spec if source.folder is not None or source.hub else tables.path
+    tables.model = source.summary()
+    tables.files = source.local_files()
+    return tables, source
+
+
+def _shape(table: torch.Tensor | None) -> tuple[int, ...] | None:
+    return None if table is None else tuple(table.shape)
+
+
+def _keys_need_weights(weights: Source | None, *keys: str | None) -> None:
+    """--token-key and --position-key name tables of a checkpoint: alone they mean nothing."""
+    if weights is None and any(key is not None for key in keys):
+        raise UsageError("--token-key and --position-key name tables in --weights: pass --weights")
+
+
+def embed_source(
+    encoding: str,
+    overrides: Overrides,
+    weights: Source | None = None,
+    token_key: str | None = None,
+    position_key: str | None = None,
+) -> tuple[EmbedConfig, LoadedTables | None]:
+    """(config, loaded tables or None): seeded tables sized by the flags (vocabulary: the
+    encoding's), or a checkpoint's tables with the flags checked against them."""
+    from embedcli.tokenizers.encodings import get_encoding
+
+    _keys_need_weights(weights, token_key, position_key)
+    if weights is None:
+        vocab = get_encoding(encoding).n_vocab
+        return overrides.apply(EmbedConfig(vocab_size=vocab)), None
+    from embedcli.models.tables import tables_config
+
+    tables, source = _loaded(weights, token_key, position_key)
+    shapes = (tables.token.shape, _shape(tables.position))
+    return tables_config(*shapes, overrides, model=source.config), tables
+
+
+def source_tables(
+    seeded: EmbedConfig,
+    weights: Source | None = None,
+    token_key: str | None = None,
+    position_key: str | None = None,
+    given: Overrides | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None, str]:
+    """(token table, positional table or None, where they came from): a checkpoint's trained
+    tables, or the tables ``seeded`` describes, made by the seeded recipe. A size in ``given``
+    (the flags) that disagrees with the checkpoint's tables is an error, as in embed."""
+    _keys_need_weights(weights, token_key, position_key)
+    if weights is not None:
+        from embedcli.models.tables import check_source
+
+        tables, source = _loaded(weights, token_key, position_key)
+        shapes = (tables.token.shape, _shape(tables.position))
+        check_source(*shapes, given or Overrides(), source.config)
+        return tables.token, tables.position, f"{source.label}, {tables.layout}"
+    import torch
+
+    from embedcli.core.embedding import InputEmbedding
+    from embedcli.pipeline.embed import check_memory
+
+    check_memory(seeded, torch.device("cpu"), 1, 1)  # the seeded tables, before they are made
+    module = InputEmbedding(seeded)
+    position = module.position_embedding
+    return (
+        module.token_embedding.weight.detach(),
+        None if position is None else position.weight.detach(),
+        f"seeded nn.Embedding tables, seed {seeded.seed}",
+    )
+
+
+def shapes_source(
+    preset: str | None,
+    overrides: Overrides,
+    weights: Source | None = None,
+    token_key: str | None = None,
+    position_key: str | None = None,
+    *,
+    load: bool = False,
+) -> tuple[Preset, EmbedConfig, tuple[torch.Tensor, torch.Tensor | None] | None]:
+    """(preset, config, tables or None) for inspect-shapes: a named preset with the flags
+    applied, or a checkpoint's shapes (its tables too when ``load``)."""
+    _keys_need_weights(weights, token_key, position_key)
+    if weights is None:
+        base, config = preset_config(preset, overrides)
+        return base, config, None
+    if preset is not None:
+        raise UsageError("pass --preset or --weights, not both")
+    base, tables = checkpoint_preset(weights, token_key, position_key, overrides, load=load)
+    return base, base.config, tables
+
+
+def checkpoint_preset(
+    path: Source,
+    token_key: str | None,
+    position_key: str | None,
+    overrides: Overrides,
+    *,
+    load: bool,
+) -> tuple[Preset, tuple[torch.Tensor, torch.Tensor | None] | None]:
+    """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
+    counting the whole checkpoint's parameters; with ``load``, the tables too."""
+    from embedcli.models.inventory import inspect_weights
+    from embedcli.models.sources import open_weights
+    from embedcli.models.tables import find_tables, read_tables, tables_config
+
+    source = open_weights(path)  # opened once: headers, parameter count, and tables if asked
+    checkpoint = source.checkpoint
+    keys = find_tables(checkpoint, token_key, position_key)
+    position_shape = None if keys.position is None else checkpoint.info(keys.position).shape
+    config = tables_config(
+        checkpoint.info(keys.token).shape, position_shape, overrides, model=source.config
+    )
+    counted = inspect_weights(source, token_key, position_key).parameters
+    preset = Preset("checkpoint", f"{source.label}, {keys.layout}", config, parameters=counted)
+    if not load:
+        return preset, None
+    tables = read_tables(checkpoint, keys)
+    return preset, (tables.token, tables.position)

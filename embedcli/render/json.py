@@ -1,0 +1,278 @@
+"""Reports -> JSON-ready dicts: the ``--json`` twin of every table in render/.
+
+A report's field names are its JSON keys, so each twin is ``asdict`` plus the exceptions named in
+its docstring. Kept apart from render/ so that ``--json`` and ``--count`` never import rich.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import tiktoken
+
+    from embedcli.analysis.neighbors import TokenNeighbors
+    from embedcli.analysis.projection import Projection
+    from embedcli.analysis.stats import TableStats
+    from embedcli.core.broadcast import BroadcastPlan
+    from embedcli.core.config import Preset
+    from embedcli.core.devices import DeviceInfo
+    from embedcli.corpus.windows import WindowPlan
+    from embedcli.models.inventory import WeightsReport
+    from embedcli.pipeline.embed import EmbedReport
+    from embedcli.pipeline.positions import Heatmap
+    from embedcli.pipeline.shapes import ShapesReport
+    from embedcli.tokenizers.encodings import Token
+    from embedcli.tokenizers.explain import Explained
+    from embedcli.tokenizers.tokens import TokenizeReport
+
+
+def broadcast_json(plan: BroadcastPlan) -> dict[str, Any]:
+    """``{"shapes", "aligned", "axes": [{"axis", "sizes", "result", "rule"}], "result"}``."""
+    return {
+        "shapes": [list(s) for s in plan.shapes],
+        "aligned": [list(s) for s in plan.aligned],
+        "axes": [
+            {"axis": a.axis, "sizes": list(a.sizes), "result": a.result, "rule": a.rule}
+            for a in plan.axes
+        ],
+        "result": list(plan.result),
+    }
+
+
+def token_json(token: Token) -> dict[str, Any]:
+    """A token's fields, less ``display`` (a table's rendering) and the context fields that are
+    None (``index``, ``pad``, ``score``)."""
+    data = asdict(token)
+    del data["display"]
+    for key in ("index", "pad", "score", "added"):
+        if data[key] is None:
+            del data[key]
+    return data
+
+
+def embed_json(report: EmbedReport) -> dict[str, Any]:
+    """The embed report as plain JSON types. Exception: each token also carries ``position``,
+    the same number as ``index`` under its name before 0.2 (kept for one release)."""
+    return {
+        "config": report.config,
+        "input_ids": report.input_ids,
+        "attention_mask": report.attention_mask,
+        "tokens": [[{**token_json(t), "position": t.index} for t in seq] for seq in report.tokens],
+        "truncated": report.truncated,
+        "steps": [
+            {"name": s.name, "shape": list(s.shape), "dtype": s.dtype, "device": s.device}
+            for s in report.steps
+        ],
+        "broadcast": None if report.broadcast is None else broadcast_json(report.broadcast),
+        "token_embeddings": report.token_embeddings,
+        "position_embeddings": report.position_embeddings,
+        "input_embeddings": report.input_embeddings,
+        "verify": None
+        if report.verify is None
+        else {**asdict(report.verify), "ok": report.verify.ok},
+        "rope_angles": report.rope_angles,
+        "scaled_embeddings": report.scaled_embeddings,
+        "similarity": report.similarity,
+    }
+
+
+def devices_json(
+    rows: Sequence[DeviceInfo], torch_version: str, cuda_version: str | None, auto: str
+) -> dict[str, Any]:
+    """``embedcli devices --json``."""
+    return {
+        "torch_version": torch_version,
+        "cuda_version": cuda_version,
+        "auto": auto,
+        "devices": [asdict(row) for row in rows],
+    }
+
+
+def tokenize_json(report: TokenizeReport) -> dict[str, Any]:
+    """``{"encoding", "n_vocab", "count", "tokens": [{"id", "piece", "bytes", "index"}]}``;
+    without tokens when only the count was asked for (``characters`` and ``segments`` are for
+    the table view)."""
+    data: dict[str, Any] = {
+        "encoding": report.encoding,
+        "n_vocab": report.n_vocab,
+        "count": report.count,
+    }
+    if report.tokens is not None:
+        data["tokens"] = [token_json(t) for t in report.tokens]
+    if report.offsets is not None:
+        data["offsets"] = report.offsets
+    return data
+
+
+def explain_json(explained: Explained) -> dict[str, Any]:
+    """``tokenize --explain --json``: the encoding, its split pattern, the chunks shown (each
+    with its starting parts, merge steps and ids; parts as hex bytes), how many chunks there
+    are, and every id."""
+    return asdict(explained)
+
+
+def tokenize_jsons(reports: TokenizeReport | Sequence[TokenizeReport]) -> dict[str, Any]:
+    """One encoding's object, or ``{"encodings": [...]}`` for several."""
+    if not isinstance(reports, Sequence):
+        return tokenize_json(reports)
+    objects = [tokenize_json(report) for report in reports]
+    return objects[0] if len(objects) == 1 else {"encodings": objects}
+
+
+def shapes_json(report: ShapesReport) -> dict[str, Any]:
+    """``{"config", "tensors", "parameters", "broadcast", ...}`` for ``inspect-shapes --json``."""
+    return {
+        "config": {**report.config, "preset": report.preset},
+        "tensors": [
+            {
+                "name": t.name,
+                "shape": list(t.shape),
+                "dtype": t.dtype,
+                "device": t.device,
+                "numel": t.numel,
+                "bytes": t.bytes,
+            }
+            for t in report.tensors
+        ],
+        "parameters": asdict(report.parameters),
+        "broadcast": None if report.broadcast is None else broadcast_json(report.broadcast),
+        "combine": asdict(report.combine),
+        **({} if report.training is None else {"training": asdict(report.training)}),
+    }
+
+
+def presets_json(presets: Sequence[Preset]) -> dict[str, Any]:
+    """``inspect-shapes --list-presets --json``: ``{"presets": [...]}``."""
+    return {
+        "presets": [
+            {
+                "name": p.name,
+                "description": p.description,
+                **{
+                    k: v
+                    for k, v in p.config.to_dict().items()
+                    if k in ("vocab_size", "d_model", "context_length")
+                },
+                "batch_size": p.batch_size,
+                "seq_len": p.seq_len,
+                "n_layers": p.n_layers,
+                "model_parameters": p.model_parameters,
+            }
+            for p in presets
+        ]
+    }
+
+
+def weights_json(report: WeightsReport) -> dict[str, Any]:
+    """``embedcli weights --json``."""
+    return {
+        "path": report.path,
+        "format": report.format,
+        "layout": report.layout,
+        "token_key": report.token_key,
+        "position_key": report.position_key,
+        "head_key": report.head_key,
+        "head_tied": report.head_tied,
+        "parameters": report.parameters,
+        "detection_error": report.detection_error,
+        "other_entries": report.extra,
+        "model": report.model,
+        "tensors": [
+            {"name": t.name, "shape": list(t.shape), "dtype": t.dtype} for t in report.tensors
+        ],
+    }
+
+
+def stats_json(source: str, stats: Sequence[TableStats]) -> dict[str, Any]:
+    """``embedcli stats --json``."""
+    return {"source": source, "tables": [{**asdict(s), "shape": list(s.shape)} for s in stats]}
+
+
+def neighbors_json(source: str, rows: Sequence[TokenNeighbors]) -> dict[str, Any]:
+    """``embedcli neighbors --json``."""
+    return {
+        "source": source,
+        "tokens": [
+            {**token_json(row.token), "neighbors": [token_json(n) for n in row.neighbors]}
+            for row in rows
+        ],
+    }
+
+
+def project_json(report: Projection) -> dict[str, Any]:
+    """``embedcli project --json``: ``asdict`` less ``cloud`` (every row's coordinates: ask for
+    them with --top), each point a token's fields with its ``origin``, ``x`` (PC1) and ``y``
+    (PC2); ``noise_ratio`` added."""
+    return {
+        "source": report.source,
+        "seeded": report.seeded,
+        "encoding": report.encoding,
+        "table_shape": list(report.table_shape),
+        "method": report.method,
+        "explained_variance": list(report.explained_variance),
+        "explained_variance_ratio": list(report.explained_variance_ratio),
+        "total_variance": report.total_variance,
+        "noise_edge": report.noise_edge,
+        "noise_ratio": report.noise_ratio,
+        "structure": report.structure,
+        "points": [
+            {**token_json(p.token), "origin": p.origin, "x": p.x, "y": p.y} for p in report.points
+        ],
+    }
+
+
+def heatmap_json(positional: str, heatmap: Heatmap) -> dict[str, Any]:
+    """``embedcli positions --json``."""
+    return {
+        "positional": positional,
+        "kind": heatmap.kind,
+        "source": heatmap.source,
+        "shape": list(heatmap.matrix.shape),
+        "matrix": heatmap.matrix,
+    }
+
+
+def windows_json(
+    enc: tiktoken.Encoding, plan: WindowPlan, shown: list[dict[str, list]]
+) -> dict[str, Any]:
+    """``embedcli windows --json``: the plan's fields and properties, and the shown batches."""
+    return {
+        "encoding": enc.name,
+        **asdict(plan),
+        "num_windows": plan.num_windows,
+        "num_batches": plan.num_batches,
+        "dropped_windows": plan.dropped_windows,
+        "dropped_tokens": plan.dropped_tokens,
+        "batches": shown,
+    }
+
+
+def count_file_json(item: Any) -> dict[str, Any]:
+    """One line of ``count --jsonl``: a file's counts, or why it was skipped."""
+    if hasattr(item, "tokens"):
+        return {"path": item.path, "bytes": item.bytes, "tokens": dict(item.tokens)}
+    return {"path": item.path, "skipped": item.reason}
+
+
+def count_json(
+    report: Any, context: tuple[str | None, int] | None = None, sort: str = "tokens"
+) -> dict[str, Any]:
+    """``count --json``: ``{"encodings", "files", "skipped", "totals"}`` (and ``context``),
+    files in ``--sort`` order."""
+    data = {
+        "encodings": list(report.encodings),
+        "files": [count_file_json(f) for f in report.sorted_files(sort)],
+        "skipped": [{"path": s.path, "reason": s.reason} for s in report.skipped],
+        "totals": report.totals,
+    }
+    if context is not None:
+        label, size = context
+        data["context"] = {
+            "name": label,
+            "tokens": size,
+            "share": {n: report.totals["tokens"][n] / size for n in report.encodings},
+        }
+    return data

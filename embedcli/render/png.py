@@ -1,0 +1,116 @@
+"""PNG figures (matplotlib, the ``embedcli[plot]`` extra): a positional heatmap, and the
+projection's map of a token table. Drawing only: the numbers come in a report.
+
+A figure is written atomically, or into a file staged with others (``project`` writes its PNG
+and the projector's files together); where matplotlib is missing, an error says how to install
+it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from embedcli.analysis.projection import ORIGINS
+from embedcli.errors import OutputError, OutputFormatError
+from embedcli.io.outputs import atomic_write
+
+if TYPE_CHECKING:
+    from embedcli.analysis.projection import Projection
+    from embedcli.pipeline.positions import Heatmap
+
+
+@contextmanager
+def png_figure(
+    path: Path, width_px: int, height_px: int, handle: BinaryIO | None = None
+) -> Iterator[tuple[Any, Any]]:
+    """(figure, axes) to draw on, saved as a PNG at ``path`` (named *.png) when the block ends,
+    written atomically (or into ``handle``, a file staged for ``path``), and closed whatever
+    happens. matplotlib is the ``embedcli[plot]`` extra: where it is missing, an error says
+    how to install it."""
+    if path.suffix.lower() != ".png":
+        raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {path.name}")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from matplotlib import pyplot
+    except ImportError:
+        raise OutputError(
+            "--png needs matplotlib, which is not installed: pip install 'embedcli[plot]'"
+        ) from None
+    dpi = 100
+    figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
+    try:
+        yield figure, axes
+        if handle is not None:
+            figure.savefig(handle, format="png", dpi=dpi)
+        else:
+            with atomic_write(path) as written:
+                figure.savefig(written, format="png", dpi=dpi)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    finally:
+        pyplot.close(figure)
+
+
+def heatmap_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: int = 500) -> None:
+    """The heatmap as a PNG, written atomically: the matrix on a colour scale symmetric around 0."""
+    with png_figure(path, width_px, height_px) as (figure, axes):
+        image = axes.imshow(
+            heatmap.matrix,
+            aspect="auto",
+            cmap="RdBu_r",
+            vmin=-heatmap.limit,
+            vmax=heatmap.limit,
+            interpolation="nearest",
+        )
+        axes.set_title(heatmap.title, fontsize=10)
+        axes.set_xlabel(heatmap.column_axis)
+        axes.set_ylabel(heatmap.row_axis)
+        if heatmap.row_labels:
+            axes.set_yticks(range(len(heatmap.row_labels)), heatmap.row_labels, fontsize=7)
+        if heatmap.column_labels:
+            axes.set_xticks(
+                range(len(heatmap.column_labels)), heatmap.column_labels, fontsize=7, rotation=90
+            )
+        figure.colorbar(image, ax=axes)
+
+
+LABELS_IN_PNG = 60  # the first points (the text's tokens first) are labelled in a PNG
+
+
+def projection_png(
+    report: Projection, path: Path, handle: BinaryIO, *, width_px: int = 900, height_px: int = 700
+) -> Path:
+    """The map as a PNG, written to ``handle``:
+    every row of the table as a grey cloud, the chosen tokens on it, labelled."""
+    with png_figure(path, width_px, height_px, handle) as (_, axes):
+        cloud = report.cloud
+        axes.scatter(cloud[:, 0], cloud[:, 1], s=1, c="0.75", alpha=0.5, linewidths=0)
+        colours = {"text": "tab:red", "top": "tab:blue", "ids-file": "tab:green"}
+        for origin in ORIGINS:
+            chosen = [p for p in report.points if p.origin == origin]
+            if chosen:  # the text's tokens on top of the rest
+                axes.scatter(
+                    [p.x for p in chosen], [p.y for p in chosen], s=14, c=colours[origin],
+                    label=origin, zorder=3 if origin == "text" else 2,
+                )  # fmt: skip
+        for p in report.points[:LABELS_IN_PNG]:
+            axes.annotate(
+                p.token.display, (p.x, p.y), fontsize=8, xytext=(3, 3),
+                textcoords="offset points", weight="bold" if p.origin == "text" else "normal",
+            )  # fmt: skip
+        share = report.explained_variance_ratio
+        axes.set_xlabel(f"PC1 ({share[0]:.2%} of the variance)")
+        axes.set_ylabel(f"PC2 ({share[1]:.2%} of the variance)")
+        rows, width = report.table_shape
+        axes.set_title(
+            f"{report.source} · {rows:,} × {width:,}\n{report.structure}: PC1 carries "
+            f"{report.noise_ratio:.2f}× the top variance of a random table of this shape",
+            fontsize=9,
+        )
+        axes.legend(loc="upper right", fontsize=8)
+    return path

@@ -1,0 +1,13 @@
+"""Text to token ids and back, exactly as the model's own tokenizer does it, offline.
+
+- ``encodings``: tiktoken encodings from hash-verified bundled files; ``get_encoding`` for any
+  name, file, folder or ``hf:`` source; token pieces and bytes for display.
+- ``bpe``: the ``.tiktoken`` rank file format.
+- ``modeltok``: a model's own tokenizer, found in a file, a folder or a hub source.
+- ``hfjson``, ``tiktokenfile``, ``common``: the two model-tokenizer formats and what they share.
+- ``tokens``: the tokenize job (encode in parallel chunks, count, decode, offsets, truncate).
+- ``explain``: BPE replayed merge by merge (``tokenize --explain``).
+- ``modelnames``: model names to encodings and context windows.
+
+Imports: models, core, io, errors.
+"""

@@ -1,0 +1,70 @@
+"""What the model-tokenizer formats share: the split patterns proven cut-safe, byte-level BPE's
+byte <-> character table, and reading a tokenizer file in bounded memory.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+from embedcli.errors import EncodingError
+
+# Split patterns proven cut-safe (tests/test_model_tokenizers.py checks each): in every
+# alternative a space can only open a match, so no match holds a non-whitespace character
+# followed by a space.
+GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+LLAMA3_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+QWEN_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+LLAMA4_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+CUT_SAFE_PATTERNS = frozenset({GPT2_PATTERN, LLAMA3_PATTERN, QWEN_PATTERN, LLAMA4_PATTERN})
+
+
+MAX_TOKENIZER_BYTES = 1 << 30  # the largest published tokenizer.json is tens of MB
+
+
+def read_bytes(path: Path, limit: int = MAX_TOKENIZER_BYTES) -> bytes:
+    try:
+        if path.stat().st_size > limit or not path.is_file():
+            raise EncodingError(
+                f"{path} is not a tokenizer file (not a regular file of at most "
+                f"{limit // 2**20:,} MiB)"
+            )
+        with path.open("rb") as handle:
+            return handle.read(limit + 1)
+    except OSError as exc:
+        raise EncodingError(
+            f"cannot read {path}: {exc.strerror or exc}; check the path and its permissions"
+        ) from None
+
+
+@cache
+def char_of_byte() -> tuple[str, ...]:
+    """GPT-2's bytes_to_unicode: the printable character each byte is written as in a vocab."""
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    chars = {b: chr(b) for b in printable}
+    for shifted, b in enumerate(b for b in range(256) if b not in chars):
+        chars[b] = chr(256 + shifted)
+    return tuple(chars[b] for b in range(256))
+
+
+@cache
+def byte_of_char() -> dict[str, int]:
+    return {c: b for b, c in enumerate(char_of_byte())}

@@ -1,0 +1,423 @@
+"""Hugging Face ``tokenizer.json`` files, through the ``tokenizers`` package (its own engine, so
+ids are exactly the model's): byte-level BPE (GPT-2, Llama 3, Qwen 2) or SentencePiece-style
+BPE/Unigram (Llama 2, Mistral, Gemma). The family is read from the file's own pre-tokenizer,
+decoder, normalizer and model, never from its name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from embedcli.errors import EncodingError
+from embedcli.tokenizers.common import CUT_SAFE_PATTERNS, byte_of_char, char_of_byte, read_bytes
+
+if TYPE_CHECKING:
+    from collections.abc import Set as AbstractSet
+
+    import tokenizers
+
+
+# Read beside a tokenizer.json, when there, for its pad and eos tokens (tokenizer.json lacks them).
+CONFIG_FILES = ("tokenizer_config.json", "special_tokens_map.json")
+
+BYTE_LEVEL = "byte-level"
+SENTENCEPIECE = "sentencepiece"
+
+# Used when nothing names the eos token: the end-of-text tokens of GPT-2, Qwen, Llama 2/3, Gemma.
+_END_OF_TEXT_NAMES = ("<|end_of_text|>", "<|endoftext|>", "</s>", "<eos>")
+
+
+_HOLDS_CUT = re.compile(r"\S ")  # Python's \s is str.isspace, the test split_points uses
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+
+
+@cache
+def _special_regex(tokens: frozenset[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)))
+
+
+def _found(text: str, tokens: frozenset[str]) -> str | None:
+    """The first of ``tokens`` in ``text``, or None."""
+    match = _special_regex(tokens).search(text) if tokens else None
+    return None if match is None else match.group()
+
+
+def _disallowed_error(token: str) -> ValueError:
+    return ValueError(
+        f"Encountered text corresponding to disallowed special token {token!r}. Pass it in "
+        "allowed_special to encode it as a special token, or disallowed_special=() to encode "
+        "it as plain text."
+    )
+
+
+class HFTokenizer:
+    """A Hugging Face tokenizer.json behind ``tiktoken.Encoding``'s interface."""
+
+    def __init__(
+        self, tokenizer: tokenizers.Tokenizer, spec: dict[str, Any], *, name: str, path: Path
+    ) -> None:
+        self.name = name
+        self.path = path
+        self.family = _family_of_json(path, spec)  # BYTE_LEVEL or SENTENCEPIECE
+        tokenizer.no_truncation()  # a tokenizer.json may carry both: ids must be whole
+        tokenizer.no_padding()
+        tokenizer.encode_special_tokens = True  # ordinary: special text is split as text
+        self._ordinary = tokenizer
+        self._special: tokenizers.Tokenizer | None = None
+        self._lock = threading.Lock()
+        added = {int(i): t for i, t in tokenizer.get_added_tokens_decoder().items()}
+        self._added = {i: t.content for i, t in added.items()}
+        self._added_ids = {t.content: i for i, t in added.items()}
+        self.special_tokens_set = {t.content for t in added.values() if t.special}
+        self.n_vocab = _n_vocab(spec, added)
+        model = spec["model"]
+        self._byte_fallback = bool(model.get("byte_fallback"))
+        self._replacement = _replacement(spec)
+        self.prefix, self.suffix = _added_around(path, tokenizer)
+        self.eot_token = self._eot(spec)
+        self.cut_safe = _cut_safe(spec, self.family)
+
+    def __repr__(self) -> str:
+        return f"<HFTokenizer {self.name!r} ({self.family})>"
+
+    # --- ids of text
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """The ids of ``text``, special-token text encoded as plain text; nothing added."""
+        return _ids(self._ordinary, text)
+
+    def _special_tokenizer(self) -> tokenizers.Tokenizer:
+        # A second instance, so that threads encoding at once never see the flag flip.
+        with self._lock:
+            if self._special is None:
+                from tokenizers import Tokenizer
+
+                special = Tokenizer.from_str(self._ordinary.to_str())
+                special.encode_special_tokens = False
+                self._special = special
+            return self._special
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = frozenset(),
+        disallowed_special: Literal["all"] | AbstractSet[str] = "all",
+    ) -> list[int]:
+        """tiktoken's ``encode``: allowed special-token text becomes special ids; nothing added.
+
+        Special text is encoded either all as ids or all as text: a text holding both an allowed
+        special token and another one that is neither allowed nor disallowed is a ValueError.
+        """
+        everything = frozenset(self.special_tokens_set)
+        allowed = everything if allowed_special == "all" else frozenset(allowed_special)
+        if disallowed_special == "all":
+            disallowed = everything - allowed
+        else:
+            disallowed = frozenset(disallowed_special)
+        found = _found(text, disallowed)
+        if found is not None:
+            raise _disallowed_error(found)
+        if not allowed:
+            return self.encode_ordinary(text)
+        if allowed != everything:
+            if _found(text, allowed) is None:
+                return self.encode_ordinary(text)
+            if _found(text, everything - allowed) is not None:
+                raise ValueError(
+                    f"{self.name} encodes special-token text all as special ids or all as "
+                    "text, not some of each; allow all of them, or none"
+                )
+        return _ids(self._special_tokenizer(), text)
+
+    # --- tokens and their bytes
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The true bytes of one token (KeyError for an id the tokenizer lacks)."""
+        if not isinstance(token, int) or not 0 <= token < self.n_vocab:
+            raise KeyError(token)
+        content = self._added.get(token)
+        if content is not None:
+            return content.encode("utf-8")
+        piece = self._ordinary.id_to_token(token)
+        if piece is None:
+            raise KeyError(token)
+        return self._piece_bytes(piece)
+
+    def _piece_bytes(self, piece: str) -> bytes:
+        if self.family == BYTE_LEVEL:
+            byte_of = byte_of_char()
+            try:
+                return bytes(byte_of[c] for c in piece)
+            except KeyError:  # not written in GPT-2's alphabet: tokenizers decodes it as is
+                return piece.encode("utf-8")
+        if self._byte_fallback:
+            match = _BYTE_PIECE.fullmatch(piece)
+            if match:
+                return bytes([int(match.group(1), 16)])
+        return piece.replace(self._replacement, " ").encode("utf-8")
+
+    def _pieces_for(self, data: bytes) -> Iterator[str]:
+        """The vocabulary pieces that could stand for ``data``."""
+        if self.family == BYTE_LEVEL:
+            yield "".join(char_of_byte()[b] for b in data)
+            return
+        text = data.decode("utf-8", errors="replace")
+        if text.encode("utf-8") == data:
+            yield text.replace(" ", self._replacement)
+        if self._byte_fallback and len(data) == 1:
+            yield f"<0x{data[0]:02X}>"
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of the one token whose bytes these are (KeyError when there is none)."""
+        if isinstance(text_or_bytes, str) and text_or_bytes in self._added_ids:
+            return self._added_ids[text_or_bytes]
+        data = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
+        for piece in self._pieces_for(bytes(data)):
+            token = self._ordinary.token_to_id(piece)
+            if token is not None and self.decode_single_token_bytes(token) == data:
+                return token
+        raise KeyError(text_or_bytes)
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """The bytes of a sequence of ids, token by token."""
+        return b"".join(self.decode_single_token_bytes(t) for t in tokens)
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        """The text of a sequence of ids (no prefix space is stripped)."""
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    # --- what pads a batch
+
+    def _eot(self, spec: dict[str, Any]) -> int | None:
+        padding = spec.get("padding")
+        names = [padding.get("pad_token")] if isinstance(padding, dict) else []
+        pads, eoses = _config_tokens(self.path.parent)
+        for token in [*names, *pads, *eoses, *_END_OF_TEXT_NAMES]:
+            if isinstance(token, str):
+                found = self._ordinary.token_to_id(token)  # added tokens first, then the model's
+                if found is not None:
+                    return found
+        return None
+
+
+def _ids(tokenizer: tokenizers.Tokenizer, text: str) -> list[int]:
+    try:
+        return _encode_ids(tokenizer, text)
+    except EncodingError:
+        raise
+    except Exception as exc:  # tokenizers raises plain Exceptions from Rust
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
+        raise EncodingError(f"the tokenizer cannot encode this text: {first}") from None
+
+
+def _encode_ids(tokenizer: tokenizers.Tokenizer, text: str) -> list[int]:
+    try:
+        return tokenizer.encode(text, add_special_tokens=False).ids
+    except TypeError:
+        if not isinstance(text, str):
+            raise
+        # Lone surrogates cannot reach Rust; tiktoken replaces them with U+FFFD, and so do we.
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return tokenizer.encode(text, add_special_tokens=False).ids
+
+
+def _components(node: object) -> Iterator[dict[str, Any]]:
+    """Every typed part of a normalizer/pre-tokenizer/decoder, through Sequences."""
+    if isinstance(node, dict):
+        if "type" in node:
+            yield node
+        for value in node.values():
+            if isinstance(value, list):
+                for item in value:
+                    yield from _components(item)
+
+
+def _replaces(parts: list[dict[str, Any]], old: str, new: str) -> bool:
+    return any(
+        p["type"] == "Replace" and p.get("pattern") == {"String": old} and p.get("content") == new
+        for p in parts
+    )
+
+
+def _replacement(spec: dict[str, Any]) -> str:
+    for part in [*_components(spec.get("pre_tokenizer")), *_components(spec.get("decoder"))]:
+        if part["type"] == "Metaspace" and isinstance(part.get("replacement"), str):
+            return part["replacement"]
+    return "▁"
+
+
+def _model_type(model: dict[str, Any]) -> str:
+    if isinstance(model.get("type"), str):
+        return model["type"]
+    if "merges" in model:  # files from old tokenizers versions leave the type out
+        return "BPE"
+    if isinstance(model.get("vocab"), list):
+        return "Unigram"
+    return "WordPiece" if "max_input_chars_per_word" in model else "WordLevel"
+
+
+def _family_of_json(path: Path, spec: dict[str, Any]) -> str:
+    """BYTE_LEVEL or SENTENCEPIECE, from the file's own parts; else an EncodingError."""
+    kind = _model_type(spec["model"])
+    if kind not in ("BPE", "Unigram"):
+        raise EncodingError(
+            f"{path} holds a {kind} tokenizer (as BERT-style encoders use), whose tokens are not "
+            "pieces of the text's bytes; embedcli reads BPE tokenizers (byte-level, as GPT-2 and "
+            "Llama 3, or SentencePiece-style, as Llama 2 and Gemma) and SentencePiece Unigram ones"
+        )
+    pre = list(_components(spec.get("pre_tokenizer")))
+    decoder = list(_components(spec.get("decoder")))
+    normalizer = list(_components(spec.get("normalizer")))
+    if any(p["type"] == "ByteLevel" for p in pre + decoder):
+        return BYTE_LEVEL
+    if (
+        any(p["type"] == "Metaspace" for p in pre + decoder)
+        or _replaces(decoder, "▁", " ")
+        or _replaces(normalizer, " ", "▁")
+        or spec["model"].get("byte_fallback")
+    ):
+        return SENTENCEPIECE
+    raise EncodingError(
+        f"{path} writes its tokens neither as byte-level pieces (Ġ, as GPT-2) nor as "
+        "SentencePiece pieces (▁, as Llama 2), so embedcli cannot tell the bytes of a token; "
+        "pass the tokenizer of a GPT-style model"
+    )
+
+
+def _n_vocab(spec: dict[str, Any], added: dict[int, Any]) -> int:
+    vocab = spec["model"].get("vocab")
+    top = max(vocab.values(), default=-1) if isinstance(vocab, dict) else len(vocab or ()) - 1
+    return max([top, *added]) + 1
+
+
+def _added_around(path: Path, tokenizer: tokenizers.Tokenizer) -> tuple[tuple[int, ...], ...]:
+    """The ids the post-processor puts before and after one text (prefix, suffix)."""
+    try:
+        bare = tokenizer.encode("a", add_special_tokens=False).ids
+        full = tokenizer.encode("a", add_special_tokens=True).ids
+    except Exception as exc:  # tokenizers raises plain Exceptions from Rust
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
+        raise EncodingError(f"{path}: the tokenizer cannot encode a plain 'a' ({first})") from None
+    for start in range(len(full) - len(bare) + 1):
+        if bare and full[start : start + len(bare)] == bare:
+            return tuple(full[:start]), tuple(full[start + len(bare) :])
+    raise EncodingError(
+        f"{path}: its post-processor changes a text's own tokens, so embedcli cannot tell "
+        "which special tokens it adds around a text"
+    )
+
+
+def _config_tokens(folder: Path) -> tuple[list[str], list[str]]:
+    """The pad and eos tokens named by the config files beside a tokenizer.json."""
+    pads: list[str] = []
+    eoses: list[str] = []
+    for file_name in CONFIG_FILES:
+        try:
+            config = json.loads(read_bytes(folder / file_name, 64 << 20))
+        except (OSError, ValueError, RecursionError, EncodingError):
+            continue  # absent or unreadable: these files only refine eot_token
+        if not isinstance(config, dict):
+            continue
+        for key, found in (("pad_token", pads), ("eos_token", eoses)):
+            value = config.get(key)
+            value = value.get("content") if isinstance(value, dict) else value
+            if isinstance(value, str):
+                found.append(value)
+    return pads, eoses
+
+
+def _added_token_safe(token: dict[str, Any]) -> bool:
+    content = token.get("content")
+    stripping = token.get("lstrip") or token.get("rstrip") or token.get("single_word")
+    return isinstance(content, str) and not stripping and not _HOLDS_CUT.search(content)
+
+
+def _pre_tokenizer_safe(pre: object) -> bool:
+    if not isinstance(pre, dict):
+        return False
+    if pre.get("type") == "ByteLevel":  # GPT-2's own split, built in
+        return pre.get("use_regex", True) is True and not pre.get("add_prefix_space", True)
+    parts = pre.get("pretokenizers") if pre.get("type") == "Sequence" else None
+    if not isinstance(parts, list) or len(parts) != 2:
+        return False
+    split, level = parts
+    pattern = split.get("pattern") if isinstance(split, dict) else None
+    return (
+        isinstance(pattern, dict)
+        and pattern.get("Regex") in CUT_SAFE_PATTERNS
+        and split.get("type") == "Split"
+        and split.get("behavior") == "Isolated"
+        and not split.get("invert", True)
+        and isinstance(level, dict)
+        and level.get("type") == "ByteLevel"
+        and level.get("use_regex") is False
+        and not level.get("add_prefix_space", True)
+    )
+
+
+def _cut_safe(spec: dict[str, Any], family: str) -> bool:
+    """Whether split_points' cuts provably keep the ids of one pass (see the module doc)."""
+    model = spec["model"]
+    return (
+        family == BYTE_LEVEL
+        and _model_type(model) == "BPE"
+        and not model.get("dropout")
+        and spec.get("normalizer") in (None, {"type": "NFC"})
+        and all(_added_token_safe(t) for t in spec.get("added_tokens") or ())
+        and _pre_tokenizer_safe(spec.get("pre_tokenizer"))
+    )
+
+
+def _parse_json(path: Path, data: bytes) -> tuple[str, dict[str, Any]]:
+    try:
+        text = data.decode("utf-8")
+        spec = json.loads(text)
+    except UnicodeDecodeError:
+        raise EncodingError(
+            f"{path} is not a tokenizer.json (it is not UTF-8 text); pass the model's "
+            "tokenizer.json, or its tiktoken-format tokenizer.model"
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise EncodingError(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); pass the model's "
+            "tokenizer.json, downloaded again if it was cut short"
+        ) from None
+    except (ValueError, RecursionError) as exc:  # nesting or integers past Python's limits
+        raise EncodingError(
+            f"{path} is not a usable tokenizer.json ({type(exc).__name__})"
+        ) from None
+    if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
+        raise EncodingError(
+            f'{path} is JSON but not a Hugging Face tokenizer.json (it has no "model" '
+            "section); pass the model's tokenizer.json"
+        )
+    return text, spec
+
+
+def load_tokenizer_json(path: Path, name: str) -> HFTokenizer:
+    """A Hugging Face tokenizer.json: byte-level BPE, or SentencePiece-style BPE or Unigram."""
+    path = Path(path)
+    text, spec = _parse_json(path, read_bytes(path))
+    _family_of_json(path, spec)  # refuse unsupported models before the slow part
+    try:
+        from tokenizers import Tokenizer, __version__
+    except ImportError:
+        raise EncodingError(
+            "reading a tokenizer.json needs the tokenizers package; run: pip install tokenizers"
+        ) from None
+    try:
+        tokenizer = Tokenizer.from_str(text)
+    except Exception as exc:  # tokenizers raises plain Exceptions from Rust
+        first = (str(exc).splitlines() or [""])[0][:160]
+        raise EncodingError(
+            f"tokenizers {__version__} cannot load {path} ({first}); the file is damaged, or "
+            "needs a newer tokenizers (pip install -U tokenizers)"
+        ) from None
+    return HFTokenizer(tokenizer, spec, name=name, path=path)

@@ -1,0 +1,210 @@
+"""Tokenizers of real models (Hugging Face tokenizer.json, tiktoken-format model files), behind the
+interface embedcli already uses for a ``tiktoken.Encoding``.
+
+Every object returned here has what embedcli reads from an encoding: ``name``, ``n_vocab`` (the
+largest id + 1, added and special tokens included), ``eot_token`` (the id that pads a batch),
+``special_tokens_set``, ``encode_ordinary``, ``encode`` (tiktoken's ``allowed_special`` and
+``disallowed_special``), ``encode_single_token``, ``decode_single_token_bytes`` (the true bytes of
+a token), ``decode_bytes`` and ``decode``; and three things a model adds:
+
+- ``prefix`` and ``suffix``: the special ids the model's tokenizer puts around one text by default,
+  as ``transformers`` does (Llama 3's ``<|begin_of_text|>``, 128000, before the text). ``encode``
+  and ``encode_ordinary`` never add them: the caller decides.
+- ``cut_safe``: True only when cutting a text with
+  :func:`embedcli.tokenizers.tokens.split_points` (just before a space that follows a
+  non-whitespace character) provably gives the ids of one pass. That holds for byte-level BPE
+  whose split pattern never holds a non-whitespace character followed by a space (GPT-2's,
+  cl100k's as in Llama 3, Qwen's, o200k's as in Llama 4), with no prefix space, no
+  normalizer but NFC (U+0020 is a stable NFC boundary, and a non-whitespace character never
+  normalizes to whitespace), and no added token that strips the spaces beside it or holds a space
+  after a non-space. SentencePiece-style tokenizers (Metaspace, ``▁``) are never cut-safe.
+
+Two ways in:
+
+- ``tokenizer.json`` (:func:`load_tokenizer_json`, needs the ``tokenizers`` package): byte-level
+  BPE (GPT-2, Llama 3, Qwen 2: ``Ġ`` pieces) or SentencePiece-style BPE/Unigram (Llama 2, Mistral,
+  Gemma: ``▁`` for a space, ``<0xE2>`` byte-fallback pieces). The family is read from the file's
+  own pre-tokenizer, decoder, normalizer and model, never from its name. ``encode_ordinary`` uses
+  tokenizers' ``encode_special_tokens``: the text of a *special* token is split like any other
+  text (``<|begin_of_text|>`` becomes ``<|``, ``begin``, ...), exactly as tiktoken's
+  ``encode_ordinary`` does; added tokens that are not special still match as one token, as they do
+  in transformers (and a Unigram model whose vocabulary holds ``<s>`` as a piece may still pick
+  it). ``eot_token`` is the file's padding token, else the ``pad_token`` then the
+  ``eos_token`` of a ``tokenizer_config.json`` or ``special_tokens_map.json`` beside it, else a
+  special token with a usual end-of-text name, else None.
+- tiktoken-format files (:func:`load_tiktoken_file`): Llama 3's ``original/tokenizer.model``,
+  Llama 4's ``tokenizer.model`` and Qwen's ``qwen.tiktoken``, with each family's split pattern and
+  special tokens (from ``llama_models`` and Qwen's ``tokenization_qwen.py``). Qwen's tokenizer
+  NFC-normalizes a text before encoding it, and so does this one. The ids are transformers' ids;
+  Meta's reference tokenizer also cuts a text every 400,000 characters and runs of 25,000
+  (whitespace or not), which can differ right at those cuts.
+
+This module imports neither torch, tokenizers nor tiktoken until a tokenizer is loaded.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from embedcli.errors import EncodingError
+from embedcli.models.config import folder_config
+from embedcli.models.hub import HubSpec, Remote, cached_snapshot, download_allowed, not_cached
+from embedcli.tokenizers.hfjson import load_tokenizer_json
+from embedcli.tokenizers.tiktokenfile import load_tiktoken_file, looks_like_tiktoken
+
+if TYPE_CHECKING:
+    from embedcli.tokenizers.hfjson import HFTokenizer
+    from embedcli.tokenizers.tiktokenfile import ModelTiktoken
+
+
+# The files a model folder is searched for, in order, as exact names a hub can serve; a
+# tokenizer.model counts only when it is in tiktoken format. After them, a folder's one other
+# *.tiktoken file, whatever its name, is taken too.
+TOKENIZER_FILES = ("tokenizer.json", "original/tokenizer.model", "tokenizer.model", "qwen.tiktoken")
+
+
+def _is_tiktoken_file(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return looks_like_tiktoken(handle.read(512))
+    except OSError as exc:
+        raise EncodingError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def find_tokenizer_file(folder: Path) -> Path:
+    """The tokenizer file of a model folder, searched for as TOKENIZER_FILES lists."""
+    folder = Path(folder)
+    if (folder / "tokenizer.json").is_file():
+        return folder / "tokenizer.json"
+    sentencepiece = None
+    for relative in TOKENIZER_FILES[1:3]:
+        candidate = folder / relative
+        if candidate.is_file():
+            if _is_tiktoken_file(candidate):
+                return candidate
+            sentencepiece = sentencepiece or relative
+    if (folder / TOKENIZER_FILES[3]).is_file():
+        return folder / TOKENIZER_FILES[3]
+    found = sorted(p for p in folder.glob("*.tiktoken") if p.is_file())
+    if len(found) == 1:
+        return found[0]
+    if found:
+        names = ", ".join(p.name for p in found)
+        raise EncodingError(f"{folder} holds several .tiktoken files ({names}); pass one of them")
+    if sentencepiece is not None:
+        raise EncodingError(
+            f"{folder} has no tokenizer.json, and its {sentencepiece} is a SentencePiece model, "
+            "which embedcli does not read; download the model's tokenizer.json into the folder"
+        )
+    raise EncodingError(
+        f"no tokenizer in {folder}: looked for tokenizer.json, original/tokenizer.model and "
+        "tokenizer.model (tiktoken format), and *.tiktoken; pass the tokenizer file itself, or "
+        "download the model's tokenizer.json into the folder"
+    )
+
+
+def load_model_tokenizer(
+    path: Path, name: str | None = None, family: str | None = None
+) -> HFTokenizer | ModelTiktoken:
+    """A model's tokenizer from a tokenizer.json, a tiktoken-format file, or a model folder."""
+    path = Path(path)
+    if path.is_dir():
+        label = name or path.resolve().name
+        path = find_tokenizer_file(path)
+    elif path.exists():
+        label = name or path.name
+    else:
+        raise EncodingError(f"no such file or folder: {path}")
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        if family is not None:
+            raise EncodingError(
+                f"a tokenizer family ({family}) applies only to tiktoken-format files; {path} is "
+                "a tokenizer.json, which names its own special tokens"
+            )
+        return load_tokenizer_json(path, label)
+    if suffix in (".model", ".tiktoken"):
+        return load_tiktoken_file(path, label, family)
+    raise EncodingError(
+        f"{path} is neither a tokenizer.json nor a tiktoken-format .model or .tiktoken file; "
+        "pass one of those, or the model's folder"
+    )
+
+
+# ---------------------------------------------------------------- a source's tokenizer
+
+
+def _has_tokenizer(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in TOKENIZER_FILES) or any(
+        folder.glob("*.tiktoken")
+    )
+
+
+def tokenizer_source(weights: str | Path) -> str | None:
+    """The tokenizer a --weights source brings (as an -e value): a hub model's, a model
+    folder's; GPT-2's encoding for a GPT-2 folder without tokenizer files; None for a bare
+    checkpoint file. A model folder with another tokenizer is an error without -e: GPT-2's ids
+    would fit its table and give the wrong rows, silently."""
+    text = str(weights)
+    if HubSpec.parse(text) is not None:
+        return text
+    path = Path(text)
+    if not path.is_dir():
+        return None
+    if _has_tokenizer(path):
+        return text
+    config = folder_config(path)
+    if config is None or (config.model_type == "gpt2" and config.vocab_size in (None, 50257)):
+        return None  # a bare folder of tables, or GPT-2 itself: the gpt2 encoding is right
+    raise EncodingError(
+        f"{path} holds a {config.model_type or 'model'} but no tokenizer files "
+        f"({', '.join(TOKENIZER_FILES)}); pass -e with its tokenizer (a file, a folder, or "
+        "hf:ORG/NAME) or an encoding"
+    )
+
+
+def load_tokenizer(name: str) -> Any:
+    """A model's tokenizer from a file, a model folder, or hf:ORG/NAME (the cache first; the
+    network only when allowed, and then only the tokenizer files)."""
+    from embedcli.models.hub import download_requested
+
+    spec = HubSpec.parse(name)
+    if spec is None:
+        path = Path(name)
+        if not path.exists():
+            raise EncodingError(f"cannot read the tokenizer {name}: no such file or folder")
+        # a file is named with its folder: llama3/tokenizer.model, llama4/tokenizer.model
+        label = f"{path.parent.name}/{path.name}" if path.is_file() and path.parent.name else None
+        return _loaded_tokenizer(path, label or path.name or name)
+    snapshot = cached_snapshot(spec)
+    if snapshot is not None and _has_tokenizer(snapshot):
+        return _loaded_tokenizer(snapshot, str(spec))
+    if not download_allowed(download_requested()):
+        raise not_cached(spec, "the tokenizer")
+    remote = Remote(spec)
+    for filename in TOKENIZER_FILES:
+        found = remote.file(filename)
+        if found is not None:
+            return _loaded_tokenizer(found, str(spec))
+    raise EncodingError(
+        f"{spec} has no tokenizer files ({', '.join(TOKENIZER_FILES)}); pass -e with an "
+        "encoding or a tokenizer file"
+    )
+
+
+def _loaded_tokenizer(path: Path, name: str) -> Any:
+    """Load a tokenizer once per process for the same file (a command may ask several times)."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise EncodingError(f"cannot read the tokenizer {path}: {exc.strerror or exc}") from None
+    # absolute, not resolved: a hub snapshot's file is a link to a blob named by its hash,
+    # and the tokenizer's kind is told by the name (tokenizer.json, tokenizer.model)
+    return _load_once(str(path.absolute()), stat.st_mtime_ns, stat.st_size, name)
+
+
+@lru_cache(maxsize=8)
+def _load_once(path: str, mtime: int, size: int, name: str) -> Any:
+    return load_model_tokenizer(Path(path), name=name)

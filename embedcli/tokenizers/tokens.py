@@ -1,0 +1,338 @@
+"""The tokenize job: text -> tokens with their pieces and bytes, counts, decoding, truncation.
+
+Large texts are encoded in chunks on several threads (tiktoken releases the GIL while it
+encodes). Chunks are cut only where every bundled encoding's pre-tokenizer would cut anyway, so
+the ids are exactly those of one pass. No torch here: tokenizing never needs it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+from embedcli.errors import TokenIdError
+from embedcli.tokenizers.encodings import (
+    Token,
+    added_specials,
+    cut_safe,
+    encode,
+    token_bytes_display,
+    token_piece,
+    visible,
+    with_specials,
+)
+
+if TYPE_CHECKING:
+    import tiktoken
+
+# Below this many characters one pass is faster than starting threads.
+PARALLEL_MIN_CHARS = 1 << 20
+CHUNK_CHARS = 1 << 18
+
+
+def split_points(text: str, chunk_chars: int) -> list[int]:
+    """Offsets roughly ``chunk_chars`` apart where a text can be cut without changing its tokens.
+
+    A cut goes just before a space (U+0020) that follows a non-whitespace character. In the
+    pre-tokenizer regexes of gpt2, r50k, p50k, cl100k and o200k no match ever holds a
+    non-whitespace character followed by a space (a space only ever opens a match), so such an
+    offset is always a boundary between two matches; and as the piece before it ends in a
+    non-whitespace character, no lookahead or end-of-text rule at the cut can differ.
+    """
+    points = []
+    start = chunk_chars
+    while start < len(text):
+        cut = text.find(" ", start)
+        while cut > 0 and text[cut - 1].isspace():
+            cut = text.find(" ", cut + 1)
+        if cut <= 0:
+            break
+        points.append(cut)
+        start = cut + chunk_chars
+    return points
+
+
+def last_cut(text: str) -> int:
+    """The last offset where :func:`split_points`' rule allows a cut, or -1 when there is none."""
+    cut = text.rfind(" ")
+    while cut > 0 and text[cut - 1].isspace():
+        cut = text.rfind(" ", 0, cut)
+    return cut if cut > 0 else -1
+
+
+def chunks(text: str, chunk_chars: int = CHUNK_CHARS) -> list[str]:
+    """``text`` cut at :func:`split_points`; joined back, the pieces are the text."""
+    edges = [0, *split_points(text, chunk_chars), len(text)]
+    return [text[a:b] for a, b in pairwise(edges) if b > a]
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """How a large text is spread over threads."""
+
+    workers: int | None = None  # threads; None: one per CPU
+    chunk_chars: int = CHUNK_CHARS  # characters per chunk, roughly
+    min_chars: int = PARALLEL_MIN_CHARS  # shorter texts are encoded in one pass
+
+
+def _encoded_chunks(
+    enc: tiktoken.Encoding, text: str, allow_special: bool, parallel: Parallel
+) -> Iterator[list[int]]:
+    workers = parallel.workers or os.cpu_count() or 1
+    if len(text) < parallel.min_chars or workers == 1 or not cut_safe(enc):
+        yield encode(enc, text, allow_special=allow_special)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    # Special tokens hold no spaces, so each lies whole inside one chunk and is checked there.
+    with ThreadPoolExecutor(workers) as pool:
+        yield from pool.map(
+            lambda part: encode(enc, part, allow_special=allow_special),
+            chunks(text, parallel.chunk_chars),
+        )
+
+
+def encode_text(
+    enc: tiktoken.Encoding,
+    text: str,
+    *,
+    allow_special: bool = False,
+    parallel: Parallel = Parallel(),
+) -> list[int]:
+    """The token ids of ``text``, exactly as one pass gives them; large texts use all cores."""
+    return [t for part in _encoded_chunks(enc, text, allow_special, parallel) for t in part]
+
+
+def count_tokens(
+    enc: tiktoken.Encoding,
+    text: str,
+    *,
+    allow_special: bool = False,
+    parallel: Parallel = Parallel(),
+) -> int:
+    """The number of tokens in ``text``, without keeping the ids; large texts use all cores."""
+    return sum(len(part) for part in _encoded_chunks(enc, text, allow_special, parallel))
+
+
+# ---------------------------------------------------------------- reports
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of tokens drawn as one coloured piece: a token, or the tokens of a split character."""
+
+    text: str  # with whitespace made visible
+    first: int  # index of its first token
+    last: int  # index of its last token
+
+
+@dataclass
+class TokenizeReport:
+    """What ``embedcli tokenize`` shows for one encoding."""
+
+    encoding: str
+    n_vocab: int
+    count: int
+    characters: int
+    tokens: list[Token] | None = None  # the first ``limit`` tokens, when asked for
+    segments: list[Segment] | None = None
+    offsets: list[list[int] | None] | None = None  # with --offsets: [start, end) per token
+
+
+def token_offsets(tokens: Sequence[Token]) -> list[list[int] | None]:
+    """Each token's [start, end) in characters of the text, counted as tiktoken's
+    ``decode_with_offsets`` counts them (a character starts at each byte that is not a UTF-8
+    continuation byte); None for a token that starts or ends inside a character, and for a
+    special token the tokenizer added (it is not in the text)."""
+    data = [b"" if t.added else (t.data or b"") for t in tokens]
+    inside = [bool(d) and 0x80 <= d[0] < 0xC0 for d in data]  # starts inside a character
+    out: list[list[int] | None] = []
+    at = 0  # characters before the current token
+    for i, piece in enumerate(data):
+        chars = sum(1 for b in piece if not 0x80 <= b < 0xC0)
+        split = inside[i] or (i + 1 < len(data) and inside[i + 1])
+        out.append(None if tokens[i].added or split else [at, at + chars])
+        at += chars
+    return out
+
+
+def segments_of(pieces: Sequence[bytes]) -> list[Segment]:
+    """Group token bytes into segments that each decode to whole characters."""
+    out: list[Segment] = []
+    buffer, first = b"", 0
+    for index, data in enumerate(pieces):
+        buffer += data
+        try:
+            text = buffer.decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # a character is split across tokens: keep going until it is whole
+        out.append(Segment(visible(text, keep_newlines=True), first, index))
+        buffer, first = b"", index + 1
+    if buffer:  # only a cut-off list of tokens can end inside a character
+        out.append(Segment(token_bytes_display(buffer), first, len(pieces) - 1))
+    return out
+
+
+def tokenize_report(
+    enc: tiktoken.Encoding,
+    text: str,
+    ids: Sequence[int] | None = None,
+    *,
+    count: int | None = None,
+    limit: int | None = None,
+    added: tuple[int, int] = (0, 0),
+) -> TokenizeReport:
+    """Report for one encoding: from its ids (pieces for the first ``limit`` tokens when
+    given, the first and last ``added`` marked as added by the tokenizer), or from a
+    ``count`` alone."""
+    if ids is None:
+        return TokenizeReport(enc.name, enc.n_vocab, count or 0, len(text))
+    report = TokenizeReport(enc.name, enc.n_vocab, len(ids), len(text))
+    shown = ids if limit is None else ids[:limit]
+    marked = {*range(added[0]), *range(len(ids) - added[1], len(ids))}
+    report.tokens = [
+        token_piece(enc, token, index=i, added=(i in marked) or None)
+        for i, token in enumerate(shown)
+    ]
+    report.segments = segments_of([t.data or b"" for t in report.tokens])
+    return report
+
+
+def parse_ids(text: str) -> list[int]:
+    """'15496 11, 995' -> [15496, 11, 995]; a word that is not an integer is named."""
+    ids = []
+    for word in text.replace(",", " ").replace("[", " ").replace("]", " ").split():
+        try:
+            ids.append(int(word))
+        except ValueError:
+            raise TokenIdError(f"not a token id: {word!r} (ids are integers like 15496)") from None
+    return ids
+
+
+def decode_ids(enc: tiktoken.Encoding, ids: Sequence[int]) -> bytes:
+    """The bytes behind ``ids``; an id the encoding does not have is named."""
+    out = bytearray()
+    for token in ids:
+        piece = token_piece(enc, token)
+        if piece.data is None:
+            raise TokenIdError(
+                f"token id {token} is not in {enc.name} (its ids run from 0 to {enc.n_vocab - 1})"
+            )
+        out += piece.data
+    return bytes(out)
+
+
+def truncate_text(enc: tiktoken.Encoding, kept: Sequence[int]) -> str:
+    """The text of the tokens ``kept`` from the start of a text, never ending in half a
+    character."""
+    # The bytes are a prefix of valid UTF-8, so only a character cut at the end can be invalid.
+    return decode_ids(enc, kept).decode("utf-8", errors="ignore")
+
+
+# ---------------------------------------------------------------- what tokenize prints
+
+TOKEN_TABLE_LIMIT = 500  # tokens listed by the table view; --encode and --json have them all
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """``tokenize --encode``: the ids of a text."""
+
+    encoding: str
+    n_vocab: int
+    count: int
+    ids: list[int]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """``tokenize --decode``: the text of some ids; ``partial`` when they start or end inside a
+    character (its bytes then show as U+FFFD)."""
+
+    encoding: str
+    n_vocab: int
+    count: int
+    ids: list[int]
+    text: str
+    partial: bool
+
+
+@dataclass(frozen=True)
+class Cut:
+    """``tokenize --truncate N``: the text of its first N tokens, never half a character."""
+
+    encoding: str
+    n_vocab: int
+    count: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Tokenized:
+    """A text (or a list of ids) under one encoding; ``ids`` is None when only counted."""
+
+    enc: tiktoken.Encoding
+    text: str | None  # None when the input was ids
+    ids: list[int] | None
+    count: int
+    added: tuple[int, int] = (0, 0)  # special tokens the tokenizer added before and after
+
+    def encoded(self) -> Encoded:
+        """The ids."""
+        return Encoded(self.enc.name, self.enc.n_vocab, self.count, list(self.ids or ()))
+
+    def decoded(self) -> Decoded:
+        """The text behind the ids."""
+        data = decode_ids(self.enc, self.ids or ())
+        text = data.decode("utf-8", errors="replace")
+        ids = list(self.ids or ())
+        partial = text.encode("utf-8") != data
+        return Decoded(self.enc.name, self.enc.n_vocab, len(ids), ids, text, partial)
+
+    def cut(self, limit: int) -> Cut:
+        """The text of the first ``limit`` tokens (the special tokens a model's tokenizer
+        added count as tokens but are not text: the result is a prefix of the input)."""
+        kept = (self.ids or [])[:limit]
+        before, after = self.added
+        body = kept[before : max(before, len(self.ids or []) - after)]
+        return Cut(self.enc.name, self.enc.n_vocab, len(kept), truncate_text(self.enc, body))
+
+    def report(self, limit: int | None = None, *, offsets: bool = False) -> TokenizeReport:
+        """The table view's report (pieces of the first ``limit`` tokens; with ``offsets``,
+        where each sits in the text)."""
+        if self.ids is None:
+            return tokenize_report(self.enc, self.text or "", count=self.count)
+        text = self.text if self.text is not None else self.decoded().text
+        report = tokenize_report(self.enc, text, self.ids, limit=limit, added=self.added)
+        if offsets:
+            report.offsets = token_offsets(report.tokens or [])
+        return report
+
+
+def tokenize_text(
+    enc: tiktoken.Encoding,
+    text: str,
+    allow_special: bool = False,
+    *,
+    count_only: bool = False,
+    add_special: bool = True,
+) -> Tokenized:
+    """Encode ``text`` (or only count its tokens, keeping no ids), with the special tokens a
+    model's tokenizer adds by default unless ``add_special`` is False."""
+    before, after = added_specials(enc, add_special)
+    added = (len(before), len(after))
+    if count_only:
+        count = count_tokens(enc, text, allow_special=allow_special)
+        return Tokenized(enc, text, None, count + sum(added), added)
+    ids = with_specials(enc, encode_text(enc, text, allow_special=allow_special), add_special)
+    return Tokenized(enc, text, ids, len(ids), added)
+
+
+def tokenize_ids(enc: tiktoken.Encoding, ids: Sequence[int]) -> Tokenized:
+    """Ids given as input; each must be in the encoding."""
+    ids = list(ids)
+    decode_ids(enc, ids)  # names the first id the encoding lacks
+    return Tokenized(enc, None, ids, len(ids))
