@@ -1,0 +1,143 @@
+"""The house: the packages of embedcli/ import one way, as each package's docstring says.
+
+Each package's ``__init__`` docstring ends with ``Imports: a, b, c.``: the only other parts of
+embedcli its modules may import (lazy imports inside functions and TYPE_CHECKING imports count
+too: a lazy import is still a dependency). This test reads every module's imports and holds them
+against those lines, checks that the lines themselves form layers (no circle), and keeps the
+house rules the layout stands on: few loose modules, none over 450 lines, typer only in the
+command line and rich only there and in render/.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+PACKAGE = REPO / "embedcli"
+LOOSE = {"__init__", "__main__", "errors"}  # modules at the top of embedcli/, by design
+MAX_LINES = 450
+THIRD_PARTY_HOMES = {"typer": {"cli"}, "rich": {"cli", "render"}}
+
+
+def packages() -> list[str]:
+    return sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+
+
+def declared_imports(package: str) -> set[str]:
+    """The parts a package's docstring says it may import (errors is always allowed)."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text())) or ""
+    found = re.search(r"^Imports: ([a-z, ]+)\.$", doc, flags=re.M)
+    assert found, f"embedcli/{package}/__init__.py's docstring has no 'Imports: ...' line"
+    return {name.strip() for name in found.group(1).split(",")}
+
+
+def part_of(module: str) -> str:
+    """The part of embedcli a dotted module name belongs to: its package, or a loose module."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "embedcli"
+
+
+def embedcli_imports(source: str) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names) of every absolute import of embedcli in ``source``, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            if node.module.split(".")[0] == "embedcli":
+                found.append((node.lineno, node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            found.extend(
+                (node.lineno, a.name, []) for a in node.names if a.name.split(".")[0] == "embedcli"
+            )
+    return found
+
+
+def violations(package: str, source: str, allowed: set[str]) -> list[str]:
+    """What a module of ``package`` imports that its package may not."""
+    bad = []
+    for line, module, names in embedcli_imports(source):
+        targets = {part_of(module)}
+        if module == "embedcli":  # `from embedcli import x`: x is a part, or the version
+            targets = {name if name != "__version__" else package for name in names}
+        for target in targets - {package, "errors"} - allowed:
+            bad.append(f"line {line}: imports {module} ({target}, not in 'Imports:')")
+    return bad
+
+
+def modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_package_says_what_it_owns_and_may_import() -> None:
+    for package in packages():
+        doc = ast.get_docstring(ast.parse((PACKAGE / package / "__init__.py").read_text()))
+        assert doc and len(doc.splitlines()) >= 3, f"{package}/__init__.py says too little"
+        assert declared_imports(package) <= set(packages()) | {"errors"}, package
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_follow_the_package_rules(path: Path) -> None:
+    relative = path.relative_to(PACKAGE)
+    if len(relative.parts) == 1:  # a loose module
+        imported = {part_of(m) for _, m, _ in embedcli_imports(path.read_text())}
+        if relative.stem == "errors":
+            assert imported == set(), "errors.py imports nothing of embedcli"
+        return
+    package = relative.parts[0]
+    assert violations(package, path.read_text(), declared_imports(package)) == []
+
+
+def test_the_declared_imports_are_layers() -> None:
+    """No package may reach, through the packages it imports, back to itself."""
+    graph = {package: declared_imports(package) - {"errors"} for package in packages()}
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), list(graph[start])
+        while todo:
+            name = todo.pop()
+            if name not in seen:
+                seen.add(name)
+                todo.extend(graph.get(name, ()))
+        return seen
+
+    for package in graph:
+        assert package not in reach(package), f"{package} can reach itself: a circle"
+
+
+def test_the_checker_sees_an_import_against_the_rules() -> None:
+    """The rule check itself can fail: an upward import, lazy or not, is reported."""
+    upward = "def f():\n    from embedcli.cli.output import write\n"
+    assert violations("core", upward, declared_imports("core"))
+    assert violations("core", "from embedcli import render\n", declared_imports("core"))
+    assert not violations("core", "from embedcli.io.outputs import staged\n", {"io"})
+    assert not violations("cli", "from embedcli import __version__\n", set())
+
+
+def test_few_loose_modules_and_none_too_long() -> None:
+    loose = {p.stem for p in PACKAGE.glob("*.py")}
+    assert loose == LOOSE, loose
+    long = [
+        f"{p.relative_to(PACKAGE)}: {n} lines"
+        for p in modules()
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    ]
+    assert long == []
+
+
+def test_typer_only_in_the_command_line_and_rich_only_there_and_in_render() -> None:
+    for path in modules():
+        relative = path.relative_to(PACKAGE)
+        part = relative.parts[0] if len(relative.parts) > 1 else relative.stem
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                homes = THIRD_PARTY_HOMES.get(name.split(".")[0])
+                assert homes is None or part in homes, f"{relative}:{node.lineno} imports {name}"
