@@ -1,6 +1,6 @@
-"""The numbers the README's examples print, read back and checked against computations made
-here (tests/test_readme.py checks that each example still prints what the README shows; this
-checks that what it shows is right)."""
+"""The numbers the examples of the README and the manual (docs/*.md) print, read back and checked
+against computations made here (tests/test_readme.py checks that each example still prints what
+its page shows; this checks that what it shows is right)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,30 @@ import pytest
 import torch
 from test_readme import EXAMPLES
 
+from embedcli import get_encoding
+
 
 def output_of(command: str) -> str:
-    found = [output for _, shown, output in EXAMPLES if shown == command]
-    assert len(found) == 1, f"the README no longer shows `{command}`"
-    return found[0]
+    """What the README or a page of the manual shows under `command`: the same, wherever shown."""
+    found = [(e.file, e.expected) for e in EXAMPLES if e.command == command]
+    assert found, f"neither the README nor the manual shows `{command}` any more"
+    outputs = {expected for _, expected in found}
+    assert len(outputs) == 1, f"`{command}` shows different output in {[f for f, _ in found]}"
+    return outputs.pop()
+
+
+def output_starting(prefix: str) -> str:
+    """The output of the one command shown that starts with `prefix`."""
+    commands = {e.command for e in EXAMPLES if e.command.startswith(prefix)}
+    assert len(commands) == 1, commands
+    return output_of(commands.pop())
+
+
+def output_containing(part: str) -> str:
+    """The output of the one command shown that contains `part`."""
+    commands = {e.command for e in EXAMPLES if part in e.command}
+    assert len(commands) == 1, commands
+    return output_of(commands.pop())
 
 
 def test_the_embed_table() -> None:
@@ -48,7 +67,7 @@ def test_the_shapes_and_presets() -> None:
                                      'embedcli broadcast "(8,4,256)" "(3,256)"'])  # fmt: skip
 def test_broadcasting(command: str) -> None:
     text = output_of(command)
-    if "Error" in text:  # (8,4,256) with (3,256): the README shows the refusal
+    if "Error" in text:  # (8,4,256) with (3,256): the examples show the refusal
         assert "axis -2 has sizes 4 and 3" in text
         with pytest.raises(ValueError):
             np.broadcast_shapes((8, 4, 256), (3, 256))
@@ -57,7 +76,7 @@ def test_broadcasting(command: str) -> None:
 
 
 def readme_checkpoint() -> tuple[np.ndarray, np.ndarray]:
-    """ckpt.pt as the README's python line makes it."""
+    """ckpt.pt as the python line of docs/checkpoints.md makes it."""
     torch.manual_seed(0)
     token = torch.randn(50257, 16)
     position = torch.randn(64, 16)
@@ -87,8 +106,7 @@ def test_the_positional_pictures() -> None:
 
 
 def test_the_projection_of_a_stretched_table() -> None:
-    command = next(c for _, c, _ in EXAMPLES if c.startswith('embedcli project " the" --top 5'))
-    shown = output_of(command)
+    shown = output_starting('embedcli project " the" --top 5')
     structure, ratio, shares = re.match(r"(\w+) ([\d.]+) \[([\d., ]+)\]", shown).groups()
     torch.manual_seed(0)
     table = torch.randn(50257, 16)
@@ -109,8 +127,6 @@ def sample(name: str) -> str:
 
 
 def test_token_counts_of_the_samples() -> None:
-    from embedcli.tokenizers.encodings import get_encoding
-
     gpt2, o200k = get_encoding("gpt2"), get_encoding("o200k_base")
     light = sample("lighthouse.txt")
     assert output_of("embedcli tokenize -f samples/lighthouse.txt --count -e gpt2 -e o200k_base") \
@@ -131,8 +147,6 @@ def test_token_counts_of_the_samples() -> None:
 
 
 def test_the_windows_of_the_lighthouse() -> None:
-    from embedcli.tokenizers.encodings import get_encoding
-
     ids = get_encoding("gpt2").encode(sample("lighthouse.txt"))
     text = output_of("embedcli windows -f samples/lighthouse.txt -t 4 --stride 1 -b 2")
     numbers = [
@@ -156,8 +170,8 @@ def test_the_windows_of_the_lighthouse() -> None:
 
 
 def test_training_memory_and_the_gpt3_tables() -> None:
-    training = next(o for _, c, o in EXAMPLES if "--preset book-ch2 --train --json" in c)
-    vocab, d, context, batch, length = 50257, 256, 4, 8, 4  # book-ch2, as the README says
+    training = output_containing("--preset book-ch2 --train --json")
+    vocab, d, context, batch, length = 50257, 256, 4, 8, 4  # book-ch2, as docs/shapes.md says
     params = vocab * d + context * d
     activations = batch * length * 8 + (2 * batch * length * d + length * d) * 2  # mixed: bf16
     mixed = {
@@ -168,7 +182,7 @@ def test_training_memory_and_the_gpt3_tables() -> None:
         "activations (input layer)": activations,
     }
     assert training.split("} {")[0] + "}" == str(mixed)
-    gpt3 = next(o for _, c, o in EXAMPLES if "--preset gpt3 --json" in c)
+    gpt3 = output_containing("--preset gpt3 --json")
     tables = 50257 * 12288 + 2048 * 12288
     whole = oracle.gpt2_parameters(50257, 12288, 2048, 96)
     assert gpt3 == f"[8, 4, 12288] {tables} {tables * 2} {round(tables / whole, 4)}"
@@ -176,8 +190,6 @@ def test_training_memory_and_the_gpt3_tables() -> None:
 
 def test_tokens_as_json_the_explained_merges_and_the_offsets() -> None:
     import json
-
-    from embedcli.tokenizers.encodings import get_encoding
 
     gpt2 = get_encoding("gpt2")
     data = json.loads(output_of('embedcli tokenize "Hi 😀" --json'))
@@ -202,7 +214,7 @@ def test_tokens_as_json_the_explained_merges_and_the_offsets() -> None:
 
     # --offsets: tiktoken's decode_with_offsets, null where a token splits a character
     text = "naïve 😀"
-    shown = next(o for _, c, o in EXAMPLES if c.startswith(f'embedcli tokenize "{text}" --offsets'))
+    shown = output_starting(f'embedcli tokenize "{text}" --offsets')
     ids = gpt2.encode(text)
     _, starts = gpt2.decode_with_offsets(ids)
     expected = []

@@ -1,8 +1,11 @@
-"""Re-run every `$ command` of README.md's console blocks and paste the real output under it.
+"""Re-run every `$ command` of the console blocks of README.md and docs/*.md, and paste the real
+output under it.
 
-    python tests/update_readme.py        (then review `git diff README.md`)
+    python tests/update_readme.py                  (every file; then review `git diff`)
+    python tests/update_readme.py docs/embed.md    (only the files named)
 
-Machine-dependent examples (devices, --device cuda) are re-run too, so run this where their
+Each block runs in a folder of its own holding a copy of samples/, as tests/test_readme.py runs
+it. Machine-dependent examples (devices, --device cuda) are re-run too, so run this where their
 output is the one you want to show. tests/test_readme.py checks the rest stay true.
 """
 
@@ -17,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 
 def run(command: str, workdir: Path) -> str:
@@ -29,25 +33,35 @@ def run(command: str, workdir: Path) -> str:
     return "\n".join(line.rstrip() for line in (done.stdout + done.stderr).splitlines())
 
 
-def main() -> None:
-    readme = REPO / "README.md"
-    text = readme.read_text(encoding="utf-8")
+def update(path: Path, tmp: Path) -> bool:
+    """Paste the real output under every command of one file; True if the file changed."""
+    text = path.read_text(encoding="utf-8")
+    blocks = iter(range(10_000))
+    stem = path.relative_to(REPO).as_posix().replace("/", "-")
+
+    def redo(block: re.Match[str]) -> str:
+        workdir = tmp / f"{stem}-block-{next(blocks)}"  # one folder per block, as the test
+        shutil.copytree(REPO / "samples", workdir / "samples")
+        out = []
+        for line in block.group(1).splitlines():
+            if line.startswith("$ "):
+                shown = run(line[2:], workdir)
+                out += [line, shown] if shown else [line]
+        return "```console\n" + "\n".join(out) + "\n```"
+
+    new = re.sub(r"```console\n(.*?)```", redo, text, flags=re.S)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def main(arguments: list[str]) -> None:
+    pages = [Path(a).resolve() for a in arguments] or PAGES
     with tempfile.TemporaryDirectory() as tmp:
-        blocks = iter(range(10_000))
-
-        def redo(block: re.Match[str]) -> str:
-            workdir = Path(tmp) / f"block-{next(blocks)}"  # one folder per block, as the test
-            shutil.copytree(REPO / "samples", workdir / "samples")
-            lines, out = block.group(1).splitlines(), []
-            for line in lines:
-                if line.startswith("$ "):
-                    shown = run(line[2:], workdir)
-                    out += [line, shown] if shown else [line]
-            return "```console\n" + "\n".join(out) + "\n```"
-
-        text = re.sub(r"```console\n(.*?)```", redo, text, flags=re.S)
-    readme.write_text(text, encoding="utf-8")
+        for page in pages:
+            if update(page, Path(tmp)):
+                print(f"updated {page.relative_to(REPO)}")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
