@@ -29,21 +29,28 @@ _ClickUsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "
 
 
 # One module per command family; each command reads as parse -> core -> emit.
-# name -> (module in embedcli.cli, function), in the order --help lists them.
+# name -> (module in embedcli.cli, function, its page of the manual), in the order --help lists
+# them. Each page is docs/<page>.md (tests/test_help_links.py checks that it exists).
 COMMANDS = {
-    "embed": ("embed", "embed"),
-    "tokenize": ("tokens", "tokenize"),
-    "count": ("counting", "count"),
-    "inspect-shapes": ("shapes", "inspect_shapes"),
-    "broadcast": ("shapes", "broadcast"),
-    "windows": ("windows", "windows"),
-    "weights": ("checkpoints", "weights"),
-    "neighbors": ("checkpoints", "neighbors"),
-    "project": ("project", "project"),
-    "stats": ("checkpoints", "stats"),
-    "positions": ("positions", "positions"),
-    "devices": ("devices", "devices"),
+    "embed": ("embed", "embed", "embed"),
+    "tokenize": ("tokens", "tokenize", "tokenize"),
+    "count": ("counting", "count", "count"),
+    "inspect-shapes": ("shapes", "inspect_shapes", "shapes"),
+    "broadcast": ("shapes", "broadcast", "shapes"),
+    "windows": ("windows", "windows", "windows"),
+    "weights": ("checkpoints", "weights", "checkpoints"),
+    "neighbors": ("checkpoints", "neighbors", "checkpoints"),
+    "project": ("project", "project", "project"),
+    "stats": ("checkpoints", "stats", "checkpoints"),
+    "positions": ("positions", "positions", "positions"),
+    "devices": ("devices", "devices", "devices"),
 }
+MANUAL = "https://embedcli.github.io/embedcli/"  # the manual (docs/, built by MkDocs)
+
+
+def manual_page(command: str) -> str:
+    """The address of a command's page of the manual."""
+    return f"{MANUAL}{COMMANDS[command][2]}/"
 
 
 class _LazyCommands(Mapping[str, Any]):
@@ -56,9 +63,9 @@ class _LazyCommands(Mapping[str, Any]):
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._built:
-            module, function = COMMANDS[name]  # KeyError: not a command
+            module, function, _ = COMMANDS[name]  # KeyError: not a command
             single = typer.Typer(add_completion=False, pretty_exceptions_show_locals=False)
-            single.command(name)(
+            single.command(name, epilog=f"Manual: {manual_page(name)}")(
                 getattr(importlib.import_module(f"embedcli.cli.{module}"), function)
             )
             self._built[name] = typer.main.get_command(single)
@@ -180,6 +187,7 @@ app = typer.Typer(
         "  embedcli tokenize -f notes.txt --count\n"
         '  embedcli embed "hi" --json | jq .config'
     ),
+    epilog=f"Manual: {MANUAL}",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
