@@ -141,3 +141,12 @@ def test_typer_only_in_the_command_line_and_rich_only_there_and_in_render() -> N
             for name in names:
                 homes = THIRD_PARTY_HOMES.get(name.split(".")[0])
                 assert homes is None or part in homes, f"{relative}:{node.lineno} imports {name}"
+
+
+def test_the_manual_tells_the_same_rules() -> None:
+    """docs/development.md's table of packages says what each package's docstring says."""
+    table = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
+    rows = dict(re.findall(r"^\| `([a-z]+)/` \|.*\| ([a-z, ]+) \|$", table, flags=re.M))
+    assert set(rows) == set(packages())
+    for package, imports in rows.items():
+        assert {name.strip() for name in imports.split(",")} == declared_imports(package), package
