@@ -167,6 +167,22 @@ def test_a_run_builds_only_its_own_command() -> None:
     assert_cli_leaves_unimported(["tokenize", "hi", "--count"], ("rich", "embedcli.cli.counting"))
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["embed", "hi", "-d", "4", "--json"],
+        ["tokenize", "hi", "--json"],
+        ["count", "README.md", "--json", "-q"],
+        ["inspect-shapes", "--json"],
+        ["windows", "-f", "samples/lighthouse.txt", "-t", "4", "--json"],
+    ],
+    ids=lambda args: args[0],
+)
+def test_json_never_imports_rich(args: list[str]) -> None:
+    """The JSON twins live in render/ beside the views, but --json goes nowhere near rich."""
+    assert_cli_leaves_unimported(args, ("rich",))
+
+
 def test_help_still_lists_every_command() -> None:
     from embedcli.cli.app import COMMANDS
 

@@ -2,7 +2,7 @@
 
 The report holds numbers, lists, strings and CPU tensors (never converted to Python lists
 whole: tables slice what they show, and JSON is written from the tensors row by row), so its
-memory stays proportional to the batch; ``render`` and ``jsonout`` turn it into tables or JSON.
+memory stays proportional to the batch; render/ turns it into tables or JSON.
 """
 
 from __future__ import annotations

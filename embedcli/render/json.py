@@ -1,7 +1,8 @@
-"""Reports -> JSON-ready dicts: the ``--json`` twin of every table in render/.
+"""Reports -> JSON-ready dicts: the ``--json`` twin of every view in render/.
 
 A report's field names are its JSON keys, so each twin is ``asdict`` plus the exceptions named in
-its docstring. Kept apart from render/ so that ``--json`` and ``--count`` never import rich.
+its docstring. This module imports nothing of rich (nor does the package's ``__init__``), so
+``--json`` and ``--count`` never pay for it; io/jsonstream writes the dicts out.
 """
 
 from __future__ import annotations
