@@ -478,3 +478,13 @@ def test_tree_of_an_absolute_folder_starts_at_that_folder(tree: Path) -> None:
     root_total = sum(f["tokens"]["gpt2"] for f in data["files"])
     first_row = next(line for line in result.stdout.splitlines() if "│" in line and "/" in line)
     assert first_row.split("│")[2].strip() == f"{root_total:,}"
+
+
+@pytest.mark.parametrize("mode", ["--csv", "--jsonl"])
+def test_a_count_that_fails_at_once_prints_nothing(tmp_path: Path, mode: str) -> None:
+    """A missing path, or an encoding that cannot be loaded, fails before the CSV header (or
+    any record) reaches stdout: `count x --csv > out.csv` leaves no half-made file behind it."""
+    (tmp_path / "a.txt").write_text("hello\n")
+    missing_tokenizer = [str(tmp_path), "-e", str(tmp_path / "no.json")]
+    for args in (["nosuchdir"], ["nomatch/*.zz"], missing_tokenizer):
+        expect_error(runner.invoke(app, ["count", *args, mode]), "")  # nothing on stdout

@@ -341,16 +341,21 @@ def _stream_jsonl(items) -> None:
 def _csv(items, names: list[str]) -> None:
     import csv
     import io
+    import itertools
 
     from embedcli.cli.output import write
 
+    # The first file is asked for before the header is written: a path that is not there, or an
+    # encoding that cannot be loaded, fails before anything reaches stdout.
+    items = iter(items)
+    first = next(items, None)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["path", "bytes", *names, "skipped"])
     write(buffer.getvalue(), newline=False)  # the header even when nothing is counted
     buffer.seek(0)
     buffer.truncate()
-    for item in items:
+    for item in itertools.chain(() if first is None else (first,), items):
         if hasattr(item, "tokens"):
             writer.writerow([item.path, item.bytes, *(item.tokens[n] for n in names), ""])
         else:

@@ -27,7 +27,7 @@ SEGMENT_STYLES = (
     "black on #bdb2ff",
     "black on #ffadad",
 )
-TOKEN_TABLE_LIMIT = 500  # tokens listed by the table view; --ids and --json have them all
+TOKEN_TABLE_LIMIT = 500  # tokens listed by the table view; --encode and --json have them all
 PLAIN_SEPARATOR = "│"  # between pieces when there is no colour to tell them apart
 ADDED_NOTE = note(
     "(added): a special token the model's tokenizer adds to every text, as transformers does; "
@@ -77,7 +77,7 @@ def _shown_note(report: TokenizeReport) -> Text | None:
     if report.count <= shown:
         return None
     return note(
-        f"showing the first {shown:,} of {report.count:,} tokens: --ids or --json list them all"
+        f"showing the first {shown:,} of {report.count:,} tokens: --encode or --json list them all"
     )
 
 
