@@ -543,6 +543,9 @@ def test_memory_estimate_refuses_before_allocating(monkeypatch: pytest.MonkeyPat
         "positions) need 150.2 MiB (150.3 MiB in all), but only 976.6 KiB is available on this "
         "machine; lower --d-model",
     )
+    # where the largest part is all of it, as printed, the sum is not said twice
+    hundred_million = embed("hi", "-d", "100000000", "--device", "cpu")
+    expect_error(hundred_million, "need 18.7 TiB, but only 976.6 KiB is available on this machine")
 
 
 @pytest.mark.parametrize("positional", ["sinusoidal", "none", "rope"])

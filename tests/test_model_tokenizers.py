@@ -734,7 +734,7 @@ def test_not_json(tmp_path: Path) -> None:
 
 
 def test_unsupported_tokenizer_json(tmp_path: Path) -> None:
-    from tokenizers import Tokenizer, models, pre_tokenizers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
     word_piece = Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1}, unk_token="[UNK]"))
     word_piece.save(str(tmp_path / "bert.json"))
@@ -751,6 +751,13 @@ def test_unsupported_tokenizer_json(tmp_path: Path) -> None:
     spec["pre_tokenizer"] = {"type": "ByteLevel"}
     (tmp_path / "broken.json").write_text(json.dumps(spec), encoding="utf-8")
     assert "cannot load" in _error(tmp_path / "broken.json")
+    empty = Tokenizer(models.BPE(vocab={}, merges=[]))  # byte-level, with nothing to encode into
+    empty.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    empty.decoder = decoders.ByteLevel()
+    empty.save(str(tmp_path / "empty.json"))
+    said = _error(tmp_path / "empty.json")
+    assert "encodes a plain 'a' to no tokens at all" in said
+    assert "post-processor" not in said  # not blamed on what it does not have
 
 
 def test_sentencepiece_model_file(tmp_path: Path) -> None:

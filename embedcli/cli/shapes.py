@@ -26,7 +26,7 @@ def inspect_shapes(
     device: Annotated[
         str,
         typer.Option(
-            help="meta (shapes only, allocates nothing), cpu, cuda, cuda:N or mps.",
+            help="meta (shapes only, allocates nothing), auto, cpu, cuda, cuda:N or mps.",
             callback=o.check_shapes_device,
             autocompletion=o.complete_shapes_device,
             metavar="DEVICE",

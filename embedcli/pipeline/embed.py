@@ -207,9 +207,11 @@ def _refuse_largest(
     if available is None or needed <= available:
         return
     name, (part, hint) = max(parts.items(), key=lambda item: item[1][0])
+    whole = format_bytes(needed)
+    whole = f" ({whole} in all)" if whole != format_bytes(part) else ""  # one part: no sum to show
     raise MemoryLimitError(
-        f"{name} need {format_bytes(part)} ({format_bytes(needed)} in all), but only "
-        f"{format_bytes(available)} is available on {where}; {hint}"
+        f"{name} need {format_bytes(part)}{whole}, but only {format_bytes(available)} is "
+        f"available on {where}; {hint}"
     )
 
 

@@ -52,8 +52,8 @@ def step_operation(name: str, cfg: dict) -> str:
     if positional == "sinusoidal" and name == "position_embeddings":
         return "sin/cos table[:T]: fixed, no parameters"
     if name == "input_embeddings" and positional in ("rope", "none"):
-        adds = "rope adds" if positional == "rope" else "no positions add"
-        return f"{token}: {adds} nothing here"
+        added = "rope adds nothing here" if positional == "rope" else "no positions"
+        return f"{token}: {added}"
     if name == "input_embeddings":
         return f"{token} + position_embeddings"
     if name == "rope_angles":

@@ -305,8 +305,13 @@ def _added_around(path: Path, tokenizer: tokenizers.Tokenizer) -> tuple[tuple[in
     except Exception as exc:  # tokenizers raises plain Exceptions from Rust
         first = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
         raise EncodingError(f"{path}: the tokenizer cannot encode a plain 'a' ({first})") from None
+    if not bare:
+        raise EncodingError(
+            f"{path}: the tokenizer encodes a plain 'a' to no tokens at all (is its vocabulary "
+            "empty?), so it cannot tokenize a text"
+        )
     for start in range(len(full) - len(bare) + 1):
-        if bare and full[start : start + len(bare)] == bare:
+        if full[start : start + len(bare)] == bare:
             return tuple(full[:start]), tuple(full[start + len(bare) :])
     raise EncodingError(
         f"{path}: its post-processor changes a text's own tokens, so embedcli cannot tell "
