@@ -171,15 +171,29 @@ def test_a_run_builds_only_its_own_command() -> None:
     "args",
     [
         ["embed", "hi", "-d", "4", "--json"],
+        [
+            "embed",
+            "-f",
+            "samples/lighthouse.txt",
+            "-t",
+            "8",
+            "-d",
+            "4",
+            "-o",
+            "{tmp}/o.npy",
+            "--json",
+        ],
         ["tokenize", "hi", "--json"],
         ["count", "README.md", "--json", "-q"],
         ["inspect-shapes", "--json"],
         ["windows", "-f", "samples/lighthouse.txt", "-t", "4", "--json"],
     ],
-    ids=lambda args: args[0],
+    ids=lambda args: " ".join(args[:2]),
 )
-def test_json_never_imports_rich(args: list[str]) -> None:
-    """The JSON twins live in render/ beside the views, but --json goes nowhere near rich."""
+def test_json_never_imports_rich(args: list[str], tmp_path: Path) -> None:
+    """The JSON twins live in render/ beside the views, but --json goes nowhere near rich (nor
+    does streaming into a file, where no person watches a progress bar)."""
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
     assert_cli_leaves_unimported(args, ("rich",))
 
 

@@ -330,9 +330,8 @@ def _stream(
     **options: Any,
 ) -> None:
     """--seq-len: every window of the text into --output, with a progress bar on a terminal."""
+    import sys
     from contextlib import ExitStack
-
-    from rich.console import Console
 
     from embedcli.cli.output import write, write_json
     from embedcli.io.outputs import check_output_path
@@ -340,14 +339,15 @@ def _stream(
     from embedcli.tokenizers.encodings import get_encoding
 
     check_output_path(output, config.dtype, _inputs(file, tables))
-    stderr = Console(stderr=True)
     with ExitStack() as stack:
         stream, source, size = stack.enter_context(_input_stream(file))
         progress: Any = NoProgress()
-        if not quiet and stderr.is_terminal:
+        if not quiet and sys.stderr is not None and sys.stderr.isatty():  # rich only then
+            from rich.console import Console
+
             from embedcli.render.progress import StreamProgress
 
-            progress = stack.enter_context(StreamProgress(size, stderr))
+            progress = stack.enter_context(StreamProgress(size, Console(stderr=True)))
         summary = stream_embed(
             config, get_encoding(name), stream, output, source=source, tables=tables,
             batch_size=batch_size or DEFAULT_BATCH_SIZE, progress=progress, **options,
