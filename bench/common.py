@@ -38,7 +38,7 @@ def find_tool(name: str) -> str:
 
 def prime_tiktoken_cache(cache: Path) -> None:
     """tiktoken's cache, filled from the files embedcli verified, so baselines never download."""
-    from embedcli.tokenizers import encodings
+    from embedcli.tokenization import encodings
 
     for name in ("gpt2", "cl100k_base", "o200k_base"):
         encodings.get_encoding(name)  # verifies every file's SHA-256, or fails

@@ -28,7 +28,7 @@ from common import DEFAULT_CORPUS, find_tool, mib, peak_bytes, prime_tiktoken_ca
 
 BASELINE = r"""
 import os, sys
-from embedcli.tokenizers.encodings import get_encoding   # the same verified files, no download
+from embedcli.tokenization.encodings import get_encoding   # the same verified files, no download
 enc = get_encoding(sys.argv[2])
 total = 0
 for folder, dirs, files in os.walk(sys.argv[1]):

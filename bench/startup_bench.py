@@ -47,7 +47,7 @@ TARGETS = {IMPORT_TORCH: 1.2, f"{FLOOR} o200k_base": 1.15, PLAIN: 0.8}
 # from embedcli's hash-verified files.
 WRITE_RANKS = """
 import marshal, sys
-from embedcli.tokenizers.encodings import get_encoding
+from embedcli.tokenization.encodings import get_encoding
 for name in sys.argv[2:]:
     with open(f"{sys.argv[1]}/{name}.marshal", "wb") as handle:
         marshal.dump(get_encoding(name)._mergeable_ranks, handle)

@@ -18,8 +18,8 @@ _EXPORTS = {
     "EmbeddingTrace": "embedcli.core.embedding",
     "TraceStep": "embedcli.core.shapeplan",
     "build_embedding": "embedcli.core.embedding",
-    "get_encoding": "embedcli.tokenizers.encodings",
-    "encoding_name_for_model": "embedcli.tokenizers.encodings",
+    "get_encoding": "embedcli.tokenization.encodings",
+    "encoding_name_for_model": "embedcli.tokenization.encodings",
     "resolve_device": "embedcli.core.devices",
     "EmbedCLIError": "embedcli.errors",
 }

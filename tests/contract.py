@@ -259,7 +259,7 @@ def _named_values() -> dict[str, Values]:
     from tiktoken.model import MODEL_TO_ENCODING
 
     from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES, PRESETS
-    from embedcli.tokenizers.encodings import BUNDLED_ENCODINGS
+    from embedcli.tokenization.encodings import BUNDLED_ENCODINGS
 
     # Only models whose encoding is bundled: any other would be downloaded.
     models = sorted(m for m, e in MODEL_TO_ENCODING.items() if e in BUNDLED_ENCODINGS)

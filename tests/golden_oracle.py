@@ -97,7 +97,7 @@ def shown(piece: bytes) -> str:
 
 
 def gpt2():
-    from embedcli.tokenizers.encodings import get_encoding
+    from embedcli.tokenization.encodings import get_encoding
 
     return get_encoding("gpt2")
 
@@ -262,7 +262,7 @@ def _compare(stem: str, text: str) -> None:
 
 def compare_counts(text: str, sample: str) -> None:
     """The token counts table of several encodings against tiktoken's counts of ``sample``."""
-    from embedcli.tokenizers.encodings import get_encoding
+    from embedcli.tokenization.encodings import get_encoding
 
     counts = {}
     for row in table_lines(text):

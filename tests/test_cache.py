@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from embedcli.io import cache
-from embedcli.tokenizers import encodings
+from embedcli.tokenization import encodings
 
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 

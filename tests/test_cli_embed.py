@@ -14,7 +14,7 @@ from torch import nn
 
 from embedcli.cli import app
 from embedcli.io import outputs
-from embedcli.tokenizers import encodings
+from embedcli.tokenization import encodings
 
 runner = make_runner()
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from embedcli.cli import app
-from embedcli.tokenizers.encodings import get_encoding
+from embedcli.tokenization.encodings import get_encoding
 
 runner = make_runner()
 

@@ -22,7 +22,7 @@ from embedcli.corpus import count as countjob
 from embedcli.corpus import engine_local, selection
 from embedcli.corpus import pieces as corpus_pieces
 from embedcli.errors import InputTextError
-from embedcli.tokenizers.encodings import get_encoding
+from embedcli.tokenization.encodings import get_encoding
 from tests.conftest import make_runner
 from tests.helpers import expect_error
 

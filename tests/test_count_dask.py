@@ -33,7 +33,7 @@ from embedcli.corpus.engine_dask import dask_results  # noqa: E402
 from embedcli.corpus.pieces import Piece  # noqa: E402
 from embedcli.corpus.selection import Found, Skipped  # noqa: E402
 from embedcli.errors import EmbedCLIError, UsageError  # noqa: E402
-from embedcli.tokenizers.encodings import get_encoding  # noqa: E402
+from embedcli.tokenization.encodings import get_encoding  # noqa: E402
 from tests.conftest import assert_python_ok, make_runner, run_script  # noqa: E402
 from tests.helpers import expect_error  # noqa: E402
 from tests.hubfixtures import allow_loopback  # noqa: E402

@@ -13,7 +13,7 @@ from conftest import assert_python_ok
 from tiktoken_ext import openai_public
 
 from embedcli.errors import EncodingError, InputTextError, UsageError
-from embedcli.tokenizers import encodings
+from embedcli.tokenization import encodings
 
 # Published token ids: the example, OpenAI's cookbook "How to count tokens with tiktoken",
 # and "Build a Large Language Model (From Scratch)", chapter 2.
@@ -297,7 +297,7 @@ def test_piece_of_an_unknown_id() -> None:
 
 def test_encodings_module_does_not_import_torch() -> None:
     code = (
-        "import sys; from embedcli.tokenizers.encodings import get_encoding; "
+        "import sys; from embedcli.tokenization.encodings import get_encoding; "
         "get_encoding('gpt2').encode('hi'); assert 'torch' not in sys.modules, 'torch imported'"
     )
     assert_python_ok(code)

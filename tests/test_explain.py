@@ -1,4 +1,4 @@
-"""tokenize --explain's replay (embedcli.tokenizers.explain) against the real encoders."""
+"""tokenize --explain's replay (embedcli.tokenization.explain) against the real encoders."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from embedcli.cli import app
 from embedcli.errors import InputTextError
-from embedcli.tokenizers.encodings import get_encoding
-from embedcli.tokenizers.explain import explain, merge_steps
+from embedcli.tokenization.encodings import get_encoding
+from embedcli.tokenization.explain import explain, merge_steps
 
 runner = make_runner()
 

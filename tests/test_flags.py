@@ -15,7 +15,7 @@ from conftest import make_runner, script_env
 from helpers import expect_error
 
 from embedcli.cli import app
-from embedcli.tokenizers.encodings import get_encoding
+from embedcli.tokenization.encodings import get_encoding
 
 runner = make_runner()
 TEXT = "Hello, world! The quick brown fox jumps over the lazy dog again and again."

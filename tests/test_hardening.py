@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from embedcli.cli import app
 from embedcli.corpus import textinput, windows
 from embedcli.errors import InputTextError
-from embedcli.tokenizers.encodings import get_encoding
+from embedcli.tokenization.encodings import get_encoding
 
 runner = make_runner()
 SMALL = ("-d", "4", "--device", "cpu")

@@ -15,7 +15,7 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from embedcli.tokenizers.encodings import get_encoding
+from embedcli.tokenization.encodings import get_encoding
 
 huggingface_hub = pytest.importorskip("huggingface_hub")
 hub_errors = pytest.importorskip("huggingface_hub.errors")

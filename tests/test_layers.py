@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, script_env
 
 PACKAGE = REPO / "embedcli"
 LOOSE = {"__init__", "__main__", "errors"}  # modules at the top of embedcli/, by design
@@ -150,3 +152,44 @@ def test_the_manual_tells_the_same_rules() -> None:
     assert set(rows) == set(packages())
     for package, imports in rows.items():
         assert {name.strip() for name in imports.split(",")} == declared_imports(package), package
+
+
+def top_imports(path: Path) -> list[str]:
+    """The modules ``path`` imports by absolute name, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append(node.module)
+    return found
+
+
+def test_no_package_hides_a_library_of_the_same_name(tmp_path: Path) -> None:
+    """Run as a script (an IDE's "run this file", ``python -m pdb embedcli/__main__.py``),
+    ``embedcli/__main__.py`` puts embedcli/ itself first on sys.path: a package named like a
+    library embedcli uses would stand in for it (``tokenizers/`` did, and tokenizer.json files
+    were refused as if the tokenizers package were missing). Only modules Python has imported
+    before any path is searched (``io``) are safe names."""
+    imported = {name.split(".")[0] for path in modules() for name in top_imports(path)}
+    at_start = subprocess.run(
+        [sys.executable, "-c", "import sys; print(' '.join(sys.modules))"],
+        capture_output=True, text=True, check=True, cwd=tmp_path,
+    ).stdout.split()  # fmt: skip
+    libraries = (imported | set(sys.stdlib_module_names)) - {"embedcli"} - set(at_start)
+    assert set(packages()) & libraries == set()
+    from tokenizers import Tokenizer, decoders, models
+    from tokenizers.pre_tokenizers import ByteLevel
+
+    alphabet = {c: i for i, c in enumerate(sorted(ByteLevel.alphabet()))}
+    tokenizer = Tokenizer(models.BPE(vocab=alphabet, merges=[]))
+    tokenizer.pre_tokenizer = ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.save(str(tmp_path / "tokenizer.json"))
+    command = [sys.executable, str(PACKAGE / "__main__.py"), "tokenize", "hi", "--encode"]
+    done = subprocess.run(
+        [*command, "-e", str(tmp_path / "tokenizer.json")], cwd=tmp_path, capture_output=True,
+        text=True, env=script_env(tmp_path), timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(alphabet[c]) for c in "hi"]

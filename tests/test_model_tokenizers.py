@@ -1,4 +1,4 @@
-"""Tokenizers of real models (embedcli.tokenizers.modeltok): Llama 3 and Llama 4's own
+"""Tokenizers of real models (embedcli.tokenization.modeltok): Llama 3 and Llama 4's own
 tokenizer.model files
 (shipped by the llama_models package), tokenizer.json files made with transformers' converters,
 SentencePiece-style tokenizer.json files built with the tokenizers library, and every error a user
@@ -21,10 +21,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from embedcli.errors import EncodingError
-from embedcli.tokenizers import common, hfjson, modeltok, tiktokenfile
-from embedcli.tokenizers.bpe import dump_tiktoken_bpe, parse_tiktoken_bpe
-from embedcli.tokenizers.encodings import encode, get_encoding, token_piece
-from embedcli.tokenizers.tokens import chunks
+from embedcli.tokenization import common, hfjson, modeltok, tiktokenfile
+from embedcli.tokenization.bpe import dump_tiktoken_bpe, parse_tiktoken_bpe
+from embedcli.tokenization.encodings import encode, get_encoding, token_piece
+from embedcli.tokenization.tokens import chunks
 
 LLAMA3_SHA256 = "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"
 
@@ -817,7 +817,7 @@ def test_family_with_a_tokenizer_json(gpt2_folder: Path) -> None:
 
 def test_import_stays_light() -> None:
     assert_python_ok(
-        "import sys, embedcli.tokenizers.modeltok\n"
+        "import sys, embedcli.tokenization.modeltok\n"
         "heavy = {'torch', 'tokenizers', 'tiktoken', 'transformers'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
@@ -827,7 +827,7 @@ def test_import_stays_light() -> None:
 
 
 def _replays(enc: object, text: str) -> None:
-    from embedcli.tokenizers.explain import explain
+    from embedcli.tokenization.explain import explain
 
     if any(token in text for token in enc.special_tokens_set):
         return  # refused without --allow-special, as encode refuses it (tested elsewhere)

@@ -23,7 +23,7 @@ from embedcli.analysis.projection import ProjectedPoint, Projection, principal_a
 from embedcli.cli import app
 from embedcli.render.common import to_text
 from embedcli.render.project import project_view
-from embedcli.tokenizers.encodings import get_encoding, token_piece, visible
+from embedcli.tokenization.encodings import get_encoding, token_piece, visible
 
 runner = make_runner()
 KEY = "transformer.wte.weight"
@@ -334,7 +334,7 @@ def test_every_plot_row_is_as_wide_as_the_axis_whatever_the_pieces() -> None:
     # Pieces with a tab, a newline, a control byte, a CJK character (two cells), a combining
     # mark alone and after a letter, line and paragraph separators, a tag character: each
     # label must take the cells it says and stay on its row, or the plot shears.
-    from embedcli.tokenizers.encodings import Token
+    from embedcli.tokenization.encodings import Token
 
     pieces = ["\t", "\n", "\x00", "日本", "\u0301", "e\u0301", "a\u2028b", "\u2029",
               "\U000e0001", " the"]  # fmt: skip

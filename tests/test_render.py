@@ -44,8 +44,8 @@ from embedcli.render import (
 )
 from embedcli.render.common import WIDE, fits, fits_by_words, words
 from embedcli.render.embed import token_label
-from embedcli.tokenizers.encodings import encode, get_encoding
-from embedcli.tokenizers.tokens import tokenize_report
+from embedcli.tokenization.encodings import encode, get_encoding
+from embedcli.tokenization.tokens import tokenize_report
 
 WIDTHS = (80, 120)
 LONG_TEXT = (

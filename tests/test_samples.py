@@ -9,7 +9,7 @@ import torch
 from conftest import REPO, run_script
 from torch import nn
 
-from embedcli.tokenizers.encodings import get_encoding
+from embedcli.tokenization.encodings import get_encoding
 
 SAMPLES = REPO / "samples"
 

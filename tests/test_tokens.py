@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from embedcli.errors import InputTextError, TokenIdError
-from embedcli.tokenizers.encodings import BUNDLED_ENCODINGS, get_encoding
-from embedcli.tokenizers.tokens import (
+from embedcli.tokenization.encodings import BUNDLED_ENCODINGS, get_encoding
+from embedcli.tokenization.tokens import (
     Parallel,
     chunks,
     count_tokens,

@@ -19,7 +19,7 @@ from torch import nn
 from embedcli.cli import app
 from embedcli.corpus.windows import StreamWindows, stream_windows, token_blocks
 from embedcli.io import outputs
-from embedcli.tokenizers.encodings import get_encoding
+from embedcli.tokenization.encodings import get_encoding
 
 runner = make_runner()
 

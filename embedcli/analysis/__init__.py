@@ -6,5 +6,5 @@
 - ``projector``: the TensorBoard Embedding Projector export.
 - ``training``: the memory of one training step, counted from the sizes alone.
 
-Imports: tokenizers, models, core, io, errors.
+Imports: tokenization, models, core, io, errors.
 """

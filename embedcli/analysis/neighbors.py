@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import tiktoken
     import torch
 
-    from embedcli.tokenizers.encodings import Token
+    from embedcli.tokenization.encodings import Token
 
 
 NEIGHBOR_CHUNK_ROWS = 8192  # rows compared at a time: memory stays (queries × chunk), not V × V
@@ -139,7 +139,7 @@ def neighbors_report(
     """For each token of ``ids``, its ``k`` nearest tokens in ``table``, with their pieces;
     the search runs on ``device`` (auto, cpu, cuda:N, mps)."""
     from embedcli.core.devices import resolve_device
-    from embedcli.tokenizers.encodings import token_piece
+    from embedcli.tokenization.encodings import token_piece
 
     if isinstance(device, str):
         device = resolve_device(device, allow_meta=False)

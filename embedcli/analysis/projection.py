@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import tiktoken
     import torch
 
-    from embedcli.tokenizers.encodings import Token
+    from embedcli.tokenization.encodings import Token
 
 
 PCA_RANK = 12  # components pca_lowrank finds (the first two are kept): oversampled for accuracy
@@ -115,7 +115,7 @@ def project(
     ``chosen`` tokens' places (with their pieces)."""
     import numpy as np
 
-    from embedcli.tokenizers.encodings import token_piece
+    from embedcli.tokenization.encodings import token_piece
 
     rows, width = table.shape
     mean = _mean(table)  # (d,)

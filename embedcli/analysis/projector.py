@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from embedcli.analysis.projection import Projection
     from embedcli.io.outputs import Staging
-    from embedcli.tokenizers.encodings import Token
+    from embedcli.tokenization.encodings import Token
 
 
 PROJECTOR_FILES = ("tensors.tsv", "metadata.tsv", "projector_config.pbtxt")

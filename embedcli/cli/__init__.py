@@ -9,7 +9,7 @@
 
 A command translates flags, asks the packages below for a report, and hands it to ``output``.
 
-Imports: render, pipeline, analysis, corpus, tokenizers, models, core, io, errors.
+Imports: render, pipeline, analysis, corpus, tokenization, models, core, io, errors.
 """
 
 from embedcli.cli.app import app, main

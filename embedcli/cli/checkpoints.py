@@ -70,7 +70,7 @@ def neighbors(
     from embedcli.analysis.neighbors import neighbors_report, token_ids_for
     from embedcli.pipeline.sources import embed_source, source_tables
     from embedcli.render.json import neighbors_json
-    from embedcli.tokenizers.encodings import get_encoding, resolve_encoding_name
+    from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 
     name = resolve_encoding_name(encoding, model, weights)
     enc = get_encoding(name)
@@ -102,7 +102,7 @@ def stats(
     from embedcli.analysis.stats import table_stats
     from embedcli.pipeline.sources import embed_source, source_tables
     from embedcli.render.json import stats_json
-    from embedcli.tokenizers.encodings import resolve_encoding_name
+    from embedcli.tokenization.encodings import resolve_encoding_name
 
     name = resolve_encoding_name(encoding, model, weights)
     given = Overrides(d_model=d_model, seed=seed)

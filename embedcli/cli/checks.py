@@ -12,7 +12,7 @@ import typer
 
 from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES, PRESETS
 from embedcli.errors import UsageError
-from embedcli.tokenizers.encodings import BUNDLED_ENCODINGS
+from embedcli.tokenization.encodings import BUNDLED_ENCODINGS
 
 _DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16"}
 _DTYPE_ALIASES["bf16"] = "bfloat16"
@@ -118,7 +118,7 @@ def _known_encodings() -> list[str]:
 def check_encoding(value: str | list[str] | None) -> str | list[str] | None:
     if value is None:
         return None
-    from embedcli.tokenizers.encodings import looks_like_model_tokenizer
+    from embedcli.tokenization.encodings import looks_like_model_tokenizer
 
     values = [value] if isinstance(value, str) else value
     for name in values:
@@ -146,7 +146,7 @@ def check_model(value: str | list[str] | None) -> str | list[str] | None:
     if value is None:
         return None
     from embedcli.errors import EncodingError
-    from embedcli.tokenizers.encodings import encoding_name_for_model
+    from embedcli.tokenization.encodings import encoding_name_for_model
 
     for name in [value] if isinstance(value, str) else value:
         try:

@@ -228,7 +228,7 @@ def count(
     window = _context(context)
     if window is not None and window[0] is not None and not encoding and not model:
         model = [window[0]]  # --context gpt-4o alone counts in gpt-4o's encoding
-    from embedcli.tokenizers.encodings import resolve_encoding_names
+    from embedcli.tokenization.encodings import resolve_encoding_names
 
     names = resolve_encoding_names(encoding, model)
     items = _run(paths or ["-"], names, no_ignore, ignore, include, hidden, max_file_size,
@@ -264,7 +264,7 @@ def _context(value: str | None) -> tuple[str, int] | None:
         return None, size
     if re.match(r"^-?[\d.]+$", text):
         raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
-    from embedcli.tokenizers.modelnames import lookup
+    from embedcli.tokenization.modelnames import lookup
 
     found = lookup(value)
     return found.name, found.context
@@ -369,6 +369,6 @@ def _list_models(as_json: bool) -> None:
     from dataclasses import asdict
 
     from embedcli.cli.output import emit
-    from embedcli.tokenizers.modelnames import MODELS
+    from embedcli.tokenization.modelnames import MODELS
 
     emit(as_json, lambda models: {"models": [asdict(m) for m in models]}, "models_view", MODELS)

@@ -154,7 +154,7 @@ def embed(
       embedcli embed --lines --pool mean -f sentences.txt > vectors.jsonl
     """
     from embedcli.pipeline.sources import embed_source
-    from embedcli.tokenizers.encodings import resolve_encoding_name
+    from embedcli.tokenization.encodings import resolve_encoding_name
 
     seq_len = o.renamed(seq_len, window, "--seq-len", "--window")
     _check_modes(
@@ -308,7 +308,7 @@ def _lines(
     """--lines: one JSON record per input line, written as each line is done."""
     from embedcli.cli.output import write_json
     from embedcli.pipeline.stream import embed_lines
-    from embedcli.tokenizers.encodings import get_encoding
+    from embedcli.tokenization.encodings import get_encoding
 
     with _input_stream(file) as (stream, source, _):
         for record in embed_lines(
@@ -336,7 +336,7 @@ def _stream(
     from embedcli.cli.output import write, write_json
     from embedcli.io.outputs import check_output_path
     from embedcli.pipeline.stream import NoProgress, stream_embed
-    from embedcli.tokenizers.encodings import get_encoding
+    from embedcli.tokenization.encodings import get_encoding
 
     check_output_path(output, config.dtype, _inputs(file, tables))
     with ExitStack() as stack:

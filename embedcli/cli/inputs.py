@@ -45,7 +45,7 @@ def ids_or_text(
 ) -> list[int]:
     """The token ids a command looks up: --ids as given, or the tokens of TEXT, a file or
     stdin."""
-    from embedcli.tokenizers.encodings import encode
+    from embedcli.tokenization.encodings import encode
 
     if ids:
         return joined_ids(ids, texts, file)

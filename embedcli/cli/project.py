@@ -73,7 +73,7 @@ def project(
     from embedcli.cli.inputs import ids_from_file
     from embedcli.pipeline.sources import embed_source, source_tables
     from embedcli.render.json import project_json
-    from embedcli.tokenizers.encodings import get_encoding, resolve_encoding_name
+    from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 
     inputs = _inputs(texts, file, ids, ids_file, weights)
     check_outputs(png, export_projector, inputs)  # before the work, not after it

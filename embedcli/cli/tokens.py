@@ -70,8 +70,8 @@ def tokenize(
       embedcli tokenize "unbelievable" --explain
       embedcli tokenize "naïve 😀" --offsets --json | jq .offsets
     """
-    from embedcli.tokenizers.encodings import get_encoding, resolve_encoding_names
-    from embedcli.tokenizers.tokens import tokenize_ids, tokenize_text
+    from embedcli.tokenization.encodings import get_encoding, resolve_encoding_names
+    from embedcli.tokenization.tokens import tokenize_ids, tokenize_text
 
     modes = [f for f, on in (("--count", count), ("--encode", encode), ("--decode", decode)) if on]
     modes += ["--truncate"] if truncate is not None else []
@@ -119,7 +119,7 @@ def tokenize(
 
 def _input_ids(ids: list[str] | None, texts: list[str] | None, file: Path | None) -> list[int]:
     """--ids, or (with --decode) ids written as TEXT, in a file, or on stdin."""
-    from embedcli.tokenizers.tokens import parse_ids as parse_text_ids
+    from embedcli.tokenization.tokens import parse_ids as parse_text_ids
 
     return joined_ids(ids, texts, file) if ids else parse_text_ids(read_text(texts, file))
 
@@ -147,7 +147,7 @@ def _counts(results: list, as_json: bool) -> None:
 
 def _explain(enc: object, text: str, allow_special: bool, as_json: bool) -> None:
     from embedcli.render.json import explain_json
-    from embedcli.tokenizers.explain import EXPLAIN_CHUNKS, explain
+    from embedcli.tokenization.explain import EXPLAIN_CHUNKS, explain
 
     found = explain(enc, text, allow_special=allow_special, limit=EXPLAIN_CHUNKS)
     emit(as_json, explain_json, "explain_view", found)
@@ -155,7 +155,7 @@ def _explain(enc: object, text: str, allow_special: bool, as_json: bool) -> None
 
 def _tables(results: list, as_json: bool, offsets: bool = False) -> None:
     from embedcli.render.json import tokenize_jsons
-    from embedcli.tokenizers.tokens import TOKEN_TABLE_LIMIT
+    from embedcli.tokenization.tokens import TOKEN_TABLE_LIMIT
 
     limit = None if as_json else TOKEN_TABLE_LIMIT
     reports = [r.report(limit=limit, offsets=offsets) for r in results]

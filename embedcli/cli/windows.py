@@ -66,7 +66,7 @@ def windows(
     """
     from embedcli.corpus.windows import batches, plan_windows, window_records
     from embedcli.render.json import windows_json
-    from embedcli.tokenizers.encodings import (
+    from embedcli.tokenization.encodings import (
         encode,
         get_encoding,
         resolve_encoding_name,

@@ -6,5 +6,5 @@
   (files cut into pieces and tasks, the one function every engine runs), and the engines:
   ``engine_local`` (this machine's processes) and ``engine_dask`` (a Dask cluster).
 
-Imports: tokenizers, core, io, errors.
+Imports: tokenization, core, io, errors.
 """

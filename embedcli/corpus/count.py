@@ -75,7 +75,7 @@ def count_paths(
         item = count_stdin(data, names, errors)
         _strict(item, errors)
         yield item
-    from embedcli.tokenizers.encodings import cut_safe
+    from embedcli.tokenization.encodings import cut_safe
 
     cuttable = all(cut_safe(e) for e in encodings)
     pieces = pieces_of(found.found, block_bytes, cuttable=cuttable)

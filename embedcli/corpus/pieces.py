@@ -140,7 +140,7 @@ _ENCODINGS: dict[tuple[str, ...], list[Any]] = {}
 
 def encodings_for(names: tuple[str, ...]) -> list[Any]:
     if names not in _ENCODINGS:
-        from embedcli.tokenizers.encodings import get_encoding
+        from embedcli.tokenization.encodings import get_encoding
 
         _ENCODINGS[names] = [get_encoding(name) for name in names]
     return _ENCODINGS[names]

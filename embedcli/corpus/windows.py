@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from embedcli.errors import InputTextError, UsageError
-from embedcli.tokenizers.encodings import cut_safe, encode, plural
-from embedcli.tokenizers.tokens import last_cut
+from embedcli.tokenization.encodings import cut_safe, encode, plural
+from embedcli.tokenization.tokens import last_cut
 
 if TYPE_CHECKING:
     import tiktoken

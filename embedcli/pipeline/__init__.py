@@ -8,5 +8,5 @@
 - ``shapes``: the inspect-shapes job.
 - ``positions``: the positions job: a positional table, or its similarities, as a heatmap.
 
-Imports: analysis, corpus, tokenizers, models, core, io, errors.
+Imports: analysis, corpus, tokenization, models, core, io, errors.
 """

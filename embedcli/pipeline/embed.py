@@ -20,7 +20,7 @@ from embedcli.errors import (
     MemoryLimitError,
     TokenIdError,
 )
-from embedcli.tokenizers.encodings import (
+from embedcli.tokenization.encodings import (
     Token,
     added_specials,
     encode,

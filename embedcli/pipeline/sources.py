@@ -57,7 +57,7 @@ def embed_source(
 ) -> tuple[EmbedConfig, LoadedTables | None]:
     """(config, loaded tables or None): seeded tables sized by the flags (vocabulary: the
     encoding's), or a checkpoint's tables with the flags checked against them."""
-    from embedcli.tokenizers.encodings import get_encoding
+    from embedcli.tokenization.encodings import get_encoding
 
     _keys_need_weights(weights, token_key, position_key)
     if weights is None:

@@ -17,7 +17,7 @@ from embedcli.corpus.windows import StreamWindows, token_blocks
 from embedcli.errors import InputTextError
 from embedcli.io.outputs import ArrayStreamWriter
 from embedcli.pipeline.embed import id_hint, prepare_module
-from embedcli.tokenizers.encodings import added_specials, encode, plural, with_specials
+from embedcli.tokenization.encodings import added_specials, encode, plural, with_specials
 
 if TYPE_CHECKING:
     import tiktoken

@@ -6,7 +6,7 @@ without splitting a word) and ``plain`` (no colour: separators and character ram
 The JSON twins (``render.json``) and ``render.png`` never import rich; importing this package
 imports neither rich nor torch.
 
-Imports: pipeline, analysis, corpus, tokenizers, models, core, io, errors.
+Imports: pipeline, analysis, corpus, tokenization, models, core, io, errors.
 """
 
 # name -> the module of embedcli.render that defines it, imported on first use (PEP 562): a

@@ -12,7 +12,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.tokenizers.encodings import plural as plural  # re-exported for the views
+from embedcli.tokenization.encodings import plural as plural  # re-exported for the views
 
 WIDE = 10_000  # a width at which nothing wraps: the layout as it was meant to be
 SEPARATOR = " · "  # between the items of a header or summary line

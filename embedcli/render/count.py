@@ -21,7 +21,7 @@ from embedcli.render.common import (
 
 if TYPE_CHECKING:
     from embedcli.corpus.count import CountReport
-    from embedcli.tokenizers.modelnames import ModelName
+    from embedcli.tokenization.modelnames import ModelName
 
 SKIPPED_SHOWN = 5  # skipped files listed by name; --json lists them all
 

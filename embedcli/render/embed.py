@@ -26,7 +26,7 @@ from embedcli.render.shapes import addition_view
 
 if TYPE_CHECKING:
     from embedcli.pipeline.embed import EmbedReport
-    from embedcli.tokenizers.encodings import Token
+    from embedcli.tokenization.encodings import Token
 
 # Tables list at most this many positions of each sequence; --json always has them all.
 MAX_POSITIONS = 64

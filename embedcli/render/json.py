@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from embedcli.pipeline.embed import EmbedReport
     from embedcli.pipeline.positions import Heatmap
     from embedcli.pipeline.shapes import ShapesReport
-    from embedcli.tokenizers.encodings import Token
-    from embedcli.tokenizers.explain import Explained
-    from embedcli.tokenizers.tokens import TokenizeReport
+    from embedcli.tokenization.encodings import Token
+    from embedcli.tokenization.explain import Explained
+    from embedcli.tokenization.tokens import TokenizeReport
 
 
 def broadcast_json(plan: BroadcastPlan) -> dict[str, Any]:

@@ -11,13 +11,13 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from embedcli.render.common import add_row, heading, items_line, new_table, note, plural
-from embedcli.tokenizers.encodings import token_bytes_display, visible
+from embedcli.tokenization.encodings import token_bytes_display, visible
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from embedcli.tokenizers.explain import Chunk, Explained
-    from embedcli.tokenizers.tokens import Segment, TokenizeReport
+    from embedcli.tokenization.explain import Chunk, Explained
+    from embedcli.tokenization.tokens import Segment, TokenizeReport
 
 # Alternating backgrounds for token pieces, as on the tiktokenizer page.
 SEGMENT_STYLES = (

@@ -23,7 +23,7 @@ PIECE_WIDTH = 16  # longer pieces end in "…"
 def _batch_table(
     enc: tiktoken.Encoding, plan: WindowPlan, batch: dict[str, list], columns: int
 ) -> Table:
-    from embedcli.tokenizers.encodings import token_piece
+    from embedcli.tokenization.encodings import token_piece
 
     table = Table()
     table.add_column(Text("row"), justify="right", no_wrap=True)

@@ -14,7 +14,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from embedcli.errors import TokenIdError
-from embedcli.tokenizers.encodings import (
+from embedcli.tokenization.encodings import (
     Token,
     added_specials,
     cut_safe,

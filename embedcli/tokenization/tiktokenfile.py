@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Literal
 
 from embedcli.errors import EncodingError
 from embedcli.io import cache as ranks_cache
-from embedcli.tokenizers.bpe import parse_tiktoken_bpe
-from embedcli.tokenizers.common import LLAMA3_PATTERN, LLAMA4_PATTERN, QWEN_PATTERN, read_bytes
+from embedcli.tokenization.bpe import parse_tiktoken_bpe
+from embedcli.tokenization.common import LLAMA3_PATTERN, LLAMA4_PATTERN, QWEN_PATTERN, read_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet

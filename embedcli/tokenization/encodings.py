@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from embedcli.errors import EncodingError, InputTextError, UsageError
 from embedcli.io import cache as ranks_cache
-from embedcli.tokenizers.bpe import dump_tiktoken_bpe, parse_tiktoken_bpe
+from embedcli.tokenization.bpe import dump_tiktoken_bpe, parse_tiktoken_bpe
 
 if TYPE_CHECKING:
     import tiktoken
@@ -229,7 +229,7 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
         import tiktoken
 
         if name not in tiktoken.list_encoding_names():
-            from embedcli.tokenizers.modeltok import load_tokenizer
+            from embedcli.tokenization.modeltok import load_tokenizer
 
             return load_tokenizer(name)
     return _tiktoken_encoding(name)
@@ -269,7 +269,7 @@ def encoding_name_for_model(model: str) -> str:
     """The encoding of a model name (gpt-4o -> o200k_base): embedcli's own table first (it
     knows o1, o3, o4-mini, gpt-4.1, gpt-4.5, gpt-5 and ft: names, which tiktoken's lags on),
     then tiktoken's."""
-    from embedcli.tokenizers import modelnames
+    from embedcli.tokenization import modelnames
 
     try:
         return modelnames.lookup(model).encoding
@@ -289,7 +289,7 @@ def resolve_encoding_name(
     model's own tokenizer, else gpt2."""
     if model is None:
         if encoding is None and weights is not None:
-            from embedcli.tokenizers.modeltok import tokenizer_source
+            from embedcli.tokenization.modeltok import tokenizer_source
 
             own = tokenizer_source(weights)
             if own is not None:

@@ -107,7 +107,7 @@ def explain(
 
     import regex
 
-    from embedcli.tokenizers.encodings import encode
+    from embedcli.tokenization.encodings import encode
 
     if getattr(enc, "family", None) == "byte-level" and hasattr(enc, "_ordinary"):
         return _explain_json_bpe(enc, text, allow_special, limit)
@@ -189,8 +189,8 @@ def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> E
     says to ignore merges."""
     import json
 
-    from embedcli.tokenizers.common import byte_of_char
-    from embedcli.tokenizers.encodings import encode
+    from embedcli.tokenization.common import byte_of_char
+    from embedcli.tokenization.encodings import encode
 
     ids = encode(enc, text, allow_special=allow_special)
     tokenizer = enc._ordinary

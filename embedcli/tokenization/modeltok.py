@@ -11,7 +11,7 @@ a token), ``decode_bytes`` and ``decode``; and three things a model adds:
   as ``transformers`` does (Llama 3's ``<|begin_of_text|>``, 128000, before the text). ``encode``
   and ``encode_ordinary`` never add them: the caller decides.
 - ``cut_safe``: True only when cutting a text with
-  :func:`embedcli.tokenizers.tokens.split_points` (just before a space that follows a
+  :func:`embedcli.tokenization.tokens.split_points` (just before a space that follows a
   non-whitespace character) provably gives the ids of one pass. That holds for byte-level BPE
   whose split pattern never holds a non-whitespace character followed by a space (GPT-2's,
   cl100k's as in Llama 3, Qwen's, o200k's as in Llama 4), with no prefix space, no
@@ -51,12 +51,12 @@ from typing import TYPE_CHECKING, Any
 from embedcli.errors import EncodingError
 from embedcli.models.config import folder_config
 from embedcli.models.hub import HubSpec, Remote, cached_snapshot, download_allowed, not_cached
-from embedcli.tokenizers.hfjson import load_tokenizer_json
-from embedcli.tokenizers.tiktokenfile import load_tiktoken_file, looks_like_tiktoken
+from embedcli.tokenization.hfjson import load_tokenizer_json
+from embedcli.tokenization.tiktokenfile import load_tiktoken_file, looks_like_tiktoken
 
 if TYPE_CHECKING:
-    from embedcli.tokenizers.hfjson import HFTokenizer
-    from embedcli.tokenizers.tiktokenfile import ModelTiktoken
+    from embedcli.tokenization.hfjson import HFTokenizer
+    from embedcli.tokenization.tiktokenfile import ModelTiktoken
 
 
 # The files a model folder is searched for, in order, as exact names a hub can serve; a

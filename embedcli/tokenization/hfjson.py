@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from embedcli.errors import EncodingError
-from embedcli.tokenizers.common import CUT_SAFE_PATTERNS, byte_of_char, char_of_byte, read_bytes
+from embedcli.tokenization.common import CUT_SAFE_PATTERNS, byte_of_char, char_of_byte, read_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
