@@ -126,6 +126,30 @@ def test_console_script_reads_piped_stdin(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["input_ids"] == [[15496, 11, 995, 0]]
 
 
+@pytest.mark.parametrize(
+    ("raised", "said"),
+    [
+        ("PermissionError(13, 'Permission denied', 'closed/config.json')",
+         "Error: closed/config.json: Permission denied"),
+        ("OSError(28, 'No space left on device')",
+         "Error: cannot write to standard output: No space left on device"),
+    ],
+)  # fmt: skip
+def test_an_unforeseen_os_error_is_told_as_it_is(raised: str, said: str, tmp_path: Path) -> None:
+    """The last-resort handler says "cannot write" only where no file is named: a read that
+    fails (an unreadable config.json) names its file instead."""
+    code = (
+        "import importlib\n"
+        "cli = importlib.import_module('embedcli.cli.app')  # not the Typer app of that name\n"
+        f"def boom(**kwargs):\n    raise {raised}\n"
+        "cli.app = boom\n"
+        "cli.main()\n"
+    )
+    done = run_script([sys.executable, "-c", code], tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.strip() == said
+
+
 def test_python_dash_m(tmp_path: Path) -> None:
     done = run_script([sys.executable, "-m", "embedcli", "--version"], tmp_path)
     assert done.returncode == 0, done.stderr
@@ -265,7 +289,7 @@ def test_the_entry_point_keeps_all_of_a_large_output(tmp_path: Path) -> None:
     text = "The verdict was read aloud. " * 20_000
     done = run_script(["embedcli", "tokenize", "--encode", "-"], tmp_path, input=text)
     assert done.returncode == 0, done.stderr
-    from embedcli.tokenizers.encodings import get_encoding
+    from embedcli.tokenization.encodings import get_encoding
 
     assert done.stdout.split() == [str(i) for i in get_encoding("gpt2").encode(text)]
 

@@ -247,8 +247,9 @@ def main() -> None:
             _leave(0)
         _leave(exit.code)
     except OSError as exc:  # help or --version written to a full disk, and the unforeseen
-        where = exc.filename or "standard output"
-        typer.echo(f"Error: cannot write to {where}: {exc.strerror or exc}", err=True)
+        # an error that names a file may come from reading it: say the file, not "cannot write"
+        said = f"{exc.filename}: " if exc.filename else "cannot write to standard output: "
+        typer.echo(f"Error: {said}{exc.strerror or exc}", err=True)
         _quiet_stdout()
         _leave(1)
     _leave(0)
