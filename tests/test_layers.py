@@ -43,18 +43,21 @@ def part_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else "embedcli"
 
 
-def embedcli_imports(source: str) -> list[tuple[int, str, list[str]]]:
-    """(line, module, names) of every absolute import of embedcli in ``source``, at any depth."""
+def absolute_imports(source: str) -> list[tuple[int, str, list[str]]]:
+    """(line, module, names) of every absolute import in ``source``, at any depth (lazy and
+    TYPE_CHECKING imports included); ``import a.b`` gives ``(line, "a.b", [])``."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            if node.module.split(".")[0] == "embedcli":
-                found.append((node.lineno, node.module, [a.name for a in node.names]))
+            found.append((node.lineno, node.module, [a.name for a in node.names]))
         elif isinstance(node, ast.Import):
-            found.extend(
-                (node.lineno, a.name, []) for a in node.names if a.name.split(".")[0] == "embedcli"
-            )
+            found.extend((node.lineno, a.name, []) for a in node.names)
     return found
+
+
+def embedcli_imports(source: str) -> list[tuple[int, str, list[str]]]:
+    """The absolute imports of embedcli in ``source``."""
+    return [i for i in absolute_imports(source) if i[1].split(".")[0] == "embedcli"]
 
 
 def violations(package: str, source: str, allowed: set[str]) -> list[str]:
@@ -133,16 +136,9 @@ def test_typer_only_in_the_command_line_and_rich_only_there_and_in_render() -> N
     for path in modules():
         relative = path.relative_to(PACKAGE)
         part = relative.parts[0] if len(relative.parts) > 1 else relative.stem
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [node.module]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            else:
-                continue
-            for name in names:
-                homes = THIRD_PARTY_HOMES.get(name.split(".")[0])
-                assert homes is None or part in homes, f"{relative}:{node.lineno} imports {name}"
+        for line, name, _ in absolute_imports(path.read_text()):
+            homes = THIRD_PARTY_HOMES.get(name.split(".")[0])
+            assert homes is None or part in homes, f"{relative}:{line} imports {name}"
 
 
 def test_the_manual_tells_the_same_rules() -> None:
@@ -154,24 +150,15 @@ def test_the_manual_tells_the_same_rules() -> None:
         assert {name.strip() for name in imports.split(",")} == declared_imports(package), package
 
 
-def top_imports(path: Path) -> list[str]:
-    """The modules ``path`` imports by absolute name, at any depth."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.extend(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.append(node.module)
-    return found
-
-
 def test_no_package_hides_a_library_of_the_same_name(tmp_path: Path) -> None:
     """Run as a script (an IDE's "run this file", ``python -m pdb embedcli/__main__.py``),
     ``embedcli/__main__.py`` puts embedcli/ itself first on sys.path: a package named like a
     library embedcli uses would stand in for it (``tokenizers/`` did, and tokenizer.json files
     were refused as if the tokenizers package were missing). Only modules Python has imported
     before any path is searched (``io``) are safe names."""
-    imported = {name.split(".")[0] for path in modules() for name in top_imports(path)}
+    imported = {
+        m.split(".")[0] for path in modules() for _, m, _ in absolute_imports(path.read_text())
+    }
     at_start = subprocess.run(
         [sys.executable, "-c", "import sys; print(' '.join(sys.modules))"],
         capture_output=True, text=True, check=True, cwd=tmp_path,
