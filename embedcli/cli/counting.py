@@ -296,10 +296,10 @@ class _Progress:
     """Files and bytes done, on stderr when it is a terminal (and not --quiet)."""
 
     def __init__(self, quiet: bool) -> None:
-        import sys
+        from embedcli.cli.output import watched
 
         self.console = None
-        self.on = not quiet and sys.stderr is not None and sys.stderr.isatty()
+        self.on = not quiet and watched()
         if self.on:  # rich only when a person is watching
             from rich.console import Console
 

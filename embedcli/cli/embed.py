@@ -330,10 +330,9 @@ def _stream(
     **options: Any,
 ) -> None:
     """--seq-len: every window of the text into --output, with a progress bar on a terminal."""
-    import sys
     from contextlib import ExitStack
 
-    from embedcli.cli.output import write, write_json
+    from embedcli.cli.output import watched, write, write_json
     from embedcli.io.outputs import check_output_path
     from embedcli.pipeline.stream import NoProgress, stream_embed
     from embedcli.tokenization.encodings import get_encoding
@@ -342,7 +341,7 @@ def _stream(
     with ExitStack() as stack:
         stream, source, size = stack.enter_context(_input_stream(file))
         progress: Any = NoProgress()
-        if not quiet and sys.stderr is not None and sys.stderr.isatty():  # rich only then
+        if not quiet and watched():
             from rich.console import Console
 
             from embedcli.render.progress import StreamProgress

@@ -30,6 +30,13 @@ def stdout() -> BinaryIO:
         raise OutputError("standard output is closed: there is nowhere to write") from None
 
 
+def watched() -> bool:
+    """Whether a person reads stderr (a terminal): progress bars, and rich for them, only then."""
+    import sys
+
+    return sys.stderr is not None and sys.stderr.isatty()
+
+
 def write(text: str, *, newline: bool = True) -> None:
     """UTF-8 bytes on stdout, whatever the locale (so text passes through unchanged)."""
     out = stdout()
