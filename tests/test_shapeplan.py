@@ -21,7 +21,7 @@ from embedcli.core.shapeplan import TraceStep, planned_trace
 from embedcli.pipeline.shapes import run_inspect
 from embedcli.render.json import shapes_json
 
-FAMILIES = ("learned", "sinusoidal", "rope", "none")
+FAMILIES = ("learned", "sinusoidal", "rope", "alibi", "relative", "none")
 SCALINGS = (
     None,
     (("rope_type", "linear"), ("factor", 4.0)),
@@ -38,7 +38,7 @@ SCALINGS = (
 @st.composite
 def configs(draw: st.DrawFn) -> tuple[EmbedConfig, int, int]:
     """A valid config and a (batch, seq_len) batch; sizes up to GPT-3's and far past memory."""
-    family = draw(st.sampled_from(FAMILIES))
+    family = draw(st.sampled_from(FAMILIES))  # alibi and relative included: nothing added
     pairs = family in ("sinusoidal", "rope")
     d_model = draw(st.integers(1, 16_384))
     if pairs:
@@ -47,7 +47,7 @@ def configs(draw: st.DrawFn) -> tuple[EmbedConfig, int, int]:
     rope_dim = None
     if family == "rope" and draw(st.booleans()):
         rope_dim = 2 * draw(st.integers(1, d_model // 2))
-    config = EmbedConfig(
+    fields = dict(
         vocab_size=draw(st.integers(1, 300_000)),
         d_model=d_model,
         context_length=context,
@@ -58,7 +58,30 @@ def configs(draw: st.DrawFn) -> tuple[EmbedConfig, int, int]:
         rope_theta=draw(st.sampled_from([10_000.0, 500_000.0, 1e6])),
         rope_scaling=draw(st.sampled_from(SCALINGS)) if family == "rope" else None,
     )
+    config = EmbedConfig(**{**fields, **draw(_family_steps(d_model, family))})
     return config, draw(st.integers(1, 2**20)), draw(st.integers(1, context))
+
+
+@st.composite
+def _family_steps(draw: st.DrawFn, d_model: int, family: str) -> dict:
+    """What a real model family adds (models/families.py): a projection, token types, a
+    LayerNorm, offset or counted positions, fairseq's sinusoids, a scaling not computed."""
+    if not draw(st.booleans()):
+        return {}
+    ids = draw(st.sampled_from(["arange", "mask", "padding"]))
+    steps = {
+        "token_width": draw(st.sampled_from([None, max(1, d_model // 2)])),
+        "token_types": draw(st.booleans()),
+        "norm_eps": draw(st.sampled_from([None, 1e-5])),
+        "position_offset": draw(st.integers(1, 3)) if ids == "mask" else draw(st.integers(0, 3)),
+        "position_ids": ids if family in ("learned", "sinusoidal") else "arange",
+        "padding_idx": 1,
+        "sinusoid": draw(st.sampled_from(["interleaved", "halves"])),
+        "scale_rounding": draw(st.sampled_from(["dtype", "float"])),
+    }
+    if family == "rope" and draw(st.booleans()):
+        steps["rope_scaling"] = (("rope_type", "yarn"), ("applied", False))
+    return steps
 
 
 def _traced(config: EmbedConfig, batch: int, seq: int) -> tuple[list[TraceStep], object]:

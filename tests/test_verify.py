@@ -97,8 +97,8 @@ def test_a_wrong_sinusoid_in_the_module_is_caught(monkeypatch: pytest.MonkeyPatc
 
 def test_tables_drawn_in_the_wrong_order_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     def positions_first(self, config, table) -> None:
-        self.position_embedding = table(config.context_length)
-        self.token_embedding = table(config.vocab_size)
+        self.position_embedding = table(config.context_length, config.d_model)
+        self.token_embedding = table(config.vocab_size, config.d_model)
 
     monkeypatch.setattr(embedding.InputEmbedding, "_create_tables", positions_first)
     result = runner.invoke(app, ["embed", "Hello", "--verify", "-d", "8", "--device", "cpu"])
@@ -153,8 +153,8 @@ def test_a_disagreement_on_the_cpu_is_not_blamed_on_the_device(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def positions_first(self, config, table) -> None:
-        self.position_embedding = table(config.context_length)
-        self.token_embedding = table(config.vocab_size)
+        self.position_embedding = table(config.context_length, config.d_model)
+        self.token_embedding = table(config.vocab_size, config.d_model)
 
     monkeypatch.setattr(embedding.InputEmbedding, "_create_tables", positions_first)
     result = runner.invoke(app, ["embed", "Hello", "--verify", "-d", "8", "--device", "cpu"])

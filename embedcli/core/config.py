@@ -7,7 +7,11 @@ from typing import Any
 
 from embedcli.errors import ConfigError, InputTextError, SequenceTooLongError
 
-POSITIONAL_FAMILIES = ("learned", "sinusoidal", "rope", "none")
+POSITIONAL_FAMILIES = ("learned", "sinusoidal", "rope", "alibi", "relative", "none")
+# rope, alibi (a bias per head on the attention scores) and relative (T5's buckets) act inside
+# attention: they add nothing to the tensor the first block reads
+INSIDE_ATTENTION = ("rope", "alibi", "relative", "none")
+POSITION_IDS = ("arange", "mask", "padding")  # how a model numbers positions (see EmbedConfig)
 DTYPES = ("float32", "float16", "bfloat16")
 
 # The defaults, once: GPT-2 small's input layer, and the book's (8, 4) example batch.
@@ -36,6 +40,22 @@ class EmbedConfig:
     embed_scale: float = 1.0  # token embeddings are multiplied by this (Gemma: sqrt(d_model))
     # a model's rope scaling applied to the angles: (("rope_type", "llama3"), ("factor", 8.0), ...)
     rope_scaling: tuple[tuple[str, Any], ...] | None = None
+    # What a real model family does besides lookup and addition (models/families.py says which):
+    # "dtype": the scale is rounded to the tables' dtype first (Gemma's buffer); "float": a
+    # Python float multiplies (Granite's embedding_multiplier, BioGPT's sqrt(d))
+    scale_rounding: str = "dtype"
+    position_offset: int = 0  # rows of the positional table before position 0 (OPT: 2)
+    # "arange": 0..T-1; "mask": counted over the attention mask, pads at -1 (OPT, BioGPT);
+    # "padding": counted over the ids that are not padding_idx, pads at padding_idx (RoBERTa)
+    position_ids: str = "arange"
+    padding_idx: int | None = None
+    sinusoid: str = "interleaved"  # or "halves": sines then cosines (fairseq's, XGLM's)
+    token_types: bool = False  # BERT: token_type_embeddings(0) is added
+    norm_eps: float | None = None  # a LayerNorm before the first block (BLOOM, BERT), its eps
+    token_width: int | None = None  # the token table's width when a projection follows (OPT)
+    # False where the family has no length limit (ALiBi, T5, Mamba): context_length is then
+    # not a limit, and reports say null rather than invent one
+    context_limit: bool = True
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "context_length"):
@@ -61,6 +81,7 @@ class EmbedConfig:
                 f"--d-model must be even, got {self.d_model}"
             )
         self._check_model_fields()
+        self._check_family_fields()
         if self.dtype not in DTYPES:
             raise ConfigError(f"unknown dtype {self.dtype!r}; choose one of: {', '.join(DTYPES)}")
         if (
@@ -95,6 +116,46 @@ class EmbedConfig:
                 f"got {rope_dim!r}"
             )
 
+    def _check_family_fields(self) -> None:
+        checks = (
+            (self.scale_rounding in ("dtype", "float"), "scale_rounding", self.scale_rounding),
+            (self.position_ids in POSITION_IDS, "position_ids", self.position_ids),
+            (self.sinusoid in ("interleaved", "halves"), "sinusoid", self.sinusoid),
+            (_whole(self.position_offset, 0), "position_offset", self.position_offset),
+            (
+                self.padding_idx is None or _whole(self.padding_idx, 0),
+                "padding_idx",
+                self.padding_idx,
+            ),
+            (
+                self.token_width is None or _whole(self.token_width, 1),
+                "token_width",
+                self.token_width,
+            ),
+        )
+        for good, name, value in checks:
+            if not good:
+                raise ConfigError(f"{name} cannot be {value!r}")
+        if self.position_ids == "padding" and self.padding_idx is None:
+            raise ConfigError("position_ids 'padding' needs a padding_idx")
+        if self.norm_eps is not None and not (
+            isinstance(self.norm_eps, float | int) and 0 < self.norm_eps < 1
+        ):
+            raise ConfigError(f"norm_eps must be between 0 and 1, got {self.norm_eps!r}")
+
+    @property
+    def width(self) -> int:
+        """Columns of the token table: d_model, or the narrower width a projection widens."""
+        return self.token_width or self.d_model
+
+    @property
+    def position_rows(self) -> int:
+        """Rows of the positional table: the context, and the rows before position 0."""
+        before = self.position_offset
+        if self.position_ids == "padding" and self.padding_idx is not None:
+            before = self.padding_idx + 1
+        return self.context_length + before
+
     @property
     def has_positional_table(self) -> bool:
         """Whether the module owns a learned positional table."""
@@ -103,15 +164,15 @@ class EmbedConfig:
     @property
     def num_parameters(self) -> int:
         """Parameters in the token table plus the positional table (if any)."""
-        rows = self.vocab_size + (self.context_length if self.has_positional_table else 0)
-        return rows * self.d_model
+        position = self.position_rows if self.has_positional_table else 0
+        return self.vocab_size * self.width + position * self.d_model
 
     def check_length(self, length: int, what: str = "sequence length", fix: str = "") -> None:
         """The one context-length check: raise SequenceTooLongError when ``length`` exceeds it.
 
         ``what`` names the thing measured (``line 3 has``, ``--seq-len``); ``fix`` says what to do
         (default: truncate or raise the context length)."""
-        if length > self.context_length:
+        if self.context_limit and length > self.context_length:
             fix = fix or "pass --truncate-to-context (or --truncate N), or raise --context-length"
             raise SequenceTooLongError(
                 f"{what} ({length}) exceeds the context length ({self.context_length}); {fix}"
@@ -121,6 +182,11 @@ class EmbedConfig:
         """How many tokens a text keeps: ``truncate`` (--truncate N, checked against the context
         length), the context length (--truncate-to-context), or None (no cut)."""
         if truncate is None:
+            if to_context and not self.context_limit:
+                raise InputTextError(
+                    "--truncate-to-context: this model has no context limit (its positions "
+                    "act inside attention); pass --truncate N"
+                )
             return self.context_length if to_context else None
         if truncate < 1:
             raise InputTextError(f"--truncate must be at least 1 token, got {truncate}")
@@ -139,7 +205,28 @@ class EmbedConfig:
             data["rope_scaling"] = dict(self.rope_scaling)
         if self.embed_scale == 1.0:
             del data["embed_scale"]
+        if self.embed_scale == 1.0:
+            del data["scale_rounding"]
+        if not self.context_limit:
+            data["context_length"] = None
+        del data["context_limit"]
+        defaults = {
+            "position_offset": 0,
+            "position_ids": "arange",
+            "padding_idx": None,
+            "sinusoid": "interleaved",
+            "token_types": False,
+            "norm_eps": None,
+            "token_width": None,
+        }
+        for name, default in defaults.items():  # said only where a family does something
+            if data[name] == default:
+                del data[name]
         return data
+
+
+def _whole(value: Any, low: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value >= low
 
 
 @dataclass(frozen=True)

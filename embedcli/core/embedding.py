@@ -11,7 +11,7 @@ from torch import nn
 from embedcli.core.broadcast import BroadcastPlan, explain
 from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import torch_dtype
-from embedcli.core.positions import rope_angles, sinusoidal_table
+from embedcli.core.positions import halves_sinusoids, rope_angles, sinusoidal_table
 from embedcli.core.shapeplan import TraceStep
 from embedcli.errors import TokenIdError
 
@@ -21,12 +21,15 @@ class EmbeddingTrace:
     """Every intermediate tensor of one forward pass, in order."""
 
     input_ids: torch.Tensor  # (B, T)
-    token_embeddings: torch.Tensor  # (B, T, d), as looked up
-    position_ids: torch.Tensor | None  # (T,)
-    position_embeddings: torch.Tensor | None  # (T, d)
+    token_embeddings: torch.Tensor  # (B, T, w), as looked up
+    position_ids: torch.Tensor | None  # (T,), or (B, T) where a model counts them per sequence
+    position_embeddings: torch.Tensor | None  # (T, d), or (B, T, d) with per-sequence ids
     input_embeddings: torch.Tensor  # (B, T, d)
     rope_angles: torch.Tensor | None = None  # (T, r/2): rotary positions, applied in attention
-    scaled_embeddings: torch.Tensor | None = None  # (B, T, d): times the model's embed_scale
+    scaled_embeddings: torch.Tensor | None = None  # (B, T, w): times the model's embed_scale
+    projected_embeddings: torch.Tensor | None = None  # (B, T, d): OPT's project_in
+    token_type_embeddings: torch.Tensor | None = None  # (B, T, d): BERT's type 0, added
+    embedding_layernorm: torch.Tensor | None = None  # (B, T, d): a LayerNorm of the sum
 
     @property
     def steps(self) -> list[TraceStep]:
@@ -35,9 +38,12 @@ class EmbeddingTrace:
             "input_ids",
             "token_embeddings",
             "scaled_embeddings",
+            "projected_embeddings",
+            "token_type_embeddings",
             "position_ids",
             "rope_angles",
             "position_embeddings",
+            "embedding_layernorm",
         )
         steps = [TraceStep.of(n, getattr(self, n)) for n in names if getattr(self, n) is not None]
         return [*steps, TraceStep.of("input_embeddings", self.input_embeddings)]
@@ -47,7 +53,10 @@ class EmbeddingTrace:
         """How position embeddings broadcast onto token embeddings; None when nothing is added."""
         if self.position_embeddings is None:
             return None
-        return explain(tuple(self.token_embeddings.shape), tuple(self.position_embeddings.shape))
+        added = self.projected_embeddings
+        added = self.scaled_embeddings if added is None else added
+        added = self.token_embeddings if added is None else added
+        return explain(tuple(added.shape), tuple(self.position_embeddings.shape))
 
 
 def cosine_similarity(rows: torch.Tensor) -> torch.Tensor:
@@ -123,6 +132,7 @@ class InputEmbedding(nn.Module):
         *,
         meta: bool = False,
         tables: tuple[torch.Tensor, torch.Tensor | None] | None = None,
+        extras: dict[str, torch.Tensor] | None = None,
     ) -> None:
         super().__init__()
         self.config = config
@@ -140,15 +150,17 @@ class InputEmbedding(nn.Module):
             # skip the random initialisation, whose meta kernels take torch a second to load.
             self._create_tables(
                 config,
-                lambda rows: nn.Embedding.from_pretrained(
-                    torch.empty(rows, config.d_model, device="meta"), freeze=False
+                lambda rows, width: nn.Embedding.from_pretrained(
+                    torch.empty(rows, width, device="meta"), freeze=False
                 ),
             )
         else:
             # fork_rng keeps the caller's global RNG state untouched.
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(config.seed)
-                self._create_tables(config, lambda rows: nn.Embedding(rows, config.d_model))
+                if config.width != config.d_model:
+                    raise ValueError("seeded tables have no projection: token_width is d_model")
+                self._create_tables(config, nn.Embedding)
         # Non-persistent buffers: follow .to(device), stay out of the state dict.
         self.register_buffer(
             "position_ids",
@@ -156,81 +168,169 @@ class InputEmbedding(nn.Module):
             persistent=False,
         )
         if config.positional == "sinusoidal":
-            table = (
-                torch.empty(config.context_length, config.d_model, device="meta")
-                if meta
-                else sinusoidal_table(config.context_length, config.d_model).float()
-            )
+            rows = config.position_rows
+            if meta:
+                table = torch.empty(rows, config.d_model, device="meta")
+            elif config.sinusoid == "halves":
+                table = halves_sinusoids(rows, config.d_model, config.padding_idx)
+            else:
+                table = sinusoidal_table(rows, config.d_model).float()
             self.register_buffer("sinusoidal_table", table, persistent=False)
+        self._add_extras(config, extras, meta)
 
-    def _create_tables(self, config: EmbedConfig, table: Callable[[int], nn.Embedding]) -> None:
+    def _add_extras(
+        self, config: EmbedConfig, extras: dict[str, torch.Tensor] | None, meta: bool
+    ) -> None:
+        """What a model family runs besides lookup and addition, as its trained tensors (on the
+        meta device, shapes only): OPT's projection, BERT's token types, a LayerNorm."""
+        given = dict(extras or {})
+        d = config.d_model
+
+        def tensor(name: str, *shape: int) -> torch.Tensor:
+            if name in given:
+                return given[name]
+            if meta:
+                return torch.empty(*shape, device="meta")
+            raise ValueError(f"the configuration needs the {name} tensor")
+
+        self.project_in = None
+        if config.token_width is not None and config.token_width != d:
+            self.project_in = nn.Parameter(tensor("project_in", d, config.width), False)
+        self.token_type_embedding = None
+        if config.token_types:
+            table = tensor("token_type", 1, d)
+            self.token_type_embedding = nn.Embedding.from_pretrained(table, freeze=True)
+        self.norm_weight = self.norm_bias = None
+        if config.norm_eps is not None:
+            self.norm_weight = nn.Parameter(tensor("norm_weight", d), False)
+            self.norm_bias = nn.Parameter(tensor("norm_bias", d), False)
+
+    def _create_tables(
+        self, config: EmbedConfig, table: Callable[[int, int], nn.Embedding]
+    ) -> None:
         # Token table first, then positions: the order the seeded recipe draws its numbers in.
-        self.token_embedding = table(config.vocab_size)
+        self.token_embedding = table(config.vocab_size, config.width)
         self.position_embedding = (
-            table(config.context_length) if config.has_positional_table else None
+            table(config.position_rows, config.d_model) if config.has_positional_table else None
         )
 
     def check_ids(self, ids: torch.Tensor) -> torch.Tensor:
         """Return ``ids`` as (B, T) int64, or raise a domain error naming what is wrong."""
         return check_token_ids(ids, self.config)
 
-    def trace(self, ids: torch.Tensor, *, checked: bool = False) -> EmbeddingTrace:
+    def trace(
+        self,
+        ids: torch.Tensor,
+        *,
+        checked: bool = False,
+        attention_mask: torch.Tensor | None = None,
+    ) -> EmbeddingTrace:
         """Run the forward pass and keep every intermediate tensor.
 
         ``checked``: the caller already ran :func:`check_token_ids` on these (B, T) int64 ids, so
-        they are not read a second time."""
+        they are not read a second time. ``attention_mask`` (B, T): 1 for a token, 0 for padding;
+        only a family that counts its positions over the mask (OPT) reads it."""
+        config = self.config
         input_ids = ids if checked else self.check_ids(ids)
         input_ids = input_ids.to(self.token_embedding.weight.device)  # (B, T)
-        looked_up = self.token_embedding(input_ids)  # (B, T, d)
-        scaled = None
-        if self.config.embed_scale != 1.0:
-            # As Gemma does: the scale in the embeddings' own dtype, then one multiplication.
-            scale = torch.tensor(self.config.embed_scale, dtype=looked_up.dtype)
-            scaled = looked_up * scale.to(looked_up.device)  # (B, T, d)
-        token_embeddings = looked_up if scaled is None else scaled
-        family = self.config.positional
-        if family == "none" or (family == "learned" and self.position_embedding is None):
-            return EmbeddingTrace(
-                input_ids, looked_up, None, None, token_embeddings, scaled_embeddings=scaled
-            )
-        position_ids = self.position_ids[: input_ids.shape[1]]  # (T,)
+        looked_up = self.token_embedding(input_ids)  # (B, T, w)
+        steps: dict[str, torch.Tensor | None] = {"token_embeddings": looked_up}
+        hidden = looked_up
+        if config.embed_scale != 1.0:
+            if config.scale_rounding == "dtype":
+                # As Gemma does: the scale in the embeddings' own dtype, then one multiplication.
+                scale = torch.tensor(config.embed_scale, dtype=hidden.dtype).to(hidden.device)
+                hidden = hidden * scale  # (B, T, w)
+            else:  # a Python float, as Granite's embedding_multiplier
+                hidden = hidden * float(config.embed_scale)
+            steps["scaled_embeddings"] = hidden
+        if self.project_in is not None:
+            hidden = nn.functional.linear(hidden, self.project_in)  # (B, T, w) -> (B, T, d)
+            steps["projected_embeddings"] = hidden
+        if self.token_type_embedding is not None:
+            types = torch.zeros_like(input_ids)  # every token is of type 0 (segment A)
+            type_rows = self.token_type_embedding(types)  # (B, T, d)
+            steps["token_type_embeddings"] = type_rows
+            hidden = hidden + type_rows
+        family = config.positional
+        if family == "learned" and self.position_embedding is None:
+            family = "none"
+        if family in ("learned", "sinusoidal", "rope"):
+            position_ids = self.position_rows(input_ids, attention_mask)  # (T,) or (B, T)
+            steps["position_ids"] = position_ids
         if family == "rope":
             # Nothing is added: attention rotates queries and keys by these angles instead.
-            dim = self.config.rope_dim or self.config.d_model
-            angles = rope_angles(
-                position_ids, dim, self.config.rope_theta, self.config.rope_scaling
-            )  # (T, r/2)
-            return EmbeddingTrace(
-                input_ids, looked_up, position_ids, None, token_embeddings, angles, scaled
+            dim = config.rope_dim or config.d_model
+            scaling = config.rope_scaling
+            if not scaling or dict(scaling).get("applied", True):
+                steps["rope_angles"] = rope_angles(
+                    position_ids, dim, config.rope_theta, scaling
+                )  # (T, r/2)
+        elif family in ("learned", "sinusoidal"):
+            if family == "sinusoidal":
+                position_embeddings = self.sinusoidal_table[position_ids]  # fixed, no parameters
+            else:
+                position_embeddings = self.position_embedding(position_ids)  # learned
+            steps["position_embeddings"] = position_embeddings
+            hidden = hidden + position_embeddings  # (B, T, d) + (T, d) -> (B, T, d)
+        if self.norm_weight is not None:
+            hidden = nn.functional.layer_norm(
+                hidden, (config.d_model,), self.norm_weight, self.norm_bias, config.norm_eps
             )
-        if family == "sinusoidal":
-            position_embeddings = self.sinusoidal_table[: input_ids.shape[1]]  # (T, d), fixed
-        else:
-            position_embeddings = self.position_embedding(position_ids)  # (T, d), learned
-        input_embeddings = token_embeddings + position_embeddings  # (B, T, d) + (T, d) -> (B, T, d)
+            steps["embedding_layernorm"] = hidden
         return EmbeddingTrace(
-            input_ids,
-            looked_up,
-            position_ids,
-            position_embeddings,
-            input_embeddings,
-            scaled_embeddings=scaled,
+            input_ids=input_ids,
+            token_embeddings=looked_up,
+            position_ids=steps.get("position_ids"),
+            position_embeddings=steps.get("position_embeddings"),
+            input_embeddings=hidden,
+            rope_angles=steps.get("rope_angles"),
+            scaled_embeddings=steps.get("scaled_embeddings"),
+            projected_embeddings=steps.get("projected_embeddings"),
+            token_type_embeddings=steps.get("token_type_embeddings"),
+            embedding_layernorm=steps.get("embedding_layernorm"),
         )
 
-    def forward(self, ids: torch.Tensor, *, checked: bool = False) -> torch.Tensor:
+    def position_rows(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """The rows of the positional table each token reads: 0..T-1 after the family's offset
+        (T,), or, where a family counts positions per sequence, (B, T): over the attention mask,
+        pads one row before the first (OPT), or over the ids that are not padding (RoBERTa)."""
+        config = self.config
+        length = input_ids.shape[1]
+        if config.position_ids == "mask":
+            if attention_mask is None:
+                attention_mask = torch.ones_like(input_ids)
+            mask = attention_mask.to(input_ids.device).long()
+            counted = torch.cumsum(mask, dim=1) * mask - 1  # pads: -1
+            return counted + config.position_offset  # (B, T)
+        if config.position_ids == "padding":
+            real = input_ids.ne(config.padding_idx).long()
+            return torch.cumsum(real, dim=1) * real + config.padding_idx  # (B, T)
+        return self.position_ids[:length] + config.position_offset  # (T,)
+
+    def forward(
+        self,
+        ids: torch.Tensor,
+        *,
+        checked: bool = False,
+        attention_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """(B, T) or (T,) token ids -> (B, T, d) input embeddings."""
-        return self.trace(ids, checked=checked).input_embeddings
+        return self.trace(ids, checked=checked, attention_mask=attention_mask).input_embeddings
 
 
 def build_embedding(
     config: EmbedConfig,
     device: torch.device | str = "cpu",
     tables: tuple[torch.Tensor, torch.Tensor | None] | None = None,
+    extras: dict[str, torch.Tensor] | None = None,
 ) -> InputEmbedding:
     """Create the seeded tables (or take trained ``tables``) on the CPU, then move them to
     ``device`` and ``config.dtype``."""
     device = torch.device(device)
     if device.type == "meta" and tables is None:
         return InputEmbedding(config, meta=True).to(dtype=torch_dtype(config.dtype))
-    module = InputEmbedding(config, tables=tables)
+    module = InputEmbedding(config, tables=tables, extras=extras)
     return module.to(device=device, dtype=torch_dtype(config.dtype))

@@ -49,3 +49,47 @@ def _scaled_frequencies(inverse: torch.Tensor, scaling: dict) -> torch.Tensor:
     blended = (1 - smooth) * scaled / factor + smooth * scaled
     middle = ~(wavelength < original / high) * ~(wavelength > original / low)
     return torch.where(middle, blended, scaled)
+
+
+def halves_sinusoids(rows: int, d_model: int, padding_row: int | None = None) -> torch.Tensor:
+    """fairseq's and tensor2tensor's sinusoids (XGLM): the sines of all frequencies in the first
+    half of each row, their cosines in the second; the frequencies run 10000^(-k/(h-1)) for
+    k < h = d/2; an odd width ends in a zero column; ``padding_row`` is all zeros. In float32,
+    as those models compute it."""
+    import math
+
+    half = d_model // 2
+    step = math.log(10000) / (half - 1) if half > 1 else 0.0
+    frequencies = torch.exp(torch.arange(half, dtype=torch.int64).float() * -step)  # (h,)
+    angles = torch.arange(rows, dtype=torch.int64).float().unsqueeze(1) * frequencies  # (R, h)
+    table = torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+    if d_model % 2:
+        table = torch.cat([table, torch.zeros(rows, 1)], dim=1)
+    if padding_row is not None and 0 <= padding_row < rows:
+        table[padding_row] = 0
+    return table
+
+
+def alibi_slopes(heads: int, style: str = "press", bias_max: float = 8.0) -> list[float]:
+    """ALiBi's slope per attention head (Press et al.): for n heads, a power of two, the
+    geometric sequence 2^(-8k/n), k = 1..n; otherwise the n' = largest power of two below n
+    first, then every other slope of the sequence for 2n'. ``style="mpt"``: MPT's variant, the
+    sequence 2^(-bias_max·k/m) for m the next power of two, odd k's first when m > n."""
+    import math
+
+    if style == "mpt":
+        m = 2 ** math.ceil(math.log2(heads))
+        slopes = [1.0 / 2 ** (k * bias_max / m) for k in range(1, m + 1)]
+        if m != heads:
+            slopes = (slopes[1::2] + slopes[::2])[:heads]
+        return slopes
+    n = 2 ** math.floor(math.log2(heads))
+
+    def sequence(count: int) -> list[float]:
+        ratio = 2 ** (-(2 ** -(math.log2(count) - 3)))
+        return [ratio**k for k in range(1, count + 1)]
+
+    slopes = sequence(n)
+    if n != heads:
+        slopes += sequence(2 * n)[0::2][: heads - n]
+    return slopes

@@ -71,18 +71,28 @@ def planned_trace(
     tokens = (b, t, d)
     steps = [
         TraceStep.planned("input_ids", (b, t), "int64"),
-        TraceStep.planned("token_embeddings", tokens, dtype),  # (B, T) -> (B, T, d)
+        TraceStep.planned("token_embeddings", (b, t, config.width), dtype),  # (B, T) -> (B, T, w)
     ]
     if config.embed_scale != 1.0:
-        steps.append(TraceStep.planned("scaled_embeddings", tokens, dtype))
-    if config.positional == "none":
-        return [*steps, TraceStep.planned("input_embeddings", tokens, dtype)], None
-    steps.append(TraceStep.planned("position_ids", (t,), "int64"))  # arange(C)[:T]
-    if config.positional == "rope":
-        pairs = ((config.rope_dim or d) + 1) // 2  # arange(0, r, 2)
-        steps.append(TraceStep.planned("rope_angles", (t, pairs), "float32"))  # (T, r/2)
-        return [*steps, TraceStep.planned("input_embeddings", tokens, dtype)], None
-    steps.append(TraceStep.planned("position_embeddings", (t, d), dtype))  # table[:T] or lookup
-    addition = explain(tokens, (t, d))  # (B, T, d) + (T, d)
-    result = TraceStep.planned("input_embeddings", addition.result, dtype)
-    return [*steps, result], addition
+        steps.append(TraceStep.planned("scaled_embeddings", (b, t, config.width), dtype))
+    if config.width != d:
+        steps.append(TraceStep.planned("projected_embeddings", tokens, dtype))  # (B, T, w) @ W.T
+    if config.token_types:
+        steps.append(TraceStep.planned("token_type_embeddings", tokens, dtype))
+    addition = None
+    if config.positional in ("learned", "sinusoidal", "rope"):
+        per_sequence = config.position_ids != "arange"  # counted over each sequence: (B, T)
+        ids = (b, t) if per_sequence else (t,)
+        steps.append(TraceStep.planned("position_ids", ids, "int64"))
+        scaling = dict(config.rope_scaling or ())
+        if config.positional == "rope" and scaling.get("applied", True):
+            pairs = ((config.rope_dim or d) + 1) // 2  # arange(0, r, 2)
+            steps.append(TraceStep.planned("rope_angles", (t, pairs), "float32"))  # (T, r/2)
+        elif config.positional != "rope":
+            position = (*ids, d)  # a lookup: (T, d), or (B, T, d) per sequence
+            steps.append(TraceStep.planned("position_embeddings", position, dtype))
+            addition = explain(tokens, position)  # (B, T, d) + (T, d)
+    if config.norm_eps is not None:
+        steps.append(TraceStep.planned("embedding_layernorm", tokens, dtype))
+    result = addition.result if addition is not None else tokens
+    return [*steps, TraceStep.planned("input_embeddings", result, dtype)], addition
