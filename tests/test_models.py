@@ -132,11 +132,16 @@ def test_config_fields_from_every_family(folders: dict[str, Path]) -> None:
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        ({"hidden_size": -3}, "hidden_size must be a positive integer"),
-        ({"hidden_size": 8, "rope_theta": "big"}, "rope_theta must be a number"),
+        ({"model_type": "llama", "hidden_size": -3}, "hidden_size must be a positive integer"),
+        ({"model_type": "llama", "hidden_size": 8, "rope_theta": "big"}, "rope_theta must be a"),
         ([1, 2], "is not a JSON object"),
-        ({"hidden_size": 8, "rope_scaling": {"rope_type": ["linear"], "factor": 2}}, "rope_type"),
-        ({"hidden_size": 8, "rope_scaling": {"type": {"x": 1}}}, "must be a name"),
+        (
+            {"model_type": "llama", "rope_scaling": {"rope_type": ["linear"], "factor": 2}},
+            "rope_type",
+        ),
+        ({"model_type": "llama", "rope_scaling": {"type": {"x": 1}}}, "must be a name"),
+        ({"hidden_size": 8}, "names no model_type, a family embedcli does not know"),
+        ({"model_type": "mystery"}, "model_type 'mystery', a family embedcli does not know"),
     ],
 )
 def test_bad_config_values_are_refused(config: object, message: str) -> None:

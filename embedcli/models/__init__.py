@@ -5,7 +5,10 @@
   read at a time after its size is checked.
 - ``shards``: weights split over files, and safetensors read by the byte from a hub.
 - ``hub``: ``hf:ORG/NAME[@REV]``, offline first (the local cache), downloads only when allowed.
-- ``config``: what a model's ``config.json`` says about its input layer.
+- ``families``: the registry, one declarative entry per model family (keyed by model_type).
+- ``config``: what a model's ``config.json`` says about its input layer, read through its family.
+- ``positions``: a config's rope, ALiBi and relative-bucket fields.
+- ``familykeys``: where a known family keeps its input-layer tensors in a checkpoint.
 - ``sources``: a checkpoint file, a folder or a hub model opened as one ``ModelSource``.
 - ``tables``: which tensors are the token and positional tables, and whether they fit the flags.
 - ``inventory``: what a checkpoint holds (``embedcli weights``).

@@ -10,55 +10,80 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from embedcli.core.config import DTYPES
 from embedcli.errors import ConfigError, WeightsError
+from embedcli.models.families import LIST_URL, Family, family_of
+from embedcli.models.positions import read_positions
 
 CONFIG_FILE = "config.json"
 MAX_JSON_BYTES = 64 << 20  # a config or an index; the largest published index is a few MB
-# model_type values with a learned positional table; a config that names a rope base (or is a
-# llama, mistral or qwen2 one) is taken to rotate; of any other, nothing is said (None)
-_LEARNED = ("gpt2", "gpt_neo", "opt", "biogpt", "gpt_bigcode", "xglm", "codegen_learned")
-# model_type values whose token embeddings are multiplied by sqrt(d_model) before the first block
-_SCALED = ("gemma", "gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text")
-
-
-# the rope scaling types embedcli applies, and the fields each needs
-_SCALING_KEYS = {
-    "linear": ("factor",),
-    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
-}
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """What a model's ``config.json`` says about its input layer."""
+    """What a model's ``config.json`` says about its input layer, read through its family."""
 
     model_type: str | None
     vocab_size: int | None
     d_model: int | None  # n_embd / hidden_size / d_model
-    context_length: int | None  # n_positions / max_position_embeddings
-    positional: str | None  # learned, rope, or None when the config does not tell
-    rope_theta: float | None  # the rope base (10000 unless the model says otherwise)
-    rope_dim: int | None  # dimensions the rotation covers: one attention head's
+    context_length: int | None  # the family's context field; None where it has no limit
+    positional: str | None  # learned, sinusoidal, rope, alibi, relative, none
+    rope_theta: float | None  # the first block's rope base
+    rope_dim: int | None  # dimensions the rotation covers
     rope_scaling: str | None  # a rope_type other than default (llama3, yarn, ...), named
-    rope_scaling_params: (
-        tuple[tuple[str, Any], ...] | None
-    )  # those embedcli applies: linear, llama3
+    rope_scaling_params: tuple[tuple[str, Any], ...] | None  # linear, llama3; else not applied
     tie_word_embeddings: bool | None
-    embed_scale: float  # what the model multiplies token embeddings by (Gemma: sqrt(d_model))
+    embed_scale: float  # what the model multiplies token embeddings by
     file: str = CONFIG_FILE
     keys: dict[str, str] = field(default_factory=dict)  # field -> the key the file names it by
+    family: Family | None = None
+    scale_rounding: str = "float"
+    position_offset: int = 0
+    padding_idx: int | None = None
+    token_width: int | None = None  # OPT's word_embed_proj_dim, where it differs
+    norm_eps: float | None = None
+    dtype: str | None = None  # the checkpoint's dtype, as config.json names it
+    rope_bases: dict[str, float] | None = None  # per layer type, where there are several
+    alibi_slopes: tuple[float, ...] | None = None
+    relative: dict[str, int] | None = None  # T5: buckets and max distance
+    heads: int | None = None
 
     def summary(self) -> dict[str, Any]:
         """The fields a report shows, without the empty ones."""
         fields = {
             "model_type": self.model_type,
+            "family": None if self.family is None else self.family.name,
             "positional": self.positional,
             "rope_theta": self.rope_theta,
+            "rope_bases": self.rope_bases,
             "rope_scaling": self.rope_scaling,
+            "alibi_slopes": None if self.alibi_slopes is None else list(self.alibi_slopes),
+            "relative_attention": self.relative,
             "tie_word_embeddings": self.tie_word_embeddings,
             "embed_scale": self.embed_scale if self.embed_scale != 1.0 else None,
+            "dtype": self.dtype,
         }
         return {k: v for k, v in fields.items() if v is not None}
+
+    def embed_fields(self) -> dict[str, Any]:
+        """The EmbedConfig fields this model's family sets (beyond the table sizes)."""
+        family = self.family
+        fields: dict[str, Any] = {"embed_scale": self.embed_scale}
+        if family is None:
+            return fields
+        if self.embed_scale != 1.0:
+            fields["scale_rounding"] = self.scale_rounding
+        fields.update(
+            position_offset=self.position_offset,
+            position_ids=family.position_ids,
+            padding_idx=self.padding_idx,
+            sinusoid=family.sinusoid,
+            token_types=family.token_type is not None,
+            norm_eps=self.norm_eps,
+            token_width=self.token_width,
+            context_limit=self.context_length is not None,
+        )
+        return fields
 
 
 def _first(data: dict[str, Any], *names: str) -> Any:
@@ -80,88 +105,135 @@ def _int(value: Any, name: str, where: str) -> int | None:
     return value
 
 
+def _number(value: Any, name: str, where: str, low: float = 0.0) -> float:
+    try:
+        good = not isinstance(value, bool) and math.isfinite(float(value)) and value > low
+    except (TypeError, ValueError, OverflowError):
+        good = False
+    if not good:
+        shown = repr(value)[:40]
+        raise ConfigError(f"{where}: {name} must be a number above {low:g}, got {shown}")
+    return float(value)
+
+
+def unknown_family(model_type: Any, where: str) -> ConfigError:
+    """The refusal of a model_type the registry has no entry for."""
+    named = f"model_type {model_type!r}" if model_type is not None else "no model_type"
+    return ConfigError(
+        f"{where} names {named}, a family embedcli does not know, so it will not guess its "
+        f"input layer from key names; the families it knows: {LIST_URL}"
+    )
+
+
 def parse_config(data: Any, where: str) -> ModelConfig:
-    """The input-layer fields of a ``config.json`` (a multimodal model's ``text_config``)."""
+    """The input-layer fields of a ``config.json`` (a multimodal model's ``text_config``), as
+    the family's registry entry reads them; an unknown family is refused."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where} is not a JSON object")
     text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
-    model_type = _first(text, "model_type") or data.get("model_type")
-    d_model = _int(_first(text, "n_embd", "hidden_size", "d_model"), "hidden_size", where)
-    rope = text.get("rope_parameters") if isinstance(text.get("rope_parameters"), dict) else {}
-    scaling = text.get("rope_scaling") if isinstance(text.get("rope_scaling"), dict) else {}
-    theta = _first(text, "rope_theta")
-    theta = rope.get("rope_theta") if theta is None else theta
-    rope_type = scaling.get("rope_type") or scaling.get("type") or rope.get("rope_type")
-    if rope_type is not None and not isinstance(rope_type, str):
-        raise ConfigError(f"{where}: rope_scaling's rope_type must be a name, got {rope_type!r}")
-    if theta is not None:
-        try:
-            usable = not isinstance(theta, bool) and math.isfinite(float(theta)) and theta > 1
-        except (TypeError, ValueError, OverflowError):
-            usable = False
-        if not usable:
-            shown = repr(theta)[:40]
-            raise ConfigError(f"{where}: rope_theta must be a number above 1, got {shown}")
-    if model_type in _LEARNED:
-        positional: str | None = "learned"
-    elif theta is not None or rope or scaling or model_type in ("llama", "mistral", "qwen2"):
-        positional = "rope"
-        theta = float(theta if theta is not None else 10000.0)
-    else:
-        positional = None
-    heads = _int(text.get("num_attention_heads"), "num_attention_heads", where)
-    head_dim = _int(text.get("head_dim"), "head_dim", where)
-    if head_dim is None and heads and d_model and d_model % heads == 0:
-        head_dim = d_model // heads
-    partial = _first(text, "partial_rotary_factor")
-    partial = rope.get("partial_rotary_factor") if partial is None else partial
-    if head_dim and isinstance(partial, int | float) and 0 < partial < 1:
-        head_dim = int(head_dim * partial)  # only part of each head rotates (Phi, GPT-NeoX)
+    model_type = data.get("model_type") or text.get("model_type")
+    family = family_of(model_type) if isinstance(model_type, str) else None
+    if family is None and isinstance(text.get("model_type"), str):
+        family = family_of(text["model_type"])
+    if family is None:
+        raise unknown_family(model_type, where)
+    for name, wanted in family.requires.items():
+        if text.get(name) not in (None, wanted):
+            raise ConfigError(
+                f"{where}: {family.name} with {name} {text[name]!r} computes its positions "
+                f"another way; embedcli reads only {name} {wanted!r}"
+            )
+    d_key = _first_key(text, "n_embd", "hidden_size", "d_model") or "hidden_size"
+    d_model = _int(text.get(d_key), d_key, where)
+    context_key = _first_key(text, *family.context) if family.context else None
+    context = _int(text.get(context_key), context_key, where) if context_key else None
+    positional, position = family.positional, read_positions(family, text, where)
+    if position.get("alibi"):
+        positional, context = "alibi", None  # Falcon with alibi: true
+    padding_idx = None
+    offset = family.offset
+    if family.position_ids == "padding":
+        padding_idx = text.get("pad_token_id")
+        if isinstance(padding_idx, bool) or not isinstance(padding_idx, int) or padding_idx < 0:
+            raise ConfigError(
+                f"{where}: {family.name} numbers positions from pad_token_id, "
+                f"which must be a non-negative integer, got {padding_idx!r}"
+            )
+        if context is not None:
+            context -= padding_idx + 1  # rows up to padding_idx are never a position
+            if context < 1:
+                raise ConfigError(
+                    f"{where}: max_position_embeddings leaves no position "
+                    f"after padding_idx {padding_idx}"
+                )
+    elif family.sinusoid == "halves":
+        padding_idx = (
+            text.get("pad_token_id") if isinstance(text.get("pad_token_id"), int) else None
+        )
     tied = _first(text, "tie_word_embeddings")
     if tied is None:
         tied = data.get("tie_word_embeddings")
-    scale = math.sqrt(d_model) if model_type in _SCALED and d_model else 1.0
     return ModelConfig(
         model_type=model_type if isinstance(model_type, str) else None,
         vocab_size=_int(text.get("vocab_size"), "vocab_size", where),
         d_model=d_model,
-        context_length=_int(
-            _first(text, "n_positions", "max_position_embeddings", "n_ctx"),
-            "max_position_embeddings",
-            where,
-        ),
+        context_length=context,
         positional=positional,
-        rope_theta=float(theta) if positional == "rope" else None,
-        rope_dim=head_dim if positional == "rope" else None,
-        rope_scaling=str(rope_type) if rope_type not in (None, "default") else None,
-        rope_scaling_params=_rope_scaling(rope_type, {**rope, **scaling}, where),
+        rope_theta=position.get("rope_theta"),
+        rope_dim=position.get("rope_dim"),
+        rope_scaling=position.get("rope_scaling"),
+        rope_scaling_params=position.get("rope_scaling_params"),
         tie_word_embeddings=tied if isinstance(tied, bool) else None,
-        embed_scale=scale,
-        keys={
-            "d_model": _first_key(text, "n_embd", "hidden_size", "d_model") or "hidden_size",
-            "context_length": _first_key(text, "n_positions", "max_position_embeddings", "n_ctx")
-            or "max_position_embeddings",
-        },
+        embed_scale=_scale(family, text, d_model, where),
+        keys={"d_model": d_key, "context_length": context_key or "max_position_embeddings"},
+        family=family,
+        scale_rounding=family.scale_rounding,
+        position_offset=offset,
+        padding_idx=padding_idx,
+        token_width=_token_width(family, text, d_model, where),
+        norm_eps=_norm_eps(family, text, where),
+        dtype=_dtype(data, text),
+        rope_bases=position.get("rope_bases"),
+        alibi_slopes=position.get("alibi_slopes"),
+        relative=position.get("relative"),
+        heads=position.get("heads"),
     )
 
 
-def _rope_scaling(rope_type: Any, params: dict[str, Any], where: str) -> Any:
-    """The scaling parameters embedcli applies (linear, llama3), checked; None otherwise."""
-    if rope_type not in _SCALING_KEYS:
+def _scale(family: Family, text: dict[str, Any], d_model: int | None, where: str) -> float:
+    """The factor the family multiplies token embeddings by (1.0: none)."""
+    if family.scale is None:
+        return 1.0
+    if family.scale == "sqrt_d":
+        if family.scale_when is not None and not text.get(family.scale_when, True):
+            return 1.0
+        if d_model is None:
+            raise ConfigError(f"{where}: {family.name} scales by sqrt(hidden_size): give it")
+        return math.sqrt(d_model)
+    value = text.get(family.scale)
+    return 1.0 if value is None else _number(value, family.scale, where)
+
+
+def _token_width(family: Family, text: dict[str, Any], d_model: int | None, where: str) -> Any:
+    if family.project_in is None:
         return None
-    values = {}
-    for key in _SCALING_KEYS[rope_type]:
-        value = params.get(key)
-        try:
-            good = not isinstance(value, bool) and math.isfinite(float(value)) and value > 0
-        except (TypeError, ValueError, OverflowError):
-            good = False
-        if not good:
-            raise ConfigError(f"{where}: rope_scaling {key} must be a positive number")
-        values[key] = value
-    if rope_type == "llama3" and values["high_freq_factor"] <= values["low_freq_factor"]:
-        raise ConfigError(f"{where}: rope_scaling high_freq_factor must exceed low_freq_factor")
-    return (("rope_type", rope_type), *values.items())
+    width = _int(text.get("word_embed_proj_dim"), "word_embed_proj_dim", where)
+    return width if width is not None and width != d_model else None
+
+
+def _norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
+    if family.norm is None:
+        return None
+    value = _first(text, *family.norm_eps)
+    return 1e-5 if value is None else _number(value, "layer_norm_eps", where)
+
+
+def _dtype(data: dict[str, Any], text: dict[str, Any]) -> str | None:
+    for source in (text, data):
+        value = source.get("dtype") or source.get("torch_dtype")
+        if value in DTYPES:
+            return str(value)
+    return None
 
 
 def read_json(path: Path, what: str) -> Any:

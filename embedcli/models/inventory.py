@@ -13,7 +13,7 @@ from embedcli.core.memory import CHUNK_ELEMENTS
 from embedcli.errors import WeightsError
 from embedcli.models.checkpoint import Checkpoint
 from embedcli.models.formats import TensorInfo
-from embedcli.models.tables import TableKeys, find_tables
+from embedcli.models.tables import TableKeys, find_tables, position_rows_before
 
 if TYPE_CHECKING:
     from embedcli.models.sources import ModelSource
@@ -35,6 +35,7 @@ class WeightsReport:
     detection_error: str | None = None
     extra: list[str] = field(default_factory=list)  # other entries of a PyTorch checkpoint
     model: dict[str, Any] | None = None  # what a model folder's config.json says, summarised
+    input_layer: dict[str, str] = field(default_factory=dict)  # key -> its role before block 0
 
 
 def inspect_weights(
@@ -58,7 +59,7 @@ def inspect_weights(
     model = source.summary()
     parameters = checkpoint.unique_parameters()
     try:
-        keys = find_tables(checkpoint, token_key, position_key)
+        keys = find_tables(checkpoint, token_key, position_key, source.config)
     except WeightsError as exc:
         return WeightsReport(
             label, checkpoint.format, checkpoint.tensors, None, None, None, None,
@@ -70,7 +71,28 @@ def inspect_weights(
     return WeightsReport(
         label, checkpoint.format, checkpoint.tensors, keys.layout, keys.token, keys.position,
         keys.head, tied, parameters, None, sorted(checkpoint.extra), model,
+        _input_layer(keys, source),
     )  # fmt: skip
+
+
+_ROLES = {
+    "token_type": "token-type table (type 0 is added)",
+    "norm_weight": "embedding LayerNorm weight",
+    "norm_bias": "embedding LayerNorm bias",
+    "project_in": "projection to hidden_size (project_in)",
+}
+
+
+def _input_layer(keys: TableKeys, source: ModelSource) -> dict[str, str]:
+    """Every tensor that runs before the first block, with its role."""
+    roles = {keys.token: "token table"}
+    if keys.position is not None:
+        before = position_rows_before(source.config)
+        roles[keys.position] = "positional table" + (
+            f" (position 0 is row {before})" if before else ""
+        )
+    roles.update({key: _ROLES[name] for name, key in keys.extras})
+    return roles
 
 
 def _tying(source: ModelSource, keys: TableKeys) -> str:

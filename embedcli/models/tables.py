@@ -9,7 +9,7 @@ modules with ``token_embedding(s)``/``token_embed`` names.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,16 +67,28 @@ class TableKeys:
     position: str | None
     head: str | None
     head_transposed: bool = False
+    # what a model family runs besides the tables: token_type, norm_weight, norm_bias,
+    # project_in -> the checkpoint's key
+    extras: tuple[tuple[str, str], ...] = ()
 
 
 def find_tables(
-    checkpoint: Checkpoint, token_key: str | None = None, position_key: str | None = None
+    checkpoint: Checkpoint,
+    token_key: str | None = None,
+    position_key: str | None = None,
+    model: ModelConfig | None = None,
 ) -> TableKeys:
-    """Detect the layout, or follow --token-key/--position-key; errors list the candidates.
+    """The tables where a model's family keeps them (``model``, from its config.json), or a
+    known layout of bare checkpoints, or --token-key/--position-key; errors list candidates.
 
     The tables found are checked from the header alone (2-D, floating point, no empty
     dimension, equal widths), so that every command refuses a bad table before reading it."""
-    keys = _detect_tables(checkpoint, token_key, position_key)
+    if model is not None and model.family is not None:
+        from embedcli.models.familykeys import family_tables
+
+        keys = family_tables(checkpoint, model, token_key, position_key)
+    else:
+        keys = _detect_tables(checkpoint, token_key, position_key)
     check_table_headers(checkpoint, keys)
     return keys
 
@@ -194,7 +206,7 @@ def check_table_headers(checkpoint: Checkpoint, keys: TableKeys) -> None:
         problem = _table_problem(info.name, info.shape, info.dtype)
         if problem:
             raise WeightsError(problem)
-    if len(infos) == 2:
+    if len(infos) == 2 and not any(name == "project_in" for name, _ in keys.extras):
         problem = _width_problem(keys, infos[0].shape[1], infos[1].shape[1])
         if problem:
             raise WeightsError(problem)
@@ -218,16 +230,21 @@ class LoadedTables:
     position: torch.Tensor | None  # (context_length, d_model)
     model: dict[str, Any] | None = None  # what a model folder's config.json says, summarised
     files: list[str] | None = None  # the local files the tables come from (never overwritten)
+    extras: dict[str, torch.Tensor] = field(default_factory=dict)  # norm, token types, ...
+    extra_keys: dict[str, str] = field(default_factory=dict)  # their keys in the checkpoint
+    folder: str | None = None  # a model folder on this machine (config.json and weights)
+    head_key: str | None = None  # the output head, which runs after the blocks
 
 
 def load_tables(
     source: str | Path, token_key: str | None = None, position_key: str | None = None
 ) -> LoadedTables:
-    """Open a checkpoint file, model folder or hub model and read only its two tables."""
+    """Open a checkpoint file, model folder or hub model and read only its input layer."""
     from embedcli.models.sources import open_source
 
-    checkpoint = open_source(source).checkpoint
-    return read_tables(checkpoint, find_tables(checkpoint, token_key, position_key))
+    opened = open_source(source)
+    checkpoint = opened.checkpoint
+    return read_tables(checkpoint, find_tables(checkpoint, token_key, position_key, opened.config))
 
 
 def read_tables(checkpoint: Checkpoint, keys: TableKeys) -> LoadedTables:
@@ -235,9 +252,11 @@ def read_tables(checkpoint: Checkpoint, keys: TableKeys) -> LoadedTables:
     token = checkpoint.load(keys.token)
     position = None if keys.position is None else checkpoint.load(keys.position)
     check_tables(token, position, keys)
+    extras = {name: checkpoint.load(key) for name, key in keys.extras}
     return LoadedTables(
-        str(checkpoint.path), keys.layout, keys.token, keys.position, token, position
-    )
+        str(checkpoint.path), keys.layout, keys.token, keys.position, token, position,
+        extras=extras, extra_keys=dict(keys.extras), head_key=keys.head,
+    )  # fmt: skip
 
 
 def check_tables(token: torch.Tensor, position: torch.Tensor | None, keys: TableKeys) -> None:
@@ -255,19 +274,34 @@ def check_tables(token: torch.Tensor, position: torch.Tensor | None, keys: Table
             raise WeightsError(problem)
         if table.device.type == "meta":  # saved from a model built on the meta device
             raise WeightsError(f"{name} holds no values (it was saved from the meta device)")
-    if position is not None:
+    if position is not None and not any(name == "project_in" for name, _ in keys.extras):
         problem = _width_problem(keys, token.shape[1], position.shape[1])
         if problem:
             raise WeightsError(problem)
 
 
+def position_rows_before(model: ModelConfig | None) -> int:
+    """Rows of a learned positional table before position 0 (OPT: 2, RoBERTa: padding_idx+1)."""
+    if model is None:
+        return 0
+    if model.padding_idx is not None and model.positional == "learned":
+        return model.padding_idx + 1
+    return model.position_offset
+
+
 def check_sizes(
-    token_shape: Sequence[int], position_shape: Sequence[int] | None, given: Overrides
+    token_shape: Sequence[int],
+    position_shape: Sequence[int] | None,
+    given: Overrides,
+    model: ModelConfig | None = None,
 ) -> None:
     """A size flag (``given``) that disagrees with the checkpoint's tables is an error."""
-    implied = {"vocab_size": token_shape[0], "d_model": token_shape[1]}
+    width = token_shape[1]
+    if model is not None and model.token_width is not None and model.d_model is not None:
+        width = model.d_model  # a projection widens the token table to hidden_size
+    implied = {"vocab_size": token_shape[0], "d_model": width}
     if position_shape is not None:
-        implied["context_length"] = position_shape[0]
+        implied["context_length"] = position_shape[0] - position_rows_before(model)
     for name, value in implied.items():
         flagged = getattr(given, name)
         if flagged is not None and flagged != value:
@@ -304,22 +338,22 @@ def check_model_tables(
 ) -> None:
     """config.json and the tables it describes must agree (a Gemma scale from a wrong
     hidden_size, or a context from a wrong n_positions, would be silently wrong)."""
+    width = model.token_width if model.token_width is not None else model.d_model
+    width_key = "word_embed_proj_dim" if model.token_width is not None else None
     found = {
-        ("vocab_size", "vocab_size"): (model.vocab_size, token_shape[0], "rows of the token table"),
-        ("d_model", model.keys.get("d_model", "hidden_size")): (
-            model.d_model,
+        "vocab_size": (model.vocab_size, token_shape[0], "rows of the token table"),
+        width_key or model.keys.get("d_model", "hidden_size"): (
+            width,
             token_shape[1],
             "columns of the token table",
         ),
     }
     if position_shape is not None and model.positional == "learned":
         key = model.keys.get("context_length", "max_position_embeddings")
-        found[("context_length", key)] = (
-            model.context_length,
-            position_shape[0],
-            "rows of the positional table",
-        )
-    for (_, key), (said, actual, what) in found.items():
+        before = position_rows_before(model)
+        said = None if model.context_length is None else model.context_length + before
+        found[key] = (said, position_shape[0], "rows of the positional table")
+    for key, (said, actual, what) in found.items():
         if said is not None and said != actual:
             raise WeightsError(
                 f"the model's {model.file} gives {key} {said:,}, but its weights have "
@@ -338,7 +372,7 @@ def check_source(
     if model is not None:
         check_model_flags(model, given)
         check_model_tables(model, token_shape, position_shape)
-    check_sizes(token_shape, position_shape, given)
+    check_sizes(token_shape, position_shape, given, model)
 
 
 def tables_config(
@@ -347,10 +381,13 @@ def tables_config(
     given: Overrides,
     default_context: int = DEFAULT_CONTEXT_LENGTH,
     model: ModelConfig | None = None,
+    table_dtype: str | None = None,
 ) -> EmbedConfig:
-    """The configuration the tables (and a model's config.json) imply, with the flags' dtype
-    and positional family; a size flag that disagrees with either is an error."""
-    from embedcli.core.config import EmbedConfig
+    """The configuration the tables (and a model's config.json, read through its family)
+    imply, with the flags' dtype and positional family; a size flag that disagrees with either
+    is an error. The default dtype of a model source is the checkpoint's, as transformers
+    loads it."""
+    from embedcli.core.config import DTYPES, EmbedConfig
 
     check_source(token_shape, position_shape, given, model)
     vocab, width = token_shape
@@ -361,9 +398,18 @@ def tables_config(
             "(pass --position-key if it has one under another name)"
         )
     family = positional or ("learned" if position_shape is not None else "none")
-    context = position_shape[0] if position_shape is not None else given.context_length
-    if context is None and model is not None:
-        context = model.context_length
+    fields = {} if model is None else model.embed_fields()
+    limited = fields.pop("context_limit", True) or given.context_length is not None
+    if position_shape is not None and family == "learned":
+        context = position_shape[0] - position_rows_before(model)
+        if model is not None and model.padding_idx is not None:
+            fields["position_offset"] = 0  # RoBERTa's rows are counted from padding_idx
+    else:
+        context = given.context_length
+        if context is None and model is not None:
+            context = model.context_length
+    if family == "sinusoidal" and position_shape is None and model is not None:
+        context = context or default_context
     rope = {}
     if model is not None and family == "rope":
         rope = {
@@ -371,12 +417,17 @@ def tables_config(
             "rope_dim": model.rope_dim,
             "rope_scaling": model.rope_scaling_params,
         }
+    d_model = model.d_model if model is not None and model.token_width is not None else width
+    dtype = given.dtype or (model.dtype if model is not None else None)
+    if dtype is None and model is not None and table_dtype in DTYPES:
+        dtype = table_dtype  # no dtype in config.json: the checkpoint's own
     return EmbedConfig(
         vocab_size=vocab,
-        d_model=width,
-        context_length=context or default_context,
+        d_model=d_model,
+        context_length=(context or default_context) if limited else 1,
         positional=family,
-        dtype=given.dtype or "float32",
-        embed_scale=model.embed_scale if model is not None else 1.0,
+        dtype=dtype or "float32",
+        **fields,
         **rope,
+        context_limit=limited,
     )

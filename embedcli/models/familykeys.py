@@ -1,0 +1,96 @@
+"""Where a known family keeps its input layer in a checkpoint: the registry's keys, behind the
+LM-head class's prefix or not. Only the keys the entry declares are looked up: a checkpoint
+that has none of them is refused, with what it does have, never matched by resemblance.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from embedcli.errors import WeightsError
+
+if TYPE_CHECKING:
+    from embedcli.models.checkpoint import Checkpoint
+    from embedcli.models.config import ModelConfig
+    from embedcli.models.tables import TableKeys
+
+
+def _joined(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+def family_tables(
+    checkpoint: Checkpoint,
+    model: ModelConfig,
+    token_key: str | None = None,
+    position_key: str | None = None,
+) -> TableKeys:
+    """The keys of ``model``'s family in ``checkpoint`` (``--token-key``/``--position-key``
+    replace the tables' keys; the family's other steps still apply)."""
+    from embedcli.models.tables import TableKeys
+
+    family = model.family
+    assert family is not None
+    names = set(checkpoint.names)
+    prefixes = (*family.prefixes, "") if "" not in family.prefixes else family.prefixes
+    found_prefix = None
+    token = None
+    if token_key is not None:
+        checkpoint.info(token_key)  # an unknown key is an error naming it
+        token = token_key
+    else:
+        for prefix in prefixes:
+            for candidate in family.token:
+                if _joined(prefix, candidate) in names:
+                    token, found_prefix = _joined(prefix, candidate), prefix
+                    break
+            if token is not None:
+                break
+    if token is None:
+        wanted = " or ".join(_joined(p, c) for p in prefixes for c in family.token)
+        two_d = [t.name for t in checkpoint.tensors if len(t.shape) == 2][:8]
+        raise WeightsError(
+            f"{checkpoint.path}: a {family.name} checkpoint keeps its token table at {wanted}, "
+            f"and this one has none of them (2-D tensors: {', '.join(two_d) or 'none'}); "
+            "pass --token-key"
+        )
+    search = (found_prefix,) if found_prefix is not None else prefixes
+
+    def locate(key: str | None, what: str, required: bool = True) -> str | None:
+        if key is None:
+            return None
+        for prefix in search:
+            if _joined(prefix, key) in names:
+                return _joined(prefix, key)
+        if not required:
+            return None
+        raise WeightsError(
+            f"{checkpoint.path}: a {family.name} model has {what} at "
+            f"{_joined(search[0], key)}, and this checkpoint does not: its files are not "
+            f"those of a {family.name} model"
+        )
+
+    position = None
+    if position_key is not None and position_key.lower() != "none":
+        checkpoint.info(position_key)
+        position = position_key
+    elif position_key is None and family.positional == "learned" and model.positional == "learned":
+        position = locate(family.position, "a learned positional table")
+    extras: list[tuple[str, str]] = []
+    if model.token_width is not None:
+        extras.append(("project_in", locate(family.project_in, "a projection (project_in)")))
+    if family.token_type is not None:
+        extras.append(("token_type", locate(family.token_type, "a token-type table")))
+    if family.norm is not None:
+        extras.append(("norm_weight", locate(f"{family.norm}.weight", "an embedding LayerNorm")))
+        extras.append(("norm_bias", locate(f"{family.norm}.bias", "an embedding LayerNorm")))
+    head = None
+    if family.head is not None:
+        head = next((n for n in (family.head, _joined(search[0], family.head)) if n in names), None)
+    return TableKeys(
+        f"{family.name} ({model.model_type})",
+        token,
+        position,
+        head,
+        extras=tuple((name, key) for name, key in extras if key is not None),
+    )

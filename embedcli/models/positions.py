@@ -1,0 +1,163 @@
+"""A config's position fields, read as the family's entry says: rope's bases, rotated
+dimensions and scaling (transformers 4's top-level keys and 5's ``rope_parameters``, also per
+layer type), ALiBi's slopes per head, T5's relative buckets.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from embedcli.errors import ConfigError
+from embedcli.models.families import Family
+
+# the rope scaling types embedcli computes the angles of, and the fields each needs; with any
+# other (yarn, dynamic, longrope, ...) the angles are not shown, and the report says so
+SCALING_KEYS = {
+    "linear": ("factor",),
+    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+}
+
+
+def _positive(value: Any, name: str, where: str, low: float = 0.0) -> float:
+    try:
+        good = not isinstance(value, bool) and math.isfinite(float(value)) and value > low
+    except (TypeError, ValueError, OverflowError):
+        good = False
+    if not good:
+        raise ConfigError(f"{where}: {name} must be a number above {low:g}, got {repr(value)[:40]}")
+    return float(value)
+
+
+def _count(value: Any, name: str, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where}: {name} must be a positive integer, got {value!r}")
+    return value
+
+
+def _heads(text: dict[str, Any], where: str) -> int | None:
+    for name in ("num_attention_heads", "n_head", "n_heads", "num_heads"):
+        if text.get(name) is not None:
+            return _count(text[name], name, where)
+    return None
+
+
+def read_positions(family: Family, text: dict[str, Any], where: str) -> dict[str, Any]:
+    """The position fields of ``text`` (a config's text part) for ``family``."""
+    heads = _heads(text, where)
+    if family.positional == "relative":
+        relative = {
+            "num_buckets": _count(text.get("relative_attention_num_buckets", 32), "buckets", where),
+            "max_distance": _count(
+                text.get("relative_attention_max_distance", 128), "max distance", where
+            ),
+        }
+        return {"relative": relative, "heads": heads}
+    alibi = family.positional == "alibi" or (family.name == "Falcon" and text.get("alibi") is True)
+    if alibi:
+        return _alibi(family, text, heads, where)
+    if family.positional != "rope":
+        return {"heads": heads}
+    return {**_rope(family, text, heads, where), "heads": heads}
+
+
+def _alibi(family: Family, text: dict[str, Any], heads: int | None, where: str) -> dict[str, Any]:
+    from embedcli.core.positions import alibi_slopes  # torch is imported only here
+
+    if heads is None:
+        raise ConfigError(f"{where}: ALiBi needs the head count (num_attention_heads)")
+    if family.alibi == "mpt":
+        attn = text.get("attn_config") if isinstance(text.get("attn_config"), dict) else {}
+        if attn.get("alibi") is False:
+            raise ConfigError(f"{where}: MPT without alibi is not a layout embedcli reads")
+        bias_max = _positive(attn.get("alibi_bias_max", 8), "alibi_bias_max", where)
+        slopes = alibi_slopes(heads, "mpt", bias_max)
+    else:
+        slopes = alibi_slopes(heads)
+    return {"alibi": True, "alibi_slopes": tuple(slopes), "heads": heads}
+
+
+def _rope_sets(text: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]:
+    """{layer type: rope parameters}, and the first block's layer type."""
+    types = text.get("layer_types")
+    first = types[0] if isinstance(types, list) and types and isinstance(types[0], str) else None
+    params = text.get("rope_parameters")
+    if isinstance(params, dict) and params and all(isinstance(v, dict) for v in params.values()):
+        return {str(k): v for k, v in params.items()}, first or next(iter(params))
+    merged: dict[str, Any] = {}
+    for source in (params, text.get("rope_scaling")):
+        if isinstance(source, dict):
+            merged.update(source)
+    for name in ("rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct"):
+        if text.get(name) is not None and name not in merged:
+            merged[name] = text[name]
+    if text.get("rope_local_base_freq") is not None:  # Gemma 3 in transformers 4
+        local = {"rope_theta": text["rope_local_base_freq"], "rope_type": "default"}
+        sets = {"full_attention": merged, "sliding_attention": local}
+        return sets, first or "full_attention"
+    return {first or "default": merged}, first or "default"
+
+
+def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -> dict[str, Any]:
+    sets, first = _rope_sets(text)
+    if first not in sets:
+        raise ConfigError(f"{where}: layer type {first!r} has no rope_parameters")
+    bases = {
+        name: _positive(
+            p.get("rope_theta", p.get("rotary_emb_base", 10000.0)), "rope_theta", where, 1
+        )
+        for name, p in sets.items()
+    }
+    params = sets[first]
+    rope_type = params.get("rope_type") or params.get("type") or "default"
+    if not isinstance(rope_type, str):
+        raise ConfigError(f"{where}: rope_type must be a name, got {rope_type!r}")
+    return {
+        "rope_theta": bases[first],
+        "rope_bases": bases if len(bases) > 1 else None,
+        "rope_dim": _rope_dim(family, text, params, heads, where),
+        "rope_scaling": rope_type if rope_type != "default" else None,
+        "rope_scaling_params": _scaling(rope_type, params, where),
+    }
+
+
+def _rope_dim(
+    family: Family, text: dict[str, Any], params: dict[str, Any], heads: int | None, where: str
+) -> int | None:
+    """The dimensions each head rotates, by the family's rule."""
+    if family.rope_dim == "qk_rope":
+        return _count(text.get("qk_rope_head_dim"), "qk_rope_head_dim", where)
+    d_model = text.get("hidden_size", text.get("n_embd", text.get("d_model")))
+    head_dim = _count(text.get("head_dim"), "head_dim", where)
+    if head_dim is None and heads and isinstance(d_model, int) and d_model % heads == 0:
+        head_dim = d_model // heads
+    if family.rope_dim == "rotary_dim":
+        rotary = _count(text.get("rotary_dim"), "rotary_dim", where)
+        return rotary if rotary is not None else head_dim
+    factor = params.get("partial_rotary_factor", params.get("rotary_pct"))
+    if factor is None:
+        factor = text.get("partial_rotary_factor", text.get("rotary_pct"))
+    if head_dim is None or factor is None:
+        return head_dim
+    factor = _positive(factor, "partial_rotary_factor", where)
+    if factor > 1:
+        raise ConfigError(f"{where}: partial_rotary_factor must be at most 1, got {factor:g}")
+    return int(head_dim * factor)
+
+
+def _scaling(rope_type: str, params: dict[str, Any], where: str) -> Any:
+    """The scaling parameters embedcli applies (linear, llama3), checked; for any other type,
+    the type with ``applied: False``; None for none."""
+    if rope_type == "default":
+        return None
+    if rope_type not in SCALING_KEYS:
+        return (("rope_type", rope_type), ("applied", False))
+    values = {
+        key: _positive(params.get(key), f"rope_scaling {key}", where)
+        for key in SCALING_KEYS[rope_type]
+    }
+    if rope_type == "llama3" and values["high_freq_factor"] <= values["low_freq_factor"]:
+        raise ConfigError(f"{where}: rope_scaling high_freq_factor must exceed low_freq_factor")
+    return (("rope_type", rope_type), *values.items())
