@@ -161,7 +161,11 @@ def complete_encoding(incomplete: str) -> list[str]:
 
 
 dtype_check, dtype_complete = choices(DTYPES, _DTYPE_ALIASES)
-positional_check, positional_complete = choices(POSITIONAL_FAMILIES)
+# alibi and relative come from a model's config.json, never from the flag: seeded tables have
+# no attention heads to bias
+positional_check, positional_complete = choices(
+    tuple(f for f in POSITIONAL_FAMILIES if f not in ("alibi", "relative"))
+)
 preset_check, preset_complete = choices(tuple(PRESETS))
 pool_check, pool_complete = choices(("none", "mean", "last"))
 optimizer_check, optimizer_complete = choices(("adamw", "sgd"), {"adam": "adamw"})

@@ -154,7 +154,6 @@ def embed(
       embedcli embed --lines --pool mean -f sentences.txt > vectors.jsonl
     """
     from embedcli.pipeline.sources import embed_source
-    from embedcli.tokenization.encodings import resolve_encoding_name
 
     seq_len = o.renamed(seq_len, window, "--seq-len", "--window")
     _check_modes(
@@ -163,7 +162,7 @@ def embed(
     )  # fmt: skip
     if lines or seq_len is not None:
         _batch_only(lines, verify=verify, similarity=similarity, pad_id=pad_id)
-    name = resolve_encoding_name(encoding, model, weights)
+    name = _encoding_name(encoding, model, weights, bool(ids))
     overrides = Overrides(vocab_size, d_model, context_length, positional, dtype, seed)
     config, tables = embed_source(name, overrides, weights, token_key, position_key)
     cut = {"truncate": truncate, "truncate_to_context": truncate_to_context}
@@ -183,6 +182,20 @@ def embed(
         pad_id=pad_id, verify=verify, similarity=similarity, as_json=as_json,
         view={"show": show, "max_positions": max_positions},
     )  # fmt: skip
+
+
+def _encoding_name(encoding: str | None, model: str | None, weights: str | None, ids: bool) -> str:
+    """The encoding to use; with --ids and a model source that has no tokenizer files, none:
+    ids need no tokenizer, and another's pieces would be untrue."""
+    from embedcli.errors import EncodingError
+    from embedcli.tokenization.encodings import NO_TOKENIZER, resolve_encoding_name
+
+    try:
+        return resolve_encoding_name(encoding, model, weights)
+    except EncodingError:
+        if ids and weights is not None and encoding is None and model is None:
+            return NO_TOKENIZER
+        raise
 
 
 def _embed_batch(

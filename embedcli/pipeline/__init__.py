@@ -5,6 +5,7 @@
 - ``embed``: the embed job: texts or ids -> padded batch -> the core module -> ``EmbedReport``.
 - ``stream``: embedding at scale: every window of a file, or one record per line.
 - ``reference``: ``--verify``'s independent second computation.
+- ``hfreference``: ``--verify``'s third, a model folder's own transformers code up to block 0.
 - ``shapes``: the inspect-shapes job.
 - ``positions``: the positions job: a positional table, or its similarities, as a heatmap.
 

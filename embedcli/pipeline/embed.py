@@ -56,6 +56,9 @@ class EmbedReport:
     verify: VerifyResult | None = None
     rope_angles: torch.Tensor | None = None  # (T, d/2) with positional rope
     scaled_embeddings: torch.Tensor | None = None  # (B, T, d): a model's input scaling (Gemma)
+    projected_embeddings: torch.Tensor | None = None  # (B, T, d): OPT's project_in
+    token_type_embeddings: torch.Tensor | None = None  # (B, T, d): BERT's type 0 rows
+    position_ids: torch.Tensor | None = None  # (T,) or (B, T): the positional rows read
     similarity: torch.Tensor | None = None  # (B, T, T) cosine in float64, when asked for
 
 
@@ -156,9 +159,17 @@ def check_memory(
     d, size = config.d_model, dtype_size(config.dtype)
     rows = config.vocab_size + (config.context_length if config.has_positional_table else 0)
     # The tables are always created on the CPU in float32 first; --verify makes a CPU copy.
-    tables = rows * d * 4 * (2 if verify else 1)
+    # (and transformers' reference of a model folder, one more: counted for every --verify)
+    tables = rows * d * 4 * (3 if verify else 1)
     # token, position and input embeddings, and a model's scaled token embeddings (Gemma)
-    count = 3 if config.embed_scale == 1.0 else 4
+    count = 3 + sum(
+        (
+            config.embed_scale != 1.0,
+            config.width != d,  # OPT's projection
+            config.token_types,
+            config.norm_eps is not None,
+        )
+    )
     activations = count * batch * length * d * size
     kept = count * batch * length * d * 4 if keep.report else 0
     if keep.similarity:
@@ -178,7 +189,7 @@ def check_memory(
             "lower --d-model, --vocab-size or --context-length",
         ),
         f"the activations ({batch:,} × {length:,} tokens × d {d:,}, "
-        f"{'three' if count == 3 else 'four'} tensors)": (
+        f"{_COUNTS.get(count, count)} tensors)": (
             activations,
             "lower -b/--batch-size or -t/--seq-len, or embed fewer or shorter texts (--truncate N)",
         ),
@@ -198,6 +209,9 @@ def check_memory(
         }
         need = rows * d * size + activations
         _refuse_largest(on_device, need, available_memory(device), str(device))
+
+
+_COUNTS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
 
 
 def _refuse_largest(
@@ -258,6 +272,7 @@ def prepare_module(
     verify: bool = False,
     allow_meta: bool = False,
     keep: Keep = Keep(),
+    extras: dict[str, torch.Tensor] | None = None,
 ) -> tuple[InputEmbedding, torch.device]:
     """Resolve the device, check the dtype on it and the memory for a (batch, length) job, then
     build the module there: the one way every command gets its module."""
@@ -266,7 +281,7 @@ def prepare_module(
     target = resolve_device(device, allow_meta=allow_meta)
     check_dtype_on_device(config.dtype, target)
     check_memory(config, target, batch, length, verify=verify, keep=keep)
-    return build_embedding(config, target, tables), target
+    return build_embedding(config, target, tables, extras), target
 
 
 def _weights_fields(tables: LoadedTables | None) -> dict[str, Any]:
@@ -324,15 +339,20 @@ def run_embed(
     ids_cpu = check_token_ids(padded, config, id_hint(config, tables))  # (B, T)
     pair = None if tables is None else (tables.token, tables.position)
     keep = Keep(report=True, similarity=similarity)
-    module, target = prepare_module(config, device, pair, *ids_cpu.shape, verify=verify, keep=keep)
+    extras = None if tables is None else tables.extras
+    module, target = prepare_module(
+        config, device, pair, *ids_cpu.shape, verify=verify, keep=keep, extras=extras
+    )
     with torch.inference_mode():
-        trace = module.trace(ids_cpu, checked=True)
+        trace = module.trace(ids_cpu, checked=True, attention_mask=torch.tensor(mask))
     checked = None
     if verify:
         from embedcli.pipeline.reference import verify as against_reference
 
         # Worked out again on the CPU from the recipe and the formulas, not by the module.
-        checked = against_reference(config, ids_cpu, trace.input_embeddings, tables)
+        checked = against_reference(
+            config, ids_cpu, trace.input_embeddings, tables, torch.tensor(mask)
+        )
     report = EmbedReport(
         config={
             **config.to_dict(),
@@ -354,6 +374,9 @@ def run_embed(
         verify=checked,
         rope_angles=_on_cpu(trace.rope_angles),
         scaled_embeddings=_on_cpu(trace.scaled_embeddings),
+        projected_embeddings=_on_cpu(trace.projected_embeddings),
+        token_type_embeddings=_on_cpu(trace.token_type_embeddings),
+        position_ids=None if trace.position_ids is None else trace.position_ids.cpu(),
         similarity=(
             torch.stack([cosine_similarity(seq) for seq in trace.input_embeddings.cpu()])
             if similarity

@@ -69,7 +69,9 @@ def position_table(
     # The recipe draws the token table first, so the seeded positional table is the one `embed`
     # uses when both are built with embed's default vocabulary (gpt2's 50,257 rows).
     seeded = EmbedConfig(d_model=d_model, context_length=context_length, seed=seed)
-    _, position, source = source_tables(seeded, weights, None, position_key, given)
+    _, position, source = source_tables(
+        seeded, weights, None, position_key, given, from_position_zero=True
+    )
     if position is None:
         raise WeightsError(f"{weights} has no learned positional table to show")
     return position.detach().double(), f"learned, {source}", positional

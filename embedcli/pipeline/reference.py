@@ -57,47 +57,145 @@ class VerifyResult:
 
 
 def verify(
-    config: EmbedConfig, ids: torch.Tensor, actual: torch.Tensor, tables: LoadedTables | None
+    config: EmbedConfig,
+    ids: torch.Tensor,
+    actual: torch.Tensor,
+    tables: LoadedTables | None,
+    attention_mask: torch.Tensor | None = None,
 ) -> VerifyResult:
     """The device's (B, T, d) result against the reference, to one rounding of the sum."""
     import torch
 
     from embedcli.core.devices import torch_dtype
 
-    expected, reference = reference_embeddings(config, ids, tables)  # (B, T, d) float64
+    expected, reference = reference_embeddings(config, ids, tables, attention_mask)
     got = actual.detach().cpu().double()
     diff = float((got - expected).abs().max()) if got.numel() else 0.0
     scale = float(expected.abs().max()) if expected.numel() else 0.0
     tolerance = torch.finfo(torch_dtype(config.dtype)).eps * max(scale, 1.0)
+    if tables is not None and tables.folder is not None:
+        second, said = _transformers_reference(config, ids, tables, attention_mask)
+        if second is not None:
+            diff = max(diff, float((got - second.double()).abs().max()) if got.numel() else 0.0)
+        reference = f"{reference}; {said}"
     return VerifyResult(str(actual.device), "cpu", diff, tolerance, reference)
 
 
+def _transformers_reference(
+    config: EmbedConfig, ids: torch.Tensor, tables: LoadedTables, mask: torch.Tensor | None
+) -> tuple[torch.Tensor | None, str]:
+    """The model's own code up to its first block (transformers, where it is installed)."""
+    import torch
+
+    from embedcli.core.devices import torch_dtype
+    from embedcli.pipeline import hfreference
+
+    if not hfreference.available():
+        return None, "transformers is not installed: the model's own code was not run"
+    mask = torch.ones_like(ids) if mask is None else mask
+    try:
+        hidden, run = hfreference.first_block_input(
+            Path(tables.folder), ids, mask, torch_dtype(config.dtype), tables.head_key
+        )
+    except Exception as exc:  # transformers' own failure is reported, never a traceback
+        return None, f"transformers could not run the model ({type(exc).__name__})"
+    if hidden is None:
+        return None, f"the model's own code was not run: {run}"
+    return hidden, f"and transformers' {run}, run up to its first block"
+
+
 def reference_embeddings(
-    config: EmbedConfig, ids: torch.Tensor, tables: LoadedTables | None = None
+    config: EmbedConfig,
+    ids: torch.Tensor,
+    tables: LoadedTables | None = None,
+    attention_mask: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, str]:
     """(B, T) ids -> (the (B, T, d) input embeddings, in float64, from the recipe and formulas;
-    where the tables came from)."""
+    where the tables came from). A model family's other steps (scale, projection, token type 0,
+    offset or counted positions, LayerNorm) are applied as its registry entry says, on tensors
+    read again from the files."""
     import torch
 
     from embedcli.core.devices import torch_dtype
 
     dtype = torch_dtype(config.dtype)
+    extras: dict[str, torch.Tensor] = {}
     if tables is None:
         (token, position), source = seeded_tables(config), "the seeded recipe"
     else:
         token, position, source = reread_tables(tables)
-    length = ids.shape[1]
-    looked_up = token.to(dtype)[ids.cpu()]  # (B, T, d) in the device's dtype
-    if config.embed_scale != 1.0:  # Gemma: the scale in the embeddings' dtype, one product
-        looked_up = looked_up * torch.tensor(config.embed_scale, dtype=dtype)
-    added = None  # rope and none: nothing is added to the token embeddings
+        extras = reread_extras(tables)
+    ids = ids.cpu()
+    hidden = token.to(dtype)[ids]  # (B, T, w) in the device's dtype
+    if config.embed_scale != 1.0:
+        if config.scale_rounding == "dtype":  # Gemma: the scale in the embeddings' dtype
+            hidden = hidden * torch.tensor(config.embed_scale, dtype=dtype)
+        else:
+            hidden = hidden * config.embed_scale
+    if "project_in" in extras:
+        hidden = hidden @ extras["project_in"].to(dtype).T  # (B, T, w) @ (w, d)
+    if "token_type" in extras:
+        hidden = hidden + extras["token_type"].to(dtype)[0]  # every token is of type 0
+    rows = _rows(config, ids, attention_mask)
+    added = None  # rope, alibi, relative and none: nothing is added to the token embeddings
     if config.positional == "learned" and position is not None:
-        added = position.to(dtype)[:length]  # (T, d)
+        added = position.to(dtype)[rows]  # (T, d) or (B, T, d)
     elif config.positional == "sinusoidal":
-        added = sinusoids(length, config.d_model).to(dtype)  # (T, d)
+        if config.sinusoid == "halves":
+            from embedcli.core.positions import halves_sinusoids
+
+            table = halves_sinusoids(int(rows.max()) + 1, config.d_model, config.padding_idx)
+        else:
+            table = sinusoids(int(rows.max()) + 1, config.d_model)
+        added = table.to(dtype)[rows]
     # One addition in the dtype, as the device makes it: its rounding is IEEE's, the same on
     # every device, so a CPU agrees to the last bit and another device within one rounding.
-    return (looked_up if added is None else looked_up + added).double(), source
+    hidden = hidden if added is None else hidden + added
+    if config.norm_eps is not None:
+        weight, bias = extras["norm_weight"].to(dtype), extras["norm_bias"].to(dtype)
+        hidden = torch.nn.functional.layer_norm(
+            hidden, (config.d_model,), weight, bias, config.norm_eps
+        )
+    return hidden.double(), source
+
+
+def _rows(
+    config: EmbedConfig, ids: torch.Tensor, attention_mask: torch.Tensor | None
+) -> torch.Tensor:
+    """The positional rows each token reads, counted here again from their definition."""
+    import torch
+
+    batch, length = ids.shape
+    if config.position_ids == "mask":
+        mask = torch.ones_like(ids) if attention_mask is None else attention_mask.cpu().long()
+        rows = torch.zeros_like(ids)
+        for b in range(batch):
+            seen = 0
+            for t in range(length):
+                seen += int(mask[b, t])
+                rows[b, t] = (seen - 1 if mask[b, t] else -1) + config.position_offset
+        return rows
+    if config.position_ids == "padding":
+        rows = torch.zeros_like(ids)
+        pad = config.padding_idx
+        for b in range(batch):
+            seen = 0
+            for t in range(length):
+                real = int(ids[b, t]) != pad
+                seen += real
+                rows[b, t] = pad + seen if real else pad
+        return rows
+    return torch.arange(length) + config.position_offset
+
+
+def reread_extras(tables: LoadedTables) -> dict[str, torch.Tensor]:
+    """A family's other tensors (norm, token types, projection), read again from the files."""
+    files = [Path(f) for f in tables.files or [tables.path]]
+    found = {}
+    for name, key in tables.extra_keys.items():
+        tensor = _read(files, key) if files and all(f.is_file() for f in files) else None
+        found[name] = tables.extras[name] if tensor is None else tensor
+    return found
 
 
 def seeded_tables(config: EmbedConfig) -> tuple[torch.Tensor, torch.Tensor | None]:

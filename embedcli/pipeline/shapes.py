@@ -61,8 +61,8 @@ class ShapesReport:
 
 def count_parameters(config: EmbedConfig, preset: Preset) -> Parameters:
     """Parameters of the token and positional tables, their memory per dtype, their share."""
-    token = config.vocab_size * config.d_model
-    position = config.context_length * config.d_model if config.has_positional_table else 0
+    token = config.vocab_size * config.width
+    position = config.position_rows * config.d_model if config.has_positional_table else 0
     total = token + position
     # The share only means something for the preset's own sizes.
     same = ("vocab_size", "d_model", "context_length", "positional")  # the dtype changes no count
@@ -149,7 +149,11 @@ def _module_trace(
 
     from embedcli.pipeline.embed import prepare_module
 
-    module, target = prepare_module(config, device, tables, batch_size, seq_len, allow_meta=True)
+    pair = None if tables is None else (tables[0], tables[1])
+    extras = tables[2] if tables is not None and len(tables) > 2 else None  # a family's others
+    module, target = prepare_module(
+        config, device, pair, batch_size, seq_len, allow_meta=True, extras=extras
+    )
     if target.type == "meta":
         ids = torch.zeros(batch_size, seq_len, dtype=torch.long, device="meta")
     else:

@@ -31,10 +31,13 @@ def _loaded(
     from embedcli.models.tables import find_tables, read_tables
 
     source = open_weights(weights)
-    tables = read_tables(source.checkpoint, find_tables(source.checkpoint, token_key, position_key))
+    keys = find_tables(source.checkpoint, token_key, position_key, source.config)
+    tables = read_tables(source.checkpoint, keys)
     tables.path = source.spec if source.folder is not None or source.hub else tables.path
     tables.model = source.summary()
     tables.files = source.local_files()
+    if source.folder is not None and not source.remote and source.config is not None:
+        tables.folder = str(source.folder)
     return tables, source
 
 
@@ -67,7 +70,8 @@ def embed_source(
 
     tables, source = _loaded(weights, token_key, position_key)
     shapes = (tables.token.shape, _shape(tables.position))
-    return tables_config(*shapes, overrides, model=source.config), tables
+    stored = str(tables.token.dtype).removeprefix("torch.")
+    return tables_config(*shapes, overrides, model=source.config, table_dtype=stored), tables
 
 
 def source_tables(
@@ -76,10 +80,13 @@ def source_tables(
     token_key: str | None = None,
     position_key: str | None = None,
     given: Overrides | None = None,
+    *,
+    from_position_zero: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor | None, str]:
     """(token table, positional table or None, where they came from): a checkpoint's trained
     tables, or the tables ``seeded`` describes, made by the seeded recipe. A size in ``given``
-    (the flags) that disagrees with the checkpoint's tables is an error, as in embed."""
+    (the flags) that disagrees with the checkpoint's tables is an error, as in embed.
+    ``from_position_zero``: without the rows a family keeps before position 0 (OPT's 2)."""
     _keys_need_weights(weights, token_key, position_key)
     if weights is not None:
         from embedcli.models.tables import check_source
@@ -87,7 +94,19 @@ def source_tables(
         tables, source = _loaded(weights, token_key, position_key)
         shapes = (tables.token.shape, _shape(tables.position))
         check_source(*shapes, given or Overrides(), source.config)
-        return tables.token, tables.position, f"{source.label}, {tables.layout}"
+        position = tables.position
+        if from_position_zero and position is not None:
+            from embedcli.models.tables import position_rows_before
+
+            before = position_rows_before(source.config)
+            position = position[before:]
+            if before:
+                return (
+                    tables.token,
+                    position,
+                    (f"{source.label}, {tables.layout}, from row {before} (position 0)"),
+                )
+        return tables.token, position, f"{source.label}, {tables.layout}"
     import torch
 
     from embedcli.core.embedding import InputEmbedding
@@ -140,14 +159,15 @@ def checkpoint_preset(
 
     source = open_weights(path)  # opened once: headers, parameter count, and tables if asked
     checkpoint = source.checkpoint
-    keys = find_tables(checkpoint, token_key, position_key)
+    keys = find_tables(checkpoint, token_key, position_key, source.config)
     position_shape = None if keys.position is None else checkpoint.info(keys.position).shape
+    token = checkpoint.info(keys.token)
     config = tables_config(
-        checkpoint.info(keys.token).shape, position_shape, overrides, model=source.config
+        token.shape, position_shape, overrides, model=source.config, table_dtype=token.dtype
     )
     counted = inspect_weights(source, token_key, position_key).parameters
     preset = Preset("checkpoint", f"{source.label}, {keys.layout}", config, parameters=counted)
     if not load:
         return preset, None
     tables = read_tables(checkpoint, keys)
-    return preset, (tables.token, tables.position)
+    return preset, (tables.token, tables.position, tables.extras)

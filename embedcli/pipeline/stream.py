@@ -84,6 +84,11 @@ class StreamSummary:
         )
 
 
+def _extras(tables: LoadedTables | None) -> dict[str, torch.Tensor] | None:
+    """A model family's other tensors (norm, token types, projection), or None."""
+    return None if tables is None else tables.extras
+
+
 def _pair(tables: LoadedTables | None) -> tuple[torch.Tensor, torch.Tensor | None] | None:
     return None if tables is None else (tables.token, tables.position)
 
@@ -121,7 +126,9 @@ def stream_embed(
     config.check_length(window, "--seq-len", "lower --seq-len or raise --context-length")
     progress = progress or NoProgress()
     started = time.perf_counter()
-    module, target = prepare_module(config, device, _pair(tables), batch_size, window)
+    module, target = prepare_module(
+        config, device, _pair(tables), batch_size, window, extras=_extras(tables)
+    )
     windows = StreamWindows(window, stride)
     hint = id_hint(config, tables)
 
@@ -199,7 +206,9 @@ def embed_lines(
     from embedcli.corpus.textinput import decode_utf8, text_limit
 
     limit = config.cut_length(truncate, truncate_to_context)
-    module, _ = prepare_module(config, device, _pair(tables), 1, config.context_length)
+    module, _ = prepare_module(
+        config, device, _pair(tables), 1, config.context_length, extras=_extras(tables)
+    )
     hint = id_hint(config, tables)
     longest = text_limit()
     for number, raw in enumerate(iter(lambda: stream.readline(longest + 1), b""), start=1):

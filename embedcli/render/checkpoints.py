@@ -49,6 +49,7 @@ def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True)
     roles = {
         report.token_key: "token table",
         report.position_key: "positional table",
+        **report.input_layer,
         report.head_key: (
             "output head"  # how it is tied, the summary says
             if report.head_tied.endswith(")")

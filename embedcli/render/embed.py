@@ -4,7 +4,7 @@ vectors, similarity maps, and the notes on what the tables leave out."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -42,20 +42,85 @@ STEP_OPERATIONS = {
 }
 
 
-def step_operation(name: str, cfg: dict) -> str:
+def positions_phrase(cfg: dict) -> str:
+    """How the header names the position family, with what a model's config says of it."""
+    positional = cfg["positional"]
+    model = cfg.get("model") or {}
+    if positional == "alibi" and model.get("alibi_slopes"):
+        slopes = model["alibi_slopes"]
+        return f"alibi positions ({len(slopes)} heads, slopes {slopes[0]:.3g} … {slopes[-1]:.3g})"
+    if positional == "relative" and model.get("relative_attention"):
+        rel = model["relative_attention"]
+        return (
+            f"relative positions ({rel['num_buckets']} buckets, max distance {rel['max_distance']})"
+        )
+    if positional == "rope" and model.get("rope_bases"):
+        bases = ", ".join(f"θ {v:g} ({k})" for k, v in model["rope_bases"].items())
+        return f"rope positions ({bases})"
+    return f"{positional} positions"
+
+
+def _position_rows(cfg: dict) -> str:
+    """How the positional rows are numbered."""
+    offset = cfg.get("position_offset", 0)
+    plus = f" + {offset}" if offset else ""
+    if cfg.get("position_ids") == "mask":
+        return f"counted over the attention mask{plus} (pads: row {offset - 1})"
+    if cfg.get("position_ids") == "padding":
+        pad = cfg.get("padding_idx")
+        return f"padding_idx {pad} + 1 + index over non-pad ids (pads: row {pad})"
+    return f"arange(T){plus}"
+
+
+def _input_formula(cfg: dict, names: set[str]) -> str:
+    """What the first block reads, as the sum and the steps that made it."""
+    token = "token_embeddings"
+    for name in ("scaled_embeddings", "projected_embeddings"):
+        if name in names:
+            token = name
+    terms = [token]
+    if "token_type_embeddings" in names:
+        terms.append("token_type_embeddings")
+    if "position_embeddings" in names:
+        terms.append("position_embeddings")
+    total = " + ".join(terms)
+    if "embedding_layernorm" in names:
+        return f"embedding_layernorm: LayerNorm({total}), what block 0 reads"
+    positional = cfg["positional"]
+    if positional in ("rope", "alibi", "relative", "none") and len(terms) == 1:
+        added = {
+            "rope": "rope adds nothing here",
+            "alibi": "ALiBi biases attention scores instead",
+            "relative": "T5's relative buckets bias attention instead",
+            "none": "no positions",
+        }[positional]
+        return f"{token}: {added}"
+    return total
+
+
+def step_operation(name: str, cfg: dict, names: set[str] | None = None) -> str:
     """What made a traced tensor, for this configuration (positions, rope base, scaling)."""
     positional = cfg["positional"]
-    scaled = cfg.get("embed_scale", 1.0) != 1.0
-    token = "scaled_embeddings" if scaled else "token_embeddings"
+    names = names or set()
     if name == "scaled_embeddings":
-        return f"token_embeddings × {cfg['embed_scale']:.6g} (√d_model, the model's scaling)"
+        scale = cfg["embed_scale"]
+        rounded = " (rounded to the dtype first)" if cfg.get("scale_rounding") == "dtype" else ""
+        return f"token_embeddings × {scale:.6g}, the model's input scaling{rounded}"
+    if name == "projected_embeddings":
+        return f"project_in: a linear map from width {cfg.get('token_width')} to d_model"
+    if name == "token_type_embeddings":
+        return "token_type_embedding(0): every token of segment A, added"
+    if name == "embedding_layernorm":
+        return f"LayerNorm over d_model, eps {cfg.get('norm_eps'):g}, before block 0"
+    if name == "position_ids":
+        return _position_rows(cfg)
     if positional == "sinusoidal" and name == "position_embeddings":
-        return "sin/cos table[:T]: fixed, no parameters"
-    if name == "input_embeddings" and positional in ("rope", "none"):
-        added = "rope adds nothing here" if positional == "rope" else "no positions"
-        return f"{token}: {added}"
+        layout = "sines, then cosines" if cfg.get("sinusoid") == "halves" else "sin/cos"
+        return f"{layout} table[position_ids]: fixed, no parameters"
+    if name == "position_embeddings":
+        return "position_embedding(position_ids)"
     if name == "input_embeddings":
-        return f"{token} + position_embeddings"
+        return _input_formula(cfg, names)
     if name == "rope_angles":
         theta, dim = cfg.get("rope_theta", 10000.0), cfg.get("rope_dim")
         base = f"{theta:g}" if theta != int(theta) else str(int(theta))
@@ -74,8 +139,10 @@ def _header(report: EmbedReport, width: int) -> Text:
             cfg["encoding"],
             f"vocab {cfg['vocab_size']:,}",
             f"d {cfg['d_model']:,}",
-            f"context {cfg['context_length']:,}",
-            f"{cfg['positional']} positions",
+            "no context limit"
+            if cfg["context_length"] is None
+            else f"context {cfg['context_length']:,}",
+            positions_phrase(cfg),
             *source,
             cfg["device"],
             cfg["dtype"],
@@ -90,8 +157,9 @@ def _pipeline_table(report: EmbedReport, *, stacked: bool) -> Table:
     the device left to the header line."""
     columns = ("step", "shape", "operation") if stacked else ("step", "shape", "dtype", "device")
     table = new_table(*columns, *(() if stacked else ("operation",)), wrap=("operation",))
+    names = {s.name for s in report.steps}
     for s in report.steps:
-        operation = step_operation(s.name, report.config)
+        operation = step_operation(s.name, report.config, names)
         if stacked:
             add_row(table, s.name, f"{format_shape(s.shape)}\n{s.dtype}", operation)
         else:
@@ -132,9 +200,15 @@ def _vectors_table(
 ) -> Table:
     """One sequence: each position's id and piece, then token + position = input, per
     dimension (the first ``dims``); without a positional table, the token vector alone."""
-    added = report.position_embeddings is not None
-    scaled = report.scaled_embeddings is not None
-    labelled = added or scaled
+    labelled = any(
+        t is not None
+        for t in (
+            report.position_embeddings,
+            report.scaled_embeddings,
+            report.projected_embeddings,
+            report.token_type_embeddings,
+        )
+    ) or any(s.name == "embedding_layernorm" for s in report.steps)
     table = new_table("pos", "id", "piece", *(["tensor"] if labelled else []), right=("pos", "id"))
     table.columns[2].max_width = PIECE_WIDTH
     table.columns[2].overflow = "ellipsis"
@@ -144,16 +218,7 @@ def _vectors_table(
         if only is not None and position not in only:
             continue
         piece = Text("(pad)", style="dim") if t.pad else Text(("+" if t.added else "") + t.display)
-        vectors = [report.token_embeddings[b][position]]
-        labels: list[str | None] = ["token"] if labelled else [None]
-        if scaled:
-            vectors.append(report.scaled_embeddings[b][position])
-            labels.append(f"× {report.config['embed_scale']:.4g}")
-        if added:
-            vectors += [report.position_embeddings[position], report.input_embeddings[b][position]]
-            labels += ["+ pos", "= input"]
-        elif scaled:
-            labels[-1] = f"× {report.config['embed_scale']:.4g} = input"
+        vectors, labels = _vector_rows(report, b, position, labelled)
         for k, (label, vector) in enumerate(zip(labels, vectors, strict=True)):
             first = k == 0
             add_row(
@@ -166,6 +231,41 @@ def _vectors_table(
                 end_section=labelled and k == len(vectors) - 1,
             )
     return table
+
+
+def _vector_rows(
+    report: EmbedReport, b: int, position: int, labelled: bool
+) -> tuple[list[Any], list[str | None]]:
+    """One position's vectors, step by step, and the label of each row."""
+    vectors = [report.token_embeddings[b][position]]
+    labels: list[str | None] = ["token"] if labelled else [None]
+    scale = report.config.get("embed_scale", 1.0)
+    steps = (
+        (report.scaled_embeddings, f"× {scale:.4g}"),
+        (report.projected_embeddings, "project_in"),
+        (report.token_type_embeddings, "+ type 0"),
+    )
+    for tensor, label in steps:
+        if tensor is not None:
+            vectors.append(tensor[b][position])
+            labels.append(label)
+    if report.position_embeddings is not None:
+        vectors.append(_positions_of(report, b)[position])
+        labels.append("+ pos")
+    normed = any(s.name == "embedding_layernorm" for s in report.steps)
+    if len(vectors) > 2 or report.position_embeddings is not None or normed:
+        vectors.append(report.input_embeddings[b][position])
+        labels.append("LayerNorm = input" if normed else "= input")
+    elif labelled:
+        labels[-1] = f"{labels[-1]} = input"
+    return vectors, labels
+
+
+def _positions_of(report: EmbedReport, b: int) -> Any:
+    """Sequence ``b``'s position vectors (T, d): one table for the batch, or its own rows where
+    the family counts positions per sequence."""
+    position = report.position_embeddings
+    return position[b] if position.dim() == 3 else position
 
 
 def _widest_rows(report: EmbedReport, b: int, dims: int, max_positions: int) -> set[int]:
@@ -181,7 +281,7 @@ def _widest_rows(report: EmbedReport, b: int, dims: int, max_positions: int) -> 
     if report.scaled_embeddings is not None:
         vectors.append(report.scaled_embeddings[b])
     if report.position_embeddings is not None:
-        vectors.append(report.position_embeddings)  # (T, d): one for the whole batch
+        vectors.append(_positions_of(report, b))  # (T, d)
     for vector in vectors:
         block = vector[:count, :dims].double()
         if count:  # "+0.1234" widens with the integer part; nan and inf print short

@@ -76,6 +76,9 @@ def embed_json(report: EmbedReport) -> dict[str, Any]:
         else {**asdict(report.verify), "ok": report.verify.ok},
         "rope_angles": report.rope_angles,
         "scaled_embeddings": report.scaled_embeddings,
+        "projected_embeddings": report.projected_embeddings,
+        "token_type_embeddings": report.token_type_embeddings,
+        "position_ids": report.position_ids,
         "similarity": report.similarity,
     }
 
@@ -181,6 +184,7 @@ def weights_json(report: WeightsReport) -> dict[str, Any]:
         "detection_error": report.detection_error,
         "other_entries": report.extra,
         "model": report.model,
+        "input_layer": report.input_layer,
         "tensors": [
             {"name": t.name, "shape": list(t.shape), "dtype": t.dtype} for t in report.tensors
         ],

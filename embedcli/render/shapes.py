@@ -78,15 +78,19 @@ def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> Rende
     """How positions enter: the broadcast of the addition, or why nothing is added; and a
     model's input scaling (Gemma's sqrt(d_model))."""
     scale = cfg.get("embed_scale", 1.0)
+    root = abs(scale - cfg["d_model"] ** 0.5) < 1e-9 * scale
     scaled = (
-        f"scaled_embeddings = token_embeddings × {scale:.6g} (the model's input scaling, "
-        f"√d_model = √{cfg['d_model']})"
+        f"scaled_embeddings = token_embeddings × {scale:.6g} (the model's input scaling"
+        + (f", √d_model = √{cfg['d_model']})" if root else ")")
         if scale != 1.0
         else None
     )
     source = "scaled_embeddings" if scaled else "token_embeddings"
     if plan is not None:
-        view: RenderableType = broadcast_block(plan, TENSOR_NAMES, ADDITION_TITLE, width)
+        title = ADDITION_TITLE
+        if len(plan.shapes[1]) == 3:
+            title = "Broadcast: each sequence reads its own position rows (counted per sequence)"
+        view: RenderableType = broadcast_block(plan, TENSOR_NAMES, title, width)
     elif cfg["positional"] == "rope":
         theta, dim = cfg.get("rope_theta", 10000.0), cfg.get("rope_dim")
         formula = (
@@ -96,12 +100,12 @@ def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> Rende
             f"{dim or cfg['d_model']} dimensions: one attention head)"
         )
         scaling = (cfg.get("model") or {}).get("rope_scaling")
-        if cfg.get("rope_scaling"):
+        if cfg.get("rope_scaling") and cfg["rope_scaling"].get("applied", True):
             unscaled = f", with the model's {scaling} rope scaling applied to the frequencies"
         elif scaling:
             unscaled = (
-                f" (the model's rope_scaling, {scaling}, which stretches long contexts, is not "
-                "applied to the angles shown)"
+                f" (the model's rope_scaling, {scaling}, which stretches long contexts, is one "
+                "embedcli does not compute: no angles are shown)"
             )
         else:
             unscaled = ""
@@ -111,7 +115,13 @@ def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> Rende
             f"{formula}, so a rope model has no position_embeddings tensor at all{unscaled}"
         )
     else:
-        view = Text(f"positional none: nothing is added, input_embeddings = {source}")
+        how = {
+            "alibi": "attention adds a bias per head, slope × distance, to its scores",
+            "relative": "attention adds a learned bias per distance bucket (T5) to its scores",
+        }.get(cfg["positional"], "the model has no positions")
+        view = Text(
+            f"positional {cfg['positional']}: nothing is added, input_embeddings = {source}; {how}"
+        )
     return view if scaled is None else Group(Text(scaled), view)
 
 
@@ -166,7 +176,9 @@ def shapes_tables(report: ShapesReport, *, width: int = 100, plain: bool = True)
             f"preset {report.preset} ({report.preset_description})",
             f"vocab {cfg['vocab_size']:,}",
             f"d {cfg['d_model']:,}",
-            f"context {cfg['context_length']:,}",
+            "no context limit"
+            if cfg["context_length"] is None
+            else f"context {cfg['context_length']:,}",
             f"{cfg['positional']} positions",
             f"batch {cfg['batch_size']:,}",
             f"seq-len {cfg['seq_len']:,}",
@@ -256,11 +268,14 @@ def _parameters_table(report: ShapesReport, half: str) -> Table:
     table = new_table(
         "table", "shape", "parameters", "float32", half, right=("parameters", "float32", half)
     )
-    rows = [("token_embeddings", (cfg["vocab_size"], cfg["d_model"]), p.token_embeddings)]
+    width = cfg.get("token_width") or cfg["d_model"]
+    rows = [("token_embeddings", (cfg["vocab_size"], width), p.token_embeddings)]
     if p.position_embeddings:
-        rows.append(
-            ("position_embeddings", (cfg["context_length"], cfg["d_model"]), p.position_embeddings)
-        )
+        before = cfg.get("position_offset", 0)
+        if cfg.get("position_ids") == "padding":
+            before = cfg["padding_idx"] + 1
+        table_rows = cfg["context_length"] + before  # rows before position 0 included
+        rows.append(("position_embeddings", (table_rows, cfg["d_model"]), p.position_embeddings))
     for name, shape, count in rows:
         add_row(
             table,

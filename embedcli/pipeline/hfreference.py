@@ -1,0 +1,150 @@
+"""``embed --verify``'s second reference for a model folder, where ``transformers`` is installed:
+the model's own code, run up to its first block.
+
+The model is built from its config.json on the meta device (nothing allocated), then only the
+modules outside its blocks get memory: their tensors are read from the folder's safetensors
+files (or ``pytorch_model.bin``, without pickles), their buffers initialised by transformers
+itself. A forward pre-hook on the first block takes what it receives, and stops the pass. The
+blocks and the output head never leave the meta device.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch
+
+_INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+_FILES = ("model.safetensors", "pytorch_model.bin")
+
+
+class _Reached(Exception):
+    """Raised by the pre-hook: the first block was reached."""
+
+
+def available() -> bool:
+    """Whether transformers can be imported here."""
+    import importlib.util
+
+    return importlib.util.find_spec("transformers") is not None
+
+
+def _weight_files(folder: Path) -> list[Path]:
+    for name in _INDEXES:
+        if (folder / name).is_file():
+            weight_map = json.loads((folder / name).read_text()).get("weight_map", {})
+            return [folder / f for f in dict.fromkeys(weight_map.values())]
+    return [folder / name for name in _FILES if (folder / name).is_file()][:1]
+
+
+def _reader(files: list[Path]) -> dict[str, Any]:
+    """name -> a function returning that tensor, over every file of the folder."""
+    import torch
+
+    found: dict[str, Any] = {}
+    for path in files:
+        if path.suffix == ".safetensors":
+            from safetensors import safe_open
+
+            with safe_open(str(path), framework="pt") as opened:
+                for key in opened.keys():  # noqa: SIM118 - safe_open has no __iter__
+                    found[key] = lambda key=key, path=path: _one(path, key)
+        else:
+            loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+            for key, value in loaded.items():
+                found[key] = lambda value=value: value
+    return found
+
+
+def _one(path: Path, key: str) -> torch.Tensor:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as opened:
+        return opened.get_tensor(key)
+
+
+def _blocks(model: Any) -> Any:
+    """The first ModuleList whose first element holds parameters: the blocks."""
+    from torch import nn
+
+    for module in model.modules():
+        if isinstance(module, nn.ModuleList) and len(module) and _holds_parameters(module[0]):
+            return module
+    return None
+
+
+def _holds_parameters(module: Any) -> bool:
+    return next(module.parameters(), None) is not None
+
+
+def first_block_input(
+    folder: Path, ids: torch.Tensor, mask: torch.Tensor, dtype: torch.dtype, head: str | None
+) -> tuple[torch.Tensor | None, str]:
+    """(what the model's first block receives for ``ids`` on the CPU, or None; the class run,
+    or why it could not be)."""
+    import torch
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    config = transformers.AutoConfig.from_pretrained(folder, local_files_only=True)
+    names = [a for a in (config.architectures or []) if hasattr(transformers, a)]
+    with torch.device("meta"):
+        if names:
+            model = getattr(transformers, names[0])._from_config(config, dtype=dtype).eval()
+        else:  # no architectures in config.json: the family's causal LM class
+            model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype).eval()
+            names = [type(model).__name__]
+    blocks = _blocks(model)
+    if blocks is None:
+        return None, f"{names[0]} has no list of blocks"
+    inside = {id(m) for m in blocks.modules()}
+    tensors = _reader(_weight_files(folder))
+    head_module = head.rsplit(".", 1)[0] if head else None
+    missing: list[tuple[Any, str, str]] = []
+    loaded: set[int] = set()
+    for name, module in model.named_modules():
+        if id(module) in inside or name == head_module:
+            continue
+        own = [*module.named_parameters(recurse=False), *module.named_buffers(recurse=False)]
+        if not own:
+            continue
+        module.to_empty(device="cpu", recurse=False)
+        model._init_weights(
+            module
+        )  # buffers (rotary frequencies, scales) as transformers sets them
+        for key, parameter in module.named_parameters(recurse=False):
+            full = f"{name}.{key}" if name else key
+            if full in tensors:
+                with torch.no_grad():
+                    parameter.copy_(tensors[full]())
+                loaded.add(parameter.data_ptr())
+            else:
+                missing.append((module, key, full))
+    if hasattr(model, "tie_weights"):
+        model.tie_weights()  # a table stored once and used twice (T5's shared)
+    absent = [
+        full for module, key, full in missing if getattr(module, key).data_ptr() not in loaded
+    ]
+    if absent:  # never run on memory that holds no checkpoint values
+        return None, f"the checkpoint has no {absent[0]}, which transformers' {names[0]} reads"
+    got: dict[str, torch.Tensor] = {}
+
+    def hook(module: Any, args: tuple, kwargs: dict) -> None:
+        hidden = args[0] if args else kwargs.get("hidden_states")
+        got["hidden"] = hidden.detach().clone()
+        raise _Reached
+
+    handle = blocks[0].register_forward_pre_hook(hook, with_kwargs=True)
+    try:
+        with torch.no_grad():
+            model(input_ids=ids.cpu(), attention_mask=mask.cpu())
+    except _Reached:
+        pass
+    finally:
+        handle.remove()
+    if "hidden" not in got:
+        return None, f"{names[0]} did not reach its first block"
+    return got["hidden"], names[0]
