@@ -220,9 +220,27 @@ def looks_like_model_tokenizer(name: str) -> bool:
     )
 
 
+NO_TOKENIZER = "(none: ids only)"  # a model source without tokenizer files, given --ids
+
+
+class IdsOnly:
+    """The stand-in encoding of ``embed --weights FOLDER --ids ...`` where the folder has no
+    tokenizer: ids need none, and no piece is shown for them (never another tokenizer's)."""
+
+    name = NO_TOKENIZER
+    n_vocab = 2**63 - 1  # the token table decides which ids are valid
+    eot_token = None
+    special_tokens_set: frozenset[str] = frozenset()
+
+    def decode_single_token_bytes(self, token_id: int) -> bytes:
+        raise KeyError(token_id)
+
+
 def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
     """A tiktoken encoding by name (the bundled ones never touch the network), or a model's
     tokenizer: a tokenizer file, a model folder, or hf:ORG/NAME."""
+    if name == NO_TOKENIZER:
+        return IdsOnly()  # type: ignore[return-value]
     if name in BUNDLED_ENCODINGS:
         return _tiktoken_encoding(name)
     if looks_like_model_tokenizer(name):

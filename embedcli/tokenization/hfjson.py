@@ -398,6 +398,12 @@ def _parse_json(path: Path, data: bytes) -> tuple[str, dict[str, Any]]:
         raise EncodingError(
             f"{path} is not a usable tokenizer.json ({type(exc).__name__})"
         ) from None
+    if isinstance(spec, dict) and isinstance(spec.get("vocab"), list) and "config" in spec:
+        raise EncodingError(
+            f"{path} is Mistral's tekken format (mistral-common's ranks, pattern and special "
+            "tokens), which embedcli does not read; pass the tokenizer.json that the same "
+            "model repository ships beside it"
+        )
     if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
         raise EncodingError(
             f'{path} is JSON but not a Hugging Face tokenizer.json (it has no "model" '

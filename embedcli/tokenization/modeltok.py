@@ -105,6 +105,15 @@ def find_tokenizer_file(folder: Path) -> Path:
     )
 
 
+def _sentencepiece(path: Path) -> EncodingError:
+    return EncodingError(
+        f"{path} is not a tiktoken-format file, so it is taken for a SentencePiece model (as "
+        "Llama 2, Mistral v0.1-v0.3 and Gemma ship), which embedcli does not read; pass the "
+        "model's tokenizer.json (the same repository ships one, or "
+        "transformers writes it: AutoTokenizer.from_pretrained(...).save_pretrained(DIR))"
+    )
+
+
 def load_model_tokenizer(
     path: Path, name: str | None = None, family: str | None = None
 ) -> HFTokenizer | ModelTiktoken:
@@ -127,6 +136,8 @@ def load_model_tokenizer(
         return load_tokenizer_json(path, label)
     if suffix in (".model", ".tiktoken"):
         return load_tiktoken_file(path, label, family)
+    if path.name.startswith("tokenizer.model") and not _is_tiktoken_file(path):
+        raise _sentencepiece(path)
     raise EncodingError(
         f"{path} is neither a tokenizer.json nor a tiktoken-format .model or .tiktoken file; "
         "pass one of those, or the model's folder"
