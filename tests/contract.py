@@ -144,6 +144,67 @@ def _model_folders(folder: Path) -> None:
     broken.mkdir(exist_ok=True)
     (broken / "model.safetensors").write_bytes(checkpoint)
     (broken / "config.json").write_text('{"n_embd": "wide"')
+    _family_folders(folder)
+
+
+def _family_folders(folder: Path) -> None:
+    """Model folders of the registry's other families (no tokenizer: --ids, or a refusal):
+    BERT (token types, LayerNorm), OPT (offset 2), BLOOM (alibi, LayerNorm), T5 (relative),
+    Mamba (none), Gemma 3 (two rope bases), Granite (a multiplier); an unknown model_type with
+    GPT-2's keys, and a BERT folder without its LayerNorm."""
+    import torch
+    from safetensors.torch import save_file
+
+    g = torch.Generator().manual_seed(2)
+    vocab, d = 50257, 8
+
+    def table(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=g)
+
+    norm = {"weight": table(d), "bias": table(d)}
+    folders: dict[str, tuple[dict, dict]] = {
+        "model-bert": ({"model_type": "bert", "hidden_size": d, "max_position_embeddings": 16,
+                        "num_attention_heads": 2, "type_vocab_size": 2, "vocab_size": vocab}, {
+            "bert.embeddings.word_embeddings.weight": table(vocab, d),
+            "bert.embeddings.position_embeddings.weight": table(16, d),
+            "bert.embeddings.token_type_embeddings.weight": table(2, d),
+            **{f"bert.embeddings.LayerNorm.{k}": v for k, v in norm.items()}}),
+        "model-opt": ({"model_type": "opt", "hidden_size": d, "word_embed_proj_dim": d,
+                       "max_position_embeddings": 16, "vocab_size": vocab}, {
+            "model.decoder.embed_tokens.weight": table(vocab, d),
+            "model.decoder.embed_positions.weight": table(18, d)}),
+        "model-bloom": ({"model_type": "bloom", "hidden_size": d, "n_head": 2,
+                         "vocab_size": vocab}, {
+            "transformer.word_embeddings.weight": table(vocab, d),
+            **{f"transformer.word_embeddings_layernorm.{k}": v for k, v in norm.items()}}),
+        "model-t5": ({"model_type": "t5", "d_model": d, "num_heads": 2, "vocab_size": vocab},
+                     {"shared.weight": table(vocab, d)}),
+        "model-mamba": ({"model_type": "mamba", "hidden_size": d, "vocab_size": vocab},
+                        {"backbone.embeddings.weight": table(vocab, d)}),
+        "model-gemma3": ({"model_type": "gemma3_text", "hidden_size": d, "head_dim": 4,
+                          "num_attention_heads": 2, "vocab_size": vocab, "dtype": "bfloat16",
+                          "max_position_embeddings": 64,
+                          "layer_types": ["sliding_attention", "full_attention"],
+                          "rope_parameters": {
+                              "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+                              "full_attention": {"rope_type": "default", "rope_theta": 1e6}}},
+                         {"model.embed_tokens.weight": table(vocab, d).bfloat16()}),
+        "model-granite": ({"model_type": "granite", "hidden_size": d, "num_attention_heads": 2,
+                           "vocab_size": vocab, "embedding_multiplier": 12.0,
+                           "max_position_embeddings": 64},
+                          {"model.embed_tokens.weight": table(vocab, d)}),
+        "model-unknown": ({"model_type": "mystery", "n_embd": d, "vocab_size": vocab}, {
+            "transformer.wte.weight": table(vocab, d), "transformer.wpe.weight": table(16, d)}),
+        "model-bert-missing-norm": ({"model_type": "bert", "hidden_size": d,
+                                     "vocab_size": vocab, "max_position_embeddings": 16}, {
+            "bert.embeddings.word_embeddings.weight": table(vocab, d),
+            "bert.embeddings.position_embeddings.weight": table(16, d),
+            "bert.embeddings.token_type_embeddings.weight": table(2, d)}),
+    }  # fmt: skip
+    for name, (config, tensors) in folders.items():
+        (folder / name).mkdir(exist_ok=True)
+        save_file(tensors, str(folder / name / "model.safetensors"))
+        (folder / name / "config.json").write_text(json.dumps(config))
 
 
 def make_hub_cache(fixtures: Path, cache: Path) -> Path:
@@ -178,9 +239,12 @@ TEXT_INPUTS = ("in.txt", "lines.txt", "long.txt", "special.txt", "ids.txt", "crl
 HOSTILE_INPUTS = ("bad-utf8.txt", "empty.txt", "adir", "missing.txt", "/dev/null", "-", "",
                   "tiny.safetensors", "adir/")  # fmt: skip
 CHECKPOINTS = ("tiny.safetensors", "tiny.pt", "tiny.npz", "./tiny.safetensors", "model-gpt2",
-               "model-llama", "hf:org/tiny", "model-gpt2/model.safetensors")  # fmt: skip
+               "model-llama", "hf:org/tiny", "model-gpt2/model.safetensors", "model-bert",
+               "model-opt", "model-bloom", "model-t5", "model-mamba", "model-gemma3",
+               "model-granite")  # fmt: skip
 BAD_CHECKPOINTS = ("bad.safetensors", "trunc.safetensors", "in.txt", "empty.txt", "adir",
                    "missing.safetensors", "/dev/null", "", "notes.npy", "model-broken",
+                   "model-unknown", "model-bert-missing-norm",
                    "hf:org/absent", "hf:", "hf:a/b/c", "hf:org/x@", "hf:org/../x",
                    "model-gpt2/tokenizer.json")  # fmt: skip
 TOKENIZERS = ("model-gpt2", "model-gpt2/tokenizer.json", "hf:org/tiny")

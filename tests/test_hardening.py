@@ -268,7 +268,6 @@ def test_library_warnings_do_not_precede_the_error(monkeypatch: pytest.MonkeyPat
     assert result.stderr == "Error: the real reason\n"
 
 
-
 def test_a_full_disk_while_streaming_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
