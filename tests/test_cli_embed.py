@@ -549,11 +549,15 @@ def test_memory_estimate_refuses_before_allocating(monkeypatch: pytest.MonkeyPat
 
 
 @pytest.mark.parametrize("positional", ["sinusoidal", "none", "rope"])
-def test_the_position_buffers_are_counted_too(positional: str) -> None:
-    """arange(context) as int64 ids (and a sinusoidal table, float64 then float32) are
-    allocated whatever the vocabulary: a huge context is refused, not a traceback."""
+def test_a_huge_context_costs_only_the_positions_read(positional: str) -> None:
+    """The position buffers (arange as int64 ids, a sinusoidal table) hold at most BUFFER_ROWS
+    positions, and longer batches compute theirs: a context of 2**40 with no learned table
+    embeds "hi" at once (a learned table of that size is refused: it would be allocated)."""
     result = embed("hi", "-d", "2", "--context-length", str(2**40), "--positional", positional)
-    expect_error(result, "the position buffers (1,099,511,627,776 positions)")
+    assert result.exit_code == 0, result.output
+    assert "context 1,099,511,627,776" in result.stdout
+    learned = embed("hi", "-d", "2", "--context-length", str(2**40), "--device", "cpu")
+    expect_error(learned, "the float32 tables (50,257 + 1,099,511,627,776 rows")
 
 
 def test_memory_refusal_names_what_is_too_big(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:

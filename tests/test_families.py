@@ -279,3 +279,42 @@ def test_streaming_and_shapes_run_the_same_steps(
     names = [t["name"] for t in json.loads(shapes.stdout)["tensors"]]
     assert names == [t["name"] for t in json.loads(planned.stdout)["tensors"]]
     assert names == [s["name"] for s in batch["steps"]]
+
+
+def test_the_defaults_are_transformers_own() -> None:
+    """familydefaults.json is what transformers' config classes give today."""
+    import update_family_defaults
+
+    stored = (Path(__file__).parent.parent / "embedcli/models/familydefaults.json").read_text()
+    assert update_family_defaults.render() == stored, "run tests/update_family_defaults.py"
+
+
+@pytest.mark.parametrize(
+    ("name", "dropped"),
+    [
+        ("phi", "rope_parameters"),  # partial_rotary_factor 0.5, not the whole head
+        ("gpt_neox", "rope_parameters"),
+        ("bert", "layer_norm_eps"),  # 1e-12, not torch's 1e-5
+        ("bart", "scale_embedding"),  # False: no sqrt(d)
+        ("bloom", "layer_norm_epsilon"),
+        ("gemma3_text", "layer_types"),  # the first block is a sliding one
+        ("granite", "embedding_multiplier"),  # 1.0
+    ],
+)
+def test_a_field_left_out_is_read_as_transformers_reads_it(
+    name: str, dropped: str, folders: dict[str, Path], tmp_path: Path
+) -> None:
+    folder = tmp_path / name
+    shutil.copytree(folders[name], folder)
+    config = json.loads((folder / "config.json").read_text())
+    del config[dropped]
+    (folder / "config.json").write_text(json.dumps(config))
+    case = BY_NAME[name]
+    model = load(folder, case)
+    report, got = _embed(folder, tmp_path, *_ids_arg(IDS), "--verify")
+    assert torch.equal(got, first_block_input(model, IDS))
+    if case.positional == "rope":
+        frequencies = rotary_inverse_frequencies(model)
+        first = (getattr(model.config, "layer_types", None) or [""])[0]
+        wanted = [f for n, f in frequencies.items() if first in n] or list(frequencies.values())
+        assert torch.allclose(torch.tensor(report["rope_angles"])[1], wanted[0], rtol=1e-6)

@@ -133,7 +133,8 @@ def test_config_fields_from_every_family(folders: dict[str, Path]) -> None:
     ("config", "message"),
     [
         ({"model_type": "llama", "hidden_size": -3}, "hidden_size must be a positive integer"),
-        ({"model_type": "llama", "hidden_size": 8, "rope_theta": "big"}, "rope_theta must be a"),
+        ({"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2, "rope_theta": "x"},
+         "rope_theta must be a"),
         ([1, 2], "is not a JSON object"),
         (
             {"model_type": "llama", "rope_scaling": {"rope_type": ["linear"], "factor": 2}},
@@ -162,7 +163,10 @@ def test_multimodal_text_config_is_read() -> None:
         },
         "config.json",
     )
-    assert (found.d_model, found.positional, found.rope_theta) == (64, "rope", 1e6)
+    # transformers 4's layout: rope_theta is the global layers' base; the first block is a
+    # sliding one (Gemma 3's default pattern), whose base is rope_local_base_freq's default
+    assert (found.d_model, found.positional, found.rope_theta) == (64, "rope", 1e4)
+    assert found.rope_bases == {"full_attention": 1e6, "sliding_attention": 1e4}
     assert found.embed_scale == 8.0
 
 

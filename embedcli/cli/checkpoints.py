@@ -104,9 +104,10 @@ def stats(
     from embedcli.render.json import stats_json
     from embedcli.tokenization.encodings import resolve_encoding_name
 
-    name = resolve_encoding_name(encoding, model, weights)
     given = Overrides(d_model=d_model, seed=seed)
-    seeded, _ = embed_source(name, given) if weights is None else (None, None)
+    seeded = None  # the tables of --weights need no tokenizer: only seeded ones are sized by one
+    if weights is None:
+        seeded, _ = embed_source(resolve_encoding_name(encoding, model, None), given)
     token, position, source = source_tables(seeded, weights, token_key, position_key, given)
     found = [table_stats("token_embeddings", token)]
     if position is not None:

@@ -15,6 +15,8 @@ from embedcli.core.positions import halves_sinusoids, rope_angles, sinusoidal_ta
 from embedcli.core.shapeplan import TraceStep
 from embedcli.errors import TokenIdError
 
+BUFFER_ROWS = 8192  # positions the module's position buffers hold; longer batches compute theirs
+
 
 @dataclass(frozen=True)
 class EmbeddingTrace:
@@ -162,13 +164,15 @@ class InputEmbedding(nn.Module):
                     raise ValueError("seeded tables have no projection: token_width is d_model")
                 self._create_tables(config, nn.Embedding)
         # Non-persistent buffers: follow .to(device), stay out of the state dict.
+        # Both are made for at most BUFFER_ROWS positions: a model whose context is 10^9 (a config
+        # can say so) costs no memory beyond the positions a batch reads (see position_rows).
         self.register_buffer(
             "position_ids",
-            torch.arange(config.context_length).to("meta" if meta else "cpu"),
+            torch.arange(min(config.context_length, BUFFER_ROWS)).to("meta" if meta else "cpu"),
             persistent=False,
         )
         if config.positional == "sinusoidal":
-            rows = config.position_rows
+            rows = min(config.position_rows, BUFFER_ROWS)
             if meta:
                 table = torch.empty(rows, config.d_model, device="meta")
             elif config.sinusoid == "halves":
@@ -268,7 +272,7 @@ class InputEmbedding(nn.Module):
                 )  # (T, r/2)
         elif family in ("learned", "sinusoidal"):
             if family == "sinusoidal":
-                position_embeddings = self.sinusoidal_table[position_ids]  # fixed, no parameters
+                position_embeddings = self._sinusoids(position_ids)  # fixed, no parameters
             else:
                 position_embeddings = self.position_embedding(position_ids)  # learned
             steps["position_embeddings"] = position_embeddings
@@ -308,7 +312,22 @@ class InputEmbedding(nn.Module):
         if config.position_ids == "padding":
             real = input_ids.ne(config.padding_idx).long()
             return torch.cumsum(real, dim=1) * real + config.padding_idx  # (B, T)
+        if length > self.position_ids.shape[0]:  # past the buffer: counted for this batch
+            return torch.arange(length, device=input_ids.device) + config.position_offset
         return self.position_ids[:length] + config.position_offset  # (T,)
+
+    def _sinusoids(self, rows: torch.Tensor) -> torch.Tensor:
+        """The fixed table's ``rows``; rows past the buffer computed by the same formula."""
+        table = self.sinusoidal_table
+        needed = int(rows.max()) + 1 if rows.numel() and rows.device.type != "meta" else 0
+        if needed > table.shape[0]:
+            config = self.config
+            if config.sinusoid == "halves":
+                more = halves_sinusoids(needed, config.d_model, config.padding_idx)
+            else:
+                more = sinusoidal_table(needed, config.d_model).float()
+            table = more.to(device=table.device, dtype=table.dtype)
+        return table[rows]
 
     def forward(
         self,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -130,13 +131,17 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     the family's registry entry reads them; an unknown family is refused."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where} is not a JSON object")
-    text = data.get("text_config") if isinstance(data.get("text_config"), dict) else data
-    model_type = data.get("model_type") or text.get("model_type")
+    model_type = data.get("model_type")
     family = family_of(model_type) if isinstance(model_type, str) else None
-    if family is None and isinstance(text.get("model_type"), str):
-        family = family_of(text["model_type"])
-    if family is None:
+    if family is None:  # known by its own model_type only: never through a text_config
         raise unknown_family(model_type, where)
+    text = data
+    if model_type in MULTIMODAL:  # a wrapper whose language model has its own config
+        text = data.get("text_config")
+        if not isinstance(text, dict):
+            raise ConfigError(f"{where}: a {model_type} config keeps its text_config as an object")
+    text = with_defaults(text, family_defaults(model_type))
+    _check_types(text, where)
     for name, wanted in family.requires.items():
         if text.get(name) not in (None, wanted):
             raise ConfigError(
@@ -148,8 +153,8 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     context_key = _first_key(text, *family.context) if family.context else None
     context = _int(text.get(context_key), context_key, where) if context_key else None
     positional, position = family.positional, read_positions(family, text, where)
-    if position.get("alibi"):
-        positional, context = "alibi", None  # Falcon with alibi: true
+    if position.get("alibi") and family.positional == "rope":
+        positional, context = "alibi", None  # Falcon with alibi: true: no length limit
     padding_idx = None
     offset = family.offset
     if family.position_ids == "padding":
@@ -158,6 +163,11 @@ def parse_config(data: Any, where: str) -> ModelConfig:
             raise ConfigError(
                 f"{where}: {family.name} numbers positions from pad_token_id, "
                 f"which must be a non-negative integer, got {padding_idx!r}"
+            )
+        vocab = text.get("vocab_size")
+        if isinstance(vocab, int) and padding_idx >= vocab:
+            raise ConfigError(
+                f"{where}: pad_token_id {padding_idx} is outside the vocabulary of {vocab}"
             )
         if context is not None:
             context -= padding_idx + 1  # rows up to padding_idx are never a position
@@ -185,7 +195,11 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         rope_scaling_params=position.get("rope_scaling_params"),
         tie_word_embeddings=tied if isinstance(tied, bool) else None,
         embed_scale=_scale(family, text, d_model, where),
-        keys={"d_model": d_key, "context_length": context_key or "max_position_embeddings"},
+        keys={
+            "d_model": d_key,
+            "context_length": (context_key or "max_position_embeddings")
+            + (" - padding_idx - 1" if family.position_ids == "padding" else ""),
+        },
         family=family,
         scale_rounding=family.scale_rounding,
         position_offset=offset,
@@ -222,10 +236,89 @@ def _token_width(family: Family, text: dict[str, Any], d_model: int | None, wher
 
 
 def _norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
+    """The LayerNorm's eps from the field the family's code reads (none: torch's 1e-5)."""
     if family.norm is None:
         return None
-    value = _first(text, *family.norm_eps)
-    return 1e-5 if value is None else _number(value, "layer_norm_eps", where)
+    key = _first_key(text, *family.norm_eps) if family.norm_eps else None
+    if key is None:
+        return 1e-5
+    value = _number(text[key], key, where)
+    if value >= 1:
+        raise ConfigError(f"{where}: {key} must be below 1, got {value:g}")
+    return value
+
+
+MULTIMODAL = ("gemma3",)  # model types whose language model is described by text_config
+_TYPES = {  # fields that must have this JSON type when present
+    "layer_types": list,
+    "rope_parameters": dict,
+    "rope_scaling": dict,
+    "attn_config": dict,
+    "alibi": bool,
+    "scale_embedding": bool,
+    "tie_word_embeddings": bool,
+}
+
+
+def _check_types(text: dict[str, Any], where: str) -> None:
+    for name, kind in _TYPES.items():
+        value = text.get(name)
+        if value is not None and not isinstance(value, kind):
+            shown = {list: "a list", dict: "an object", bool: "true or false"}[kind]
+            raise ConfigError(f"{where}: {name} must be {shown}, got {repr(value)[:40]}")
+    types = text.get("layer_types")
+    if types is not None and not (types and all(isinstance(t, str) for t in types)):
+        raise ConfigError(f"{where}: layer_types must be a list of names")
+
+
+@cache
+def _defaults() -> dict[str, dict[str, Any]]:
+    from importlib.resources import files
+
+    return json.loads(files("embedcli.models").joinpath("familydefaults.json").read_text())
+
+
+def family_defaults(model_type: str) -> dict[str, Any]:
+    """transformers' defaults of the fields embedcli reads, for ``model_type``."""
+    return _defaults().get(model_type, {})
+
+
+_V4_ROPE = ("rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct")
+
+
+def with_defaults(text: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """``text`` with each field it leaves out taken from its family's defaults, as transformers
+    fills them; rope's parameters merged key by key, and a transformers 4 config's top-level
+    rope fields kept above the defaults' ``rope_parameters``."""
+    merged = {**defaults, **text}
+    default_rope, given = defaults.get("rope_parameters"), text.get("rope_parameters")
+    if not isinstance(default_rope, dict):
+        return merged
+    per_type = bool(default_rope) and all(isinstance(v, dict) for v in default_rope.values())
+    if isinstance(given, dict):
+        if per_type and given and all(isinstance(v, dict) for v in given.values()):
+            merged["rope_parameters"] = {
+                k: {**default_rope.get(k, {}), **v} for k, v in given.items()
+            }
+        elif not per_type:
+            merged["rope_parameters"] = {**default_rope, **given}
+        return merged
+    if given is not None:
+        return merged  # not an object: refused by _check_types
+    del merged["rope_parameters"]  # transformers 4's layout, or nothing: defaults fill the rest
+    if per_type:
+        full = default_rope.get("full_attention", {})
+        local = default_rope.get("sliding_attention")
+        if "rope_theta" not in text and "rope_theta" in full:
+            merged["rope_theta"] = full["rope_theta"]
+        if local and "rope_local_base_freq" not in text:
+            merged["rope_local_base_freq"] = local.get("rope_theta")
+        return merged
+    for key in ("rope_theta", "partial_rotary_factor"):
+        twin = "rotary_emb_base" if key == "rope_theta" else "rotary_pct"
+        if key in default_rope and key not in text and twin not in text:
+            merged[key] = default_rope[key]
+    return merged
 
 
 def _dtype(data: dict[str, Any], text: dict[str, Any]) -> str | None:
@@ -259,5 +352,7 @@ def folder_config(folder: Path) -> ModelConfig | None:
     """A folder's config.json, parsed, or None when it has none."""
     path = folder / CONFIG_FILE
     if not path.is_file():
+        if path.exists() or path.is_symlink():  # a folder, a device, a dangling link
+            raise WeightsError(f"{path} is not a regular file: a model's config cannot be read")
         return None
     return parse_config(read_json(path, "a model config"), str(path))

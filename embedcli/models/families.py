@@ -35,7 +35,7 @@ class Family:
     scale_rounding: str = "float"  # "dtype": rounded to the tables' dtype first (Gemma)
     token_type: str | None = None
     norm: str | None = None  # a LayerNorm's key prefix (weight and bias)
-    norm_eps: tuple[str, ...] = ("layer_norm_eps", "layer_norm_epsilon")
+    norm_eps: tuple[str, ...] = ("layer_norm_eps",)  # (): torch's default, 1e-5 (BART's)
     project_in: str | None = None
     context: tuple[str, ...] = ("max_position_embeddings",)  # () : no limit
     rope_dim: str = "head"  # head (x partial factor), rotary_dim (GPT-J), qk_rope (MLA)
@@ -162,6 +162,7 @@ FAMILIES: tuple[Family, ...] = (
         scale="sqrt_d",
         scale_when="scale_embedding",
         norm="decoder.layernorm_embedding",
+        norm_eps=(),
     ),
     Family(
         "BERT",
@@ -199,6 +200,7 @@ FAMILIES: tuple[Family, ...] = (
         ("transformer",),
         "alibi",
         norm="word_embeddings_layernorm",
+        norm_eps=("layer_norm_epsilon",),
         context=(),
         alibi="press",
     ),

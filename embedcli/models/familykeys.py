@@ -36,7 +36,12 @@ def family_tables(
     found_prefix = None
     token = None
     if token_key is not None:
-        checkpoint.info(token_key)  # an unknown key is an error naming it
+        shape = checkpoint.info(token_key).shape  # an unknown key is an error naming it
+        if model.vocab_size is not None and shape[:1] != (model.vocab_size,):
+            raise WeightsError(
+                f"--token-key {token_key} is a {shape} tensor, but the model's config.json gives "
+                f"vocab_size {model.vocab_size:,}: it is not this model's token table"
+            )
         token = token_key
     else:
         for prefix in prefixes:
@@ -72,6 +77,11 @@ def family_tables(
 
     position = None
     if position_key is not None and position_key.lower() != "none":
+        if model.positional != "learned":
+            raise WeightsError(
+                f"--position-key: a {family.name} model has {model.positional} positions, not a "
+                "learned positional table; drop --position-key"
+            )
         checkpoint.info(position_key)
         position = position_key
     elif position_key is None and family.positional == "learned" and model.positional == "learned":
@@ -84,6 +94,7 @@ def family_tables(
     if family.norm is not None:
         extras.append(("norm_weight", locate(f"{family.norm}.weight", "an embedding LayerNorm")))
         extras.append(("norm_bias", locate(f"{family.norm}.bias", "an embedding LayerNorm")))
+    _check_extras(checkpoint, model, token, position, extras)
     head = None
     if family.head is not None:
         head = next((n for n in (family.head, _joined(search[0], family.head)) if n in names), None)
@@ -94,3 +105,42 @@ def family_tables(
         head,
         extras=tuple((name, key) for name, key in extras if key is not None),
     )
+
+
+_FLOATS = ("float32", "float16", "bfloat16", "float64")
+
+
+def _check_extras(
+    checkpoint: Checkpoint,
+    model: ModelConfig,
+    token: str,
+    position: str | None,
+    extras: list[tuple[str, str | None]],
+) -> None:
+    """The family's other tensors, from the headers: floating point, and the shapes the steps
+    need (a LayerNorm of d_model, a token-type table d_model wide, a (d_model, width)
+    projection; a positional table d_model wide)."""
+    width = checkpoint.info(token).shape[1] if len(checkpoint.info(token).shape) == 2 else None
+    d_model = model.d_model if model.token_width is not None else width
+    wanted: dict[str, tuple[object, ...]] = {
+        "norm_weight": (d_model,),
+        "norm_bias": (d_model,),
+        "project_in": (d_model, width),
+        "token_type": (None, d_model),  # any number of types, at least one
+    }
+    checks = [(name, key) for name, key in extras if key is not None]
+    if position is not None:
+        checks.append(("position", position))
+        wanted["position"] = (None, d_model)
+    for name, key in checks:
+        info = checkpoint.info(key)
+        shape = wanted[name]
+        fits = len(info.shape) == len(shape) and all(
+            want is None or got == want for got, want in zip(info.shape, shape, strict=True)
+        )
+        if not fits or info.dtype not in _FLOATS or 0 in info.shape:
+            expected = "(" + ", ".join("N" if w is None else str(w) for w in shape) + ")"
+            raise WeightsError(
+                f"{key} is a {info.shape} {info.dtype} tensor, but this model's steps need a "
+                f"floating-point tensor of shape {expected} there"
+            )

@@ -44,16 +44,24 @@ def _heads(text: dict[str, Any], where: str) -> int | None:
     return None
 
 
+def _width(text: dict[str, Any]) -> Any:
+    return text.get("hidden_size", text.get("n_embd", text.get("d_model")))
+
+
 def read_positions(family: Family, text: dict[str, Any], where: str) -> dict[str, Any]:
     """The position fields of ``text`` (a config's text part) for ``family``."""
     heads = _heads(text, where)
+    width = _width(text)
+    if heads is not None and isinstance(width, int) and heads > width:
+        raise ConfigError(f"{where}: {heads:,} attention heads for a width of {width:,}")
     if family.positional == "relative":
-        relative = {
-            "num_buckets": _count(text.get("relative_attention_num_buckets", 32), "buckets", where),
-            "max_distance": _count(
-                text.get("relative_attention_max_distance", 128), "max distance", where
-            ),
-        }
+        relative = {}
+        for key, name in (("relative_attention_num_buckets", "num_buckets"),
+                          ("relative_attention_max_distance", "max_distance")):  # fmt: skip
+            value = _count(text.get(key), key, where)
+            if value is None:
+                raise ConfigError(f"{where}: {key} must be a positive integer")
+            relative[name] = value
         return {"relative": relative, "heads": heads}
     alibi = family.positional == "alibi" or (family.name == "Falcon" and text.get("alibi") is True)
     if alibi:
@@ -70,8 +78,11 @@ def _alibi(family: Family, text: dict[str, Any], heads: int | None, where: str) 
         raise ConfigError(f"{where}: ALiBi needs the head count (num_attention_heads)")
     if family.alibi == "mpt":
         attn = text.get("attn_config") if isinstance(text.get("attn_config"), dict) else {}
-        if attn.get("alibi") is False:
-            raise ConfigError(f"{where}: MPT without alibi is not a layout embedcli reads")
+        if attn.get("alibi", True) is not True:
+            raise ConfigError(
+                f"{where}: MPT's attn_config.alibi must be true (embedcli reads "
+                f"ALiBi MPT models only), got {attn.get('alibi')!r}"
+            )
         bias_max = _positive(attn.get("alibi_bias_max", 8), "alibi_bias_max", where)
         slopes = alibi_slopes(heads, "mpt", bias_max)
     else:
@@ -129,9 +140,14 @@ def _rope_dim(
     """The dimensions each head rotates, by the family's rule."""
     if family.rope_dim == "qk_rope":
         return _count(text.get("qk_rope_head_dim"), "qk_rope_head_dim", where)
-    d_model = text.get("hidden_size", text.get("n_embd", text.get("d_model")))
+    d_model = _width(text)
     head_dim = _count(text.get("head_dim"), "head_dim", where)
-    if head_dim is None and heads and isinstance(d_model, int) and d_model % heads == 0:
+    if head_dim is None and heads and isinstance(d_model, int):
+        if d_model % heads:
+            raise ConfigError(
+                f"{where}: hidden size {d_model} is not a multiple of {heads} attention heads "
+                "(and no head_dim is given)"
+            )
         head_dim = d_model // heads
     if family.rope_dim == "rotary_dim":
         rotary = _count(text.get("rotary_dim"), "rotary_dim", where)

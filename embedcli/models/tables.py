@@ -349,7 +349,7 @@ def check_model_tables(
         ),
     }
     if position_shape is not None and model.positional == "learned":
-        key = model.keys.get("context_length", "max_position_embeddings")
+        key = model.keys.get("context_length", "max_position_embeddings").split(" - ")[0]
         before = position_rows_before(model)
         said = None if model.context_length is None else model.context_length + before
         found[key] = (said, position_shape[0], "rows of the positional table")
@@ -393,6 +393,11 @@ def tables_config(
     vocab, width = token_shape
     positional = given.positional or (model.positional if model else None)
     if positional == "learned" and position_shape is None:
+        if given.positional is None and model is not None:  # the family's, left out by the flag
+            raise ConfigError(
+                f"the model's {model.file} says learned positions, but --position-key none "
+                "leaves its positional table out; drop --position-key"
+            )
         raise ConfigError(
             "--positional learned, but the checkpoint has no learned positional table "
             "(pass --position-key if it has one under another name)"

@@ -179,7 +179,9 @@ def check_memory(
         tables += rows * d * size
     # The module's buffers: arange(context_length) as int64 position ids, and a sinusoidal
     # table, computed in float64 and kept in float32.
-    context = config.context_length
+    from embedcli.core.embedding import BUFFER_ROWS
+
+    context = min(config.context_length, BUFFER_ROWS)  # the buffers stop there
     buffers = context * 8 + (context * d * (8 + 4) if config.positional == "sinusoidal" else 0)
     tables += buffers
     parts = {
