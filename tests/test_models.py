@@ -133,8 +133,10 @@ def test_config_fields_from_every_family(folders: dict[str, Path]) -> None:
     ("config", "message"),
     [
         ({"model_type": "llama", "hidden_size": -3}, "hidden_size must be a positive integer"),
-        ({"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2, "rope_theta": "x"},
-         "rope_theta must be a"),
+        (
+            {"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2, "rope_theta": "x"},
+            "rope_theta must be a",
+        ),
         ([1, 2], "is not a JSON object"),
         (
             {"model_type": "llama", "rope_scaling": {"rope_type": ["linear"], "factor": 2}},

@@ -9,7 +9,6 @@ tests/test_families.py checks that the file is what this script writes.
 
 from __future__ import annotations
 
-import pprint
 import sys
 from pathlib import Path
 
