@@ -39,8 +39,8 @@ def _roberta(**tensors: torch.Tensor) -> tuple[dict, dict]:
         e + "LayerNorm.bias": _r(D),
     }
     base.update({e + k.replace("__", "."): v for k, v in tensors.items()})
-    config = {"model_type": "roberta", "vocab_size": VOCAB, "hidden_size": D,
-              "num_attention_heads": 2, "max_position_embeddings": 18, "pad_token_id": 1}  # fmt: skip
+    config = {"model_type": "roberta", "vocab_size": VOCAB, "hidden_size": D, "pad_token_id": 1,
+              "num_attention_heads": 2, "max_position_embeddings": 18}  # fmt: skip
     return config, base
 
 
