@@ -93,6 +93,7 @@ CASES: tuple[Case, ...] = (
     Case("biogpt", "biogpt", positional="learned"),
     Case("xglm", "xglm", positional="sinusoidal"),
     Case("bart", "bart", {"scale_embedding": True}, positional="learned"),
+    Case("bart-full", "bart", {"scale_embedding": True}, kind="seq2seq", positional="learned"),
     Case("mbart", "mbart", {"scale_embedding": True}, positional="learned"),
     Case("plbart", "plbart", {"scale_embedding": False}, positional="learned"),
     Case("bert", "bert", {"is_decoder": True}, positional="learned"),
@@ -126,6 +127,7 @@ CASES: tuple[Case, ...] = (
     Case("falcon", "falcon", {"alibi": False}),
     Case("falcon-alibi", "falcon", {"alibi": True}, positional="alibi"),
     Case("t5", "t5", kind="encoder", positional="relative"),
+    Case("t5-full", "t5", kind="seq2seq", positional="relative"),
     Case("mamba", "mamba", positional="none"),
     Case("mamba2", "mamba2", {"num_heads": 8, "head_dim": 16, "n_groups": 1}, positional="none"),
     Case("falcon_mamba", "falcon_mamba", positional="none"),
@@ -208,6 +210,18 @@ CASES: tuple[Case, ...] = (
     _rope("hunyuan_v1_dense", "hunyuan_v1_dense"),
     _rope("hunyuan_v1_moe", "hunyuan_v1_moe"),
     _rope("internlm3", "internlm3"),
+    _rope("afmoe", "afmoe"),
+    _rope("apertus1p5_text", "apertus1p5_text"),
+    _rope("aria_text", "aria_text"),
+    _rope("axk1", "axk1"),
+    _rope("doge", "doge"),
+    _rope("flex_olmo", "flex_olmo"),
+    _rope("flint", "flint"),
+    _rope("hy_v3", "hy_v3"),
+    _rope("jais2", "jais2"),
+    _rope("longcat_flash", "longcat_flash"),
+    _rope("glm4_moe", "glm4_moe"),
+    _rope("vaultgemma", "vaultgemma"),
 )
 
 
@@ -272,6 +286,8 @@ def _model_class(case: Case) -> Any:
         return transformers.T5EncoderModel
     if case.kind == "base":
         return transformers.AutoModel
+    if case.kind == "seq2seq":  # the encoder's first block is the first to run
+        return transformers.AutoModelForSeq2SeqLM
     if case.kind == "gemma3":
         return transformers.Gemma3ForConditionalGeneration
     return transformers.AutoModelForCausalLM
@@ -357,6 +373,7 @@ def first_block_input(
 
     handle = first_blocks(model).register_forward_pre_hook(hook, with_kwargs=True)
     inputs: dict[str, Any] = {"input_ids": torch.tensor(ids)}
+
     if mask is not None:
         inputs["attention_mask"] = torch.tensor(mask)
     try:

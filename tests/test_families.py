@@ -217,7 +217,7 @@ def test_an_unknown_model_type_is_refused_not_guessed(
                     ["inspect-shapes", "--weights", str(folder)]):  # fmt: skip
         result = invoke(command)
         assert result.exit_code == 1, result.output
-        assert "a family embedcli does not know" in result.stderr
+        assert "will not guess its input layer from key names" in result.stderr
         assert "families" in result.stderr and "Traceback" not in result.output
 
 
@@ -236,6 +236,8 @@ def test_the_manual_holds_the_registrys_table() -> None:
     assert compatibility_table() in page, "docs/families.md: paste compatibility_table() at its end"
     for family in FAMILIES:
         assert f"| {family.name} |" in page
+    types = sum(len(f.model_types) for f in FAMILIES)
+    assert f"{len(FAMILIES)} families ({types} `model_type` values)" in page.replace("\n", " ")
     root = Path(__file__).parent.parent
     assert f"input layer of {len(FAMILIES)} model families" in (root / "README.md").read_text()
     assert f"the {len(FAMILIES)} families" in (root / "docs" / "index.md").read_text()

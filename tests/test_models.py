@@ -143,7 +143,7 @@ def test_config_fields_from_every_family(folders: dict[str, Path]) -> None:
             "rope_type",
         ),
         ({"model_type": "llama", "rope_scaling": {"type": {"x": 1}}}, "must be a name"),
-        ({"hidden_size": 8}, "names no model_type, a family embedcli does not know"),
+        ({"hidden_size": 8}, "names no model_type, so embedcli cannot tell which family"),
         ({"model_type": "mystery"}, "model_type 'mystery', a family embedcli does not know"),
     ],
 )

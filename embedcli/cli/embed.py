@@ -190,10 +190,16 @@ def _encoding_name(encoding: str | None, model: str | None, weights: str | None,
     from embedcli.errors import EncodingError
     from embedcli.tokenization.encodings import NO_TOKENIZER, resolve_encoding_name
 
+    own = ids and weights is not None and encoding is None and model is None
     try:
-        return resolve_encoding_name(encoding, model, weights)
+        name = resolve_encoding_name(encoding, model, weights)
+        if own and name == str(weights):  # the folder's tokenizer: ids need it only if it reads
+            from embedcli.tokenization.encodings import get_encoding
+
+            get_encoding(name)
+        return name
     except EncodingError:
-        if ids and weights is not None and encoding is None and model is None:
+        if own:  # no tokenizer, or one embedcli does not read (WordPiece): ids need none
             return NO_TOKENIZER
         raise
 

@@ -222,7 +222,8 @@ Seed = Annotated[
 DType = Annotated[
     str | None,
     typer.Option(
-        help="dtype of the tables and outputs: float32, float16 or bfloat16. \\[default: float32]",
+        help="dtype of the tables and outputs: float32, float16 or bfloat16. \\[default: float32; "
+        "with a model folder, its checkpoint's dtype, as transformers loads it]",
         callback=checks.dtype_check,
         autocompletion=checks.dtype_complete,
         metavar="DTYPE",

@@ -8,6 +8,7 @@
 - ``families``: the registry, one declarative entry per model family (keyed by model_type).
 - ``config``: what a model's ``config.json`` says about its input layer, read through its family.
 - ``positions``: a config's rope, ALiBi and relative-bucket fields.
+- ``keys``: ``TableKeys``, where a checkpoint keeps the input layer's tensors.
 - ``familykeys``: where a known family keeps its input-layer tensors in a checkpoint.
 - ``sources``: a checkpoint file, a folder or a hub model opened as one ``ModelSource``.
 - ``tables``: which tensors are the token and positional tables, and whether they fit the flags.

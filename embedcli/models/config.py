@@ -119,10 +119,15 @@ def _number(value: Any, name: str, where: str, low: float = 0.0) -> float:
 
 def unknown_family(model_type: Any, where: str) -> ConfigError:
     """The refusal of a model_type the registry has no entry for."""
-    named = f"model_type {model_type!r}" if model_type is not None else "no model_type"
+    if model_type is None:
+        return ConfigError(
+            f"{where} names no model_type, so embedcli cannot tell which family the model is, "
+            f"and it will not guess its input layer from key names; the families it knows: "
+            f"{LIST_URL}"
+        )
     return ConfigError(
-        f"{where} names {named}, a family embedcli does not know, so it will not guess its "
-        f"input layer from key names; the families it knows: {LIST_URL}"
+        f"{where} names model_type {model_type!r}, a family embedcli does not know, so it will "
+        f"not guess its input layer from key names; the families it knows: {LIST_URL}"
     )
 
 

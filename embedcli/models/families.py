@@ -42,13 +42,17 @@ class Family:
     alibi: str | None = None  # slopes: "press" (BLOOM, Falcon) or "mpt"
     head: str | None = "lm_head.weight"
     requires: dict[str, object] = field(default_factory=dict)  # fields that must hold these
+    # an encoder-decoder's stacks, in the order they run: the first one the checkpoint has
+    # holds the input layer (its positions and norm); the token table may be shared above them
+    stacks: tuple[str, ...] = ()
 
     @property
     def steps(self) -> tuple[str, ...]:
         """The operations before the first block, in order, for the compatibility table."""
         found = ["lookup"]
         if self.scale:
-            found.append("× √d" if self.scale == "sqrt_d" else f"× {self.scale}")
+            factor = "× √d" if self.scale == "sqrt_d" else f"× {self.scale}"
+            found.append(f"{factor} (if {self.scale_when})" if self.scale_when else factor)
         if self.project_in:
             found.append("project_in")
         if self.token_type:
@@ -151,18 +155,19 @@ FAMILIES: tuple[Family, ...] = (
         scale_when="scale_embedding",
     ),
     Family(
-        "BART decoder",
+        "BART (mBART, PLBart)",
         ("bart", "mbart", "plbart"),
-        ("BartModel", "BartForCausalLM"),
-        ("decoder.embed_tokens.weight",),
+        ("BartModel", "BartForConditionalGeneration", "BartForCausalLM"),
+        ("embed_tokens.weight", "shared.weight"),
         ("model",),
         "learned",
-        "decoder.embed_positions.weight",
+        "embed_positions.weight",
         offset=2,
         scale="sqrt_d",
         scale_when="scale_embedding",
-        norm="decoder.layernorm_embedding",
+        norm="layernorm_embedding",
         norm_eps=(),
+        stacks=("encoder", "decoder"),  # the encoder's, where there is one: it runs first
     ),
     Family(
         "BERT",
@@ -337,6 +342,19 @@ FAMILIES: tuple[Family, ...] = (
     _rope("Hunyuan (MoE)", "hunyuan_v1_moe", arch="HunYuanMoEV1"),
     _rope("InternLM3", "internlm3", arch="InternLM3"),
     _rope("CWM", "cwm", arch="Cwm"),
+    # ---- more Llama-shaped families of transformers' causal-LM mapping, each tested the same way
+    _rope("AFMoE", "afmoe", arch="Afmoe"),
+    _rope("Apertus 1.5", "apertus1p5_text", arch="Apertus1p5Text"),
+    _rope("Aria (text)", "aria_text", arch="AriaText"),
+    _rope("A.X K1", "axk1", arch="AXK1"),
+    _rope("Doge", "doge", arch="Doge"),
+    _rope("FlexOlmo", "flex_olmo", arch="FlexOlmo"),
+    _rope("Flint", "flint", arch="Flint"),
+    _rope("Hunyuan V3", "hy_v3", arch="HYV3"),
+    _rope("Jais 2", "jais2", arch="Jais2"),
+    _rope("LongCat-Flash", "longcat_flash", arch="LongcatFlash"),
+    _rope("GLM-4 MoE", "glm4_moe", arch="Glm4Moe"),
+    _rope("VaultGemma", "vaultgemma", arch="VaultGemma", **_SQRT),
 )
 
 BY_MODEL_TYPE: dict[str, Family] = {t: f for f in FAMILIES for t in f.model_types}

@@ -8,15 +8,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from embedcli.errors import WeightsError
+from embedcli.models.keys import TableKeys
 
 if TYPE_CHECKING:
     from embedcli.models.checkpoint import Checkpoint
     from embedcli.models.config import ModelConfig
-    from embedcli.models.tables import TableKeys
 
 
 def _joined(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
+
+
+def _stacked(family: object, prefixes: tuple[str, ...], names: set[str]) -> tuple[str, ...]:
+    """The prefix of the first stack (encoder, then decoder) whose positional table is there,
+    then the plain prefixes (where a shared token table lives)."""
+    for prefix in prefixes:
+        for stack in family.stacks:  # type: ignore[attr-defined]
+            base = _joined(prefix, stack)
+            if _joined(base, family.position) in names:  # type: ignore[attr-defined]
+                return (base, prefix)
+    return prefixes
 
 
 def family_tables(
@@ -27,7 +38,6 @@ def family_tables(
 ) -> TableKeys:
     """The keys of ``model``'s family in ``checkpoint`` (``--token-key``/``--position-key``
     replace the tables' keys; the family's other steps still apply)."""
-    from embedcli.models.tables import TableKeys
 
     family = model.family
     assert family is not None
@@ -35,6 +45,10 @@ def family_tables(
     prefixes = (*family.prefixes, "") if "" not in family.prefixes else family.prefixes
     found_prefix = None
     token = None
+    stack = None
+    if family.stacks and family.position is not None:
+        prefixes = _stacked(family, prefixes, names)
+        stack = prefixes[0] if len(prefixes) == 2 and prefixes[0] != prefixes[1] else None
     if token_key is not None:
         shape = checkpoint.info(token_key).shape  # an unknown key is an error naming it
         if model.vocab_size is not None and shape[:1] != (model.vocab_size,):
@@ -60,6 +74,8 @@ def family_tables(
             "pass --token-key"
         )
     search = (found_prefix,) if found_prefix is not None else prefixes
+    if stack is not None:
+        search = (stack,)  # the stack's positions and norm, under a shared token table
 
     def locate(key: str | None, what: str, required: bool = True) -> str | None:
         if key is None:

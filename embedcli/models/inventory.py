@@ -99,6 +99,8 @@ def _tying(source: ModelSource, keys: TableKeys) -> str:
     """How the head relates to the token table: as a model's config.json says (reading no
     values), else compared (same storage, then equal values); over the network, never compared."""
     said = None if source.config is None else source.config.tie_word_embeddings
+    if said is False and keys.head is None:
+        return "no output head"  # a base model (LlamaModel): nothing to tie
     if said is not None:
         return "tied (config.json)" if said else "not tied (config.json)"
     if keys.head is None:

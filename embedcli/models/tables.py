@@ -17,6 +17,7 @@ from embedcli.core.config import DEFAULT_CONTEXT_LENGTH
 from embedcli.errors import ConfigError, WeightsError
 from embedcli.models.checkpoint import Checkpoint
 from embedcli.models.formats import strip_prefixes
+from embedcli.models.keys import TableKeys
 
 if TYPE_CHECKING:
     import torch
@@ -56,20 +57,6 @@ _SUFFIXES: tuple[tuple[str, str | None], ...] = (
     ("token_embed.weight", "position_embed.weight"),
     ("embed_tokens.weight", None),  # Llama-style inside a wrapper (Gemma 3, Llama 4: multimodal)
 )
-
-
-@dataclass(frozen=True)
-class TableKeys:
-    """Where the tables are in a checkpoint."""
-
-    layout: str
-    token: str
-    position: str | None
-    head: str | None
-    head_transposed: bool = False
-    # what a model family runs besides the tables: token_type, norm_weight, norm_bias,
-    # project_in -> the checkpoint's key
-    extras: tuple[tuple[str, str], ...] = ()
 
 
 def find_tables(

@@ -100,6 +100,7 @@ def fit_to_context(
     *,
     truncate: int | None = None,
     to_context: bool = False,
+    fix: str = "",
 ) -> tuple[list[list[int]], list[int]]:
     """Cut sequences to ``truncate`` tokens (or to the context length, ``to_context``), then
     require each to fit the context length; return them and the tokens dropped from each."""
@@ -108,7 +109,7 @@ def fit_to_context(
     fitted = [seq if truncate is None else seq[:truncate] for seq in sequences]
     for index, seq in enumerate(fitted):
         which = f"sequence {index}: length" if len(fitted) > 1 else "sequence length"
-        config.check_length(len(seq), which)
+        config.check_length(len(seq), which, fix)
         if not seq:
             raise InputTextError(f"sequence {index} has no tokens: there is nothing to embed")
     return fitted, dropped
@@ -121,7 +122,8 @@ def pad_batch(
     length = max(len(seq) for seq in sequences)
     if any(len(seq) < length for seq in sequences) and pad_id is None:
         raise TokenIdError(
-            "the texts differ in length and the tokenizer has no padding or end-of-text token; "
+            "the sequences differ in length and there is no padding or end-of-text token to pad "
+            "them with (the tokenizer has none, or there is no tokenizer); "
             "pass --pad-id"
         )
     if any(len(seq) < length for seq in sequences) and not 0 <= pad_id < vocab_size:
@@ -330,8 +332,10 @@ def run_embed(
     else:
         sequences = [list(seq) for seq in ids or ()]
     full = [len(seq) for seq in sequences]
+    # a model's context is its own: raising --context-length is no way out there
+    fix = "" if tables is None else "pass --truncate-to-context (or --truncate N)"
     sequences, dropped = fit_to_context(
-        sequences, config, truncate=truncate, to_context=truncate_to_context
+        sequences, config, truncate=truncate, to_context=truncate_to_context, fix=fix
     )
     marks = None
     if texts is not None:

@@ -125,11 +125,17 @@ def first_block_input(
                 missing.append((module, key, full))
     if hasattr(model, "tie_weights"):
         model.tie_weights()  # a table stored once and used twice (T5's shared)
-    absent = [
-        full for module, key, full in missing if getattr(module, key).data_ptr() not in loaded
+    unfilled = {  # module -> its tensors the folder does not hold (after tying)
+        id(module): full
+        for module, key, full in missing
+        if getattr(module, key).data_ptr() not in loaded
+    }
+    ran: set[int] = set()
+    watchers = [
+        m.register_forward_pre_hook(lambda module, _: ran.add(id(module)))
+        for m in model.modules()
+        if id(m) in unfilled
     ]
-    if absent:  # never run on memory that holds no checkpoint values
-        return None, f"the checkpoint has no {absent[0]}, which transformers' {names[0]} reads"
     got: dict[str, torch.Tensor] = {}
 
     def hook(module: Any, args: tuple, kwargs: dict) -> None:
@@ -145,6 +151,11 @@ def first_block_input(
         pass
     finally:
         handle.remove()
+        for watcher in watchers:
+            watcher.remove()
+    used = [unfilled[i] for i in ran if i in unfilled]
+    if used:  # a module that ran on memory holding no checkpoint values: no reference
+        return None, f"the checkpoint has no {used[0]}, which transformers' {names[0]} reads"
     if "hidden" not in got:
         return None, f"{names[0]} did not reach its first block"
     return got["hidden"], names[0]

@@ -22,7 +22,7 @@ from embedcli.render.common import (
     plural,
 )
 from embedcli.render.heatmap import heatmap_view
-from embedcli.render.shapes import addition_view
+from embedcli.render.shapes import addition_view, applied_scale
 
 if TYPE_CHECKING:
     from embedcli.pipeline.embed import EmbedReport
@@ -48,7 +48,11 @@ def positions_phrase(cfg: dict) -> str:
     model = cfg.get("model") or {}
     if positional == "alibi" and model.get("alibi_slopes"):
         slopes = model["alibi_slopes"]
-        return f"alibi positions ({len(slopes)} heads, slopes {slopes[0]:.3g} … {slopes[-1]:.3g})"
+        last = len(slopes) - 1
+        return (
+            f"alibi positions ({len(slopes)} heads; slope of head 0: {slopes[0]:.3g}, "
+            f"of head {last}: {slopes[last]:.3g})"
+        )
     if positional == "relative" and model.get("relative_attention"):
         rel = model["relative_attention"]
         return (
@@ -57,7 +61,7 @@ def positions_phrase(cfg: dict) -> str:
     if positional == "rope" and model.get("rope_bases"):
         bases = ", ".join(f"θ {v:g} ({k})" for k, v in model["rope_bases"].items())
         return f"rope positions ({bases})"
-    return f"{positional} positions"
+    return "no positions" if positional == "none" else f"{positional} positions"
 
 
 def _position_rows(cfg: dict) -> str:
@@ -103,9 +107,7 @@ def step_operation(name: str, cfg: dict, names: set[str] | None = None) -> str:
     positional = cfg["positional"]
     names = names or set()
     if name == "scaled_embeddings":
-        scale = cfg["embed_scale"]
-        rounded = " (rounded to the dtype first)" if cfg.get("scale_rounding") == "dtype" else ""
-        return f"token_embeddings × {scale:.6g}, the model's input scaling{rounded}"
+        return f"token_embeddings × {applied_scale(cfg)}, the model's input scaling"
     if name == "projected_embeddings":
         return f"project_in: a linear map from width {cfg.get('token_width')} to d_model"
     if name == "token_type_embeddings":
@@ -239,9 +241,8 @@ def _vector_rows(
     """One position's vectors, step by step, and the label of each row."""
     vectors = [report.token_embeddings[b][position]]
     labels: list[str | None] = ["token"] if labelled else [None]
-    scale = report.config.get("embed_scale", 1.0)
     steps = (
-        (report.scaled_embeddings, f"× {scale:.4g}"),
+        (report.scaled_embeddings, f"× {applied_scale(report.config).split(' ')[0]}"),
         (report.projected_embeddings, "project_in"),
         (report.token_type_embeddings, "+ type 0"),
     )

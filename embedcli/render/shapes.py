@@ -74,23 +74,52 @@ def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
+def _round_to(value: float, dtype: str) -> float:
+    """``value`` as a float32, float16 or bfloat16 holds it (round to nearest, ties to even)."""
+    import struct
+
+    if dtype == "float16":
+        return struct.unpack("<e", struct.pack("<e", value))[0]
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    if dtype == "bfloat16":
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def applied_scale(cfg: dict) -> str:
+    """The input scale as the model applies it: rounded to the dtype first where it is (Gemma
+    in bfloat16 multiplies by 5.65625, not √32 = 5.65685), said with both numbers."""
+    scale = cfg.get("embed_scale", 1.0)
+    if cfg.get("scale_rounding") != "dtype":
+        return f"{scale:.6g}"
+    rounded = _round_to(scale, cfg["dtype"])
+    if f"{rounded:.6g}" == f"{scale:.6g}":
+        return f"{scale:.6g}"
+    return f"{rounded:.6g} ({scale:.6g} rounded to {cfg['dtype']})"
+
+
 def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> RenderableType:
     """How positions enter: the broadcast of the addition, or why nothing is added; and a
     model's input scaling (Gemma's sqrt(d_model))."""
     scale = cfg.get("embed_scale", 1.0)
     root = abs(scale - cfg["d_model"] ** 0.5) < 1e-9 * scale
     scaled = (
-        f"scaled_embeddings = token_embeddings × {scale:.6g} (the model's input scaling"
+        f"scaled_embeddings = token_embeddings × {applied_scale(cfg)} (the model's input scaling"
         + (f", √d_model = √{cfg['d_model']})" if root else ")")
         if scale != 1.0
         else None
     )
     source = "scaled_embeddings" if scaled else "token_embeddings"
+    if cfg.get("token_width"):
+        source = "projected_embeddings"
+    if cfg.get("token_types"):
+        source = f"{source} + token_type_embeddings"
     if plan is not None:
         title = ADDITION_TITLE
         if len(plan.shapes[1]) == 3:
             title = "Broadcast: each sequence reads its own position rows (counted per sequence)"
-        view: RenderableType = broadcast_block(plan, TENSOR_NAMES, title, width)
+        names = (source, TENSOR_NAMES[1])  # what the positions are added to
+        view: RenderableType = broadcast_block(plan, names, title, width)
     elif cfg["positional"] == "rope":
         theta, dim = cfg.get("rope_theta", 10000.0), cfg.get("rope_dim")
         formula = (
@@ -110,7 +139,8 @@ def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> Rende
         else:
             unscaled = ""
         view = Text(
-            f"positional rope: nothing is added, input_embeddings = {source}; attention "
+            f"positional rope: nothing is added, input_embeddings = {_normed(source, cfg)}; "
+            "attention "
             f"rotates each pair of query and key dimensions by rope_angles = position × "
             f"{formula}, so a rope model has no position_embeddings tensor at all{unscaled}"
         )
@@ -120,9 +150,15 @@ def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> Rende
             "relative": "attention adds a learned bias per distance bucket (T5) to its scores",
         }.get(cfg["positional"], "the model has no positions")
         view = Text(
-            f"positional {cfg['positional']}: nothing is added, input_embeddings = {source}; {how}"
+            f"positional {cfg['positional']}: nothing is added, input_embeddings = "
+            f"{_normed(source, cfg)}; {how}"
         )
     return view if scaled is None else Group(Text(scaled), view)
+
+
+def _normed(source: str, cfg: dict) -> str:
+    """The tensor the first block reads: ``source``, or its LayerNorm (BLOOM, BERT)."""
+    return f"LayerNorm({source})" if cfg.get("norm_eps") is not None else source
 
 
 def broadcast_view(plan: BroadcastPlan, *, width: int = 100, plain: bool = True) -> RenderableType:
