@@ -14,7 +14,7 @@ from typing import Any
 from embedcli.core.config import DTYPES
 from embedcli.errors import ConfigError, WeightsError
 from embedcli.models.families import LIST_URL, Family, family_of
-from embedcli.models.positions import read_positions
+from embedcli.models.positions import count, positive, read_positions
 
 CONFIG_FILE = "config.json"
 MAX_JSON_BYTES = 64 << 20  # a config or an index; the largest published index is a few MB
@@ -98,25 +98,6 @@ def _first_key(data: dict[str, Any], *names: str) -> str | None:
     return None
 
 
-def _int(value: Any, name: str, where: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{where}: {name} must be a positive integer, got {value!r}")
-    return value
-
-
-def _number(value: Any, name: str, where: str, low: float = 0.0) -> float:
-    try:
-        good = not isinstance(value, bool) and math.isfinite(float(value)) and value > low
-    except (TypeError, ValueError, OverflowError):
-        good = False
-    if not good:
-        shown = repr(value)[:40]
-        raise ConfigError(f"{where}: {name} must be a number above {low:g}, got {shown}")
-    return float(value)
-
-
 def unknown_family(model_type: Any, where: str) -> ConfigError:
     """The refusal of a model_type the registry has no entry for."""
     if model_type is None:
@@ -154,9 +135,9 @@ def parse_config(data: Any, where: str) -> ModelConfig:
                 f"another way; embedcli reads only {name} {wanted!r}"
             )
     d_key = _first_key(text, "n_embd", "hidden_size", "d_model") or "hidden_size"
-    d_model = _int(text.get(d_key), d_key, where)
+    d_model = count(text.get(d_key), d_key, where)
     context_key = _first_key(text, *family.context) if family.context else None
-    context = _int(text.get(context_key), context_key, where) if context_key else None
+    context = count(text.get(context_key), context_key, where) if context_key else None
     positional, position = family.positional, read_positions(family, text, where)
     if position.get("alibi") and family.positional == "rope":
         positional, context = "alibi", None  # Falcon with alibi: true: no length limit
@@ -190,7 +171,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         tied = data.get("tie_word_embeddings")
     return ModelConfig(
         model_type=model_type if isinstance(model_type, str) else None,
-        vocab_size=_int(text.get("vocab_size"), "vocab_size", where),
+        vocab_size=count(text.get("vocab_size"), "vocab_size", where),
         d_model=d_model,
         context_length=context,
         positional=positional,
@@ -230,13 +211,13 @@ def _scale(family: Family, text: dict[str, Any], d_model: int | None, where: str
             raise ConfigError(f"{where}: {family.name} scales by sqrt(hidden_size): give it")
         return math.sqrt(d_model)
     value = text.get(family.scale)
-    return 1.0 if value is None else _number(value, family.scale, where)
+    return 1.0 if value is None else positive(value, family.scale, where)
 
 
 def _token_width(family: Family, text: dict[str, Any], d_model: int | None, where: str) -> Any:
     if family.project_in is None:
         return None
-    width = _int(text.get("word_embed_proj_dim"), "word_embed_proj_dim", where)
+    width = count(text.get("word_embed_proj_dim"), "word_embed_proj_dim", where)
     return width if width is not None and width != d_model else None
 
 
@@ -247,7 +228,7 @@ def _norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
     key = _first_key(text, *family.norm_eps) if family.norm_eps else None
     if key is None:
         return 1e-5
-    value = _number(text[key], key, where)
+    value = positive(text[key], key, where)
     if value >= 1:
         raise ConfigError(f"{where}: {key} must be below 1, got {value:g}")
     return value

@@ -40,6 +40,7 @@ class Family:
     context: tuple[str, ...] = ("max_position_embeddings",)  # () : no limit
     rope_dim: str = "head"  # head (x partial factor), rotary_dim (GPT-J), qk_rope (MLA)
     alibi: str | None = None  # slopes: "press" (BLOOM, Falcon) or "mpt"
+    alibi_flag: str | None = None  # a config flag that turns rope into ALiBi (Falcon's "alibi")
     head: str | None = "lm_head.weight"
     requires: dict[str, object] = field(default_factory=dict)  # fields that must hold these
     # an encoder-decoder's stacks, in the order they run: the first one the checkpoint has
@@ -226,6 +227,8 @@ FAMILIES: tuple[Family, ...] = (
         ("word_embeddings.weight",),
         ("transformer",),
         "rope",
+        alibi="press",
+        alibi_flag="alibi",  # alibi: true turns rope off
     ),
     Family(
         "T5 (encoder)",
@@ -374,8 +377,8 @@ def compatibility_table() -> str:
     for family in FAMILIES:
         types = ", ".join(f"`{t}`" for t in family.model_types)
         positions = family.positional
-        if family.name == "Falcon":
-            positions = "rope, or alibi with `alibi: true`"
+        if family.alibi_flag:
+            positions = f"rope, or alibi with `{family.alibi_flag}: true`"
         context = ", ".join(f"`{c}`" for c in family.context) or "none (no limit)"
         steps = " → ".join(family.steps)
         lines.append(f"| {family.name} | {types} | {positions} | {steps} | {context} |")

@@ -19,7 +19,8 @@ SCALING_KEYS = {
 }
 
 
-def _positive(value: Any, name: str, where: str, low: float = 0.0) -> float:
+def positive(value: Any, name: str, where: str, low: float = 0.0) -> float:
+    """``value`` as a finite number above ``low``, or a ConfigError naming the field."""
     try:
         good = not isinstance(value, bool) and math.isfinite(float(value)) and value > low
     except (TypeError, ValueError, OverflowError):
@@ -29,7 +30,8 @@ def _positive(value: Any, name: str, where: str, low: float = 0.0) -> float:
     return float(value)
 
 
-def _count(value: Any, name: str, where: str) -> int | None:
+def count(value: Any, name: str, where: str) -> int | None:
+    """``value`` as a positive integer (None stays None), or a ConfigError naming the field."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -40,7 +42,7 @@ def _count(value: Any, name: str, where: str) -> int | None:
 def _heads(text: dict[str, Any], where: str) -> int | None:
     for name in ("num_attention_heads", "n_head", "n_heads", "num_heads"):
         if text.get(name) is not None:
-            return _count(text[name], name, where)
+            return count(text[name], name, where)
     return None
 
 
@@ -58,12 +60,12 @@ def read_positions(family: Family, text: dict[str, Any], where: str) -> dict[str
         relative = {}
         for key, name in (("relative_attention_num_buckets", "num_buckets"),
                           ("relative_attention_max_distance", "max_distance")):  # fmt: skip
-            value = _count(text.get(key), key, where)
+            value = count(text.get(key), key, where)
             if value is None:
                 raise ConfigError(f"{where}: {key} must be a positive integer")
             relative[name] = value
         return {"relative": relative, "heads": heads}
-    alibi = family.positional == "alibi" or (family.name == "Falcon" and text.get("alibi") is True)
+    alibi = family.positional == "alibi" or bool(family.alibi_flag and text.get(family.alibi_flag))
     if alibi:
         return _alibi(family, text, heads, where)
     if family.positional != "rope":
@@ -83,7 +85,7 @@ def _alibi(family: Family, text: dict[str, Any], heads: int | None, where: str) 
                 f"{where}: MPT's attn_config.alibi must be true (embedcli reads "
                 f"ALiBi MPT models only), got {attn.get('alibi')!r}"
             )
-        bias_max = _positive(attn.get("alibi_bias_max", 8), "alibi_bias_max", where)
+        bias_max = positive(attn.get("alibi_bias_max", 8), "alibi_bias_max", where)
         slopes = alibi_slopes(heads, "mpt", bias_max)
     else:
         slopes = alibi_slopes(heads)
@@ -116,7 +118,7 @@ def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -
     if first not in sets:
         raise ConfigError(f"{where}: layer type {first!r} has no rope_parameters")
     bases = {
-        name: _positive(
+        name: positive(
             p.get("rope_theta", p.get("rotary_emb_base", 10000.0)), "rope_theta", where, 1
         )
         for name, p in sets.items()
@@ -139,9 +141,9 @@ def _rope_dim(
 ) -> int | None:
     """The dimensions each head rotates, by the family's rule."""
     if family.rope_dim == "qk_rope":
-        return _count(text.get("qk_rope_head_dim"), "qk_rope_head_dim", where)
+        return count(text.get("qk_rope_head_dim"), "qk_rope_head_dim", where)
     d_model = _width(text)
-    head_dim = _count(text.get("head_dim"), "head_dim", where)
+    head_dim = count(text.get("head_dim"), "head_dim", where)
     if head_dim is None and heads and isinstance(d_model, int):
         if d_model % heads:
             raise ConfigError(
@@ -150,14 +152,14 @@ def _rope_dim(
             )
         head_dim = d_model // heads
     if family.rope_dim == "rotary_dim":
-        rotary = _count(text.get("rotary_dim"), "rotary_dim", where)
+        rotary = count(text.get("rotary_dim"), "rotary_dim", where)
         return rotary if rotary is not None else head_dim
     factor = params.get("partial_rotary_factor", params.get("rotary_pct"))
     if factor is None:
         factor = text.get("partial_rotary_factor", text.get("rotary_pct"))
     if head_dim is None or factor is None:
         return head_dim
-    factor = _positive(factor, "partial_rotary_factor", where)
+    factor = positive(factor, "partial_rotary_factor", where)
     if factor > 1:
         raise ConfigError(f"{where}: partial_rotary_factor must be at most 1, got {factor:g}")
     return int(head_dim * factor)
@@ -171,7 +173,7 @@ def _scaling(rope_type: str, params: dict[str, Any], where: str) -> Any:
     if rope_type not in SCALING_KEYS:
         return (("rope_type", rope_type), ("applied", False))
     values = {
-        key: _positive(params.get(key), f"rope_scaling {key}", where)
+        key: positive(params.get(key), f"rope_scaling {key}", where)
         for key in SCALING_KEYS[rope_type]
     }
     if rope_type == "llama3" and values["high_freq_factor"] <= values["low_freq_factor"]:
