@@ -166,7 +166,10 @@ def test_ids_instead_of_text() -> None:
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [("1,x", "'1,x' is not a list of token ids"), (",", "'--ids': empty list")],
+    [
+        ("1,x", "'1,x': 'x' is not a token id"),
+        (",", "'--ids': ',': an item between separators is empty"),
+    ],
 )
 def test_bad_ids_are_usage_errors(value: str, message: str) -> None:
     expect_error(embed("--ids", value, *SMALL), message, code=2)
@@ -180,7 +183,6 @@ def test_text_and_ids_together_is_a_usage_error() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--ids", "-1,2"], "token id -1 (sequence 0, position 0) is negative"),
         (
             ["--ids", "1,50257"],
             "token id 50257 (sequence 0, position 1) is out of range for a vocabulary of 50257",
@@ -193,6 +195,10 @@ def test_text_and_ids_together_is_a_usage_error() -> None:
 )
 def test_id_range_errors(args: list[str], message: str) -> None:
     expect_error(embed(*args, *SMALL), message)
+
+
+def test_a_negative_id_is_named_before_anything_runs() -> None:
+    expect_error(embed("--ids", "-1,2", *SMALL), "'-1' is negative: token ids start at 0", code=2)
 
 
 @pytest.mark.parametrize(

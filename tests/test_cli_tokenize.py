@@ -195,7 +195,7 @@ def test_decode_of_half_a_character_warns() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["1", "x", "--decode"], "not a token id: 'x'"),
+        (["1", "x", "--decode"], "'x' is not a token id"),
         (["1", "50257", "--decode"], "token id 50257 is not in gpt2 (its ids run from 0 to 50256)"),
         (["100261", "--decode", "-e", "cl100k_base"], "token id 100261 is not in cl100k_base"),
     ],
@@ -205,7 +205,7 @@ def test_decode_errors(args: list[str], message: str) -> None:
 
 
 def test_decode_negative_id_from_stdin() -> None:
-    expect_error(tokenize("--decode", input="15496 -1"), "token id -1 is not in gpt2")
+    expect_error(tokenize("--decode", input="15496 -1"), "'-1' is negative: token ids start at 0")
 
 
 def test_truncate() -> None:
@@ -280,7 +280,7 @@ def test_table_is_capped_for_long_texts() -> None:
         (["hi", "--encode", "-e", "gpt2", "-e", "o200k_base"], "--encode works with one encoding"),
         (["hi", "-f", "x.txt"], "pass TEXT or --file, not both"),
         (["hi", "--ids", "15496"], "pass only one of TEXT, --file and --ids"),
-        (["--ids", "15496,x"], "'15496,x' is not a list of token ids"),
+        (["--ids", "15496,x"], "'15496,x': 'x' is not a token id"),
         (["hi", "-e", "nope"], "unknown encoding 'nope'"),
         (["hi", "-e", "o200k_bas"], "did you mean 'o200k_base'"),
         (["hi", "-m", "nope"], "unknown model 'nope'"),

@@ -424,7 +424,7 @@ def test_bare_command_prints_the_help_and_succeeds() -> None:
 
 
 def test_ids_take_ascii_digits_only() -> None:
-    expect_error(runner.invoke(app, ["embed", "--ids", "١٢"]), "is not a list of token ids", code=2)
+    expect_error(runner.invoke(app, ["embed", "--ids", "١٢"]), "'١٢' is not a token id", code=2)
 
 
 @pytest.mark.parametrize("columns", ["0", "-5", "abc"])

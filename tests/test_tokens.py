@@ -219,7 +219,7 @@ def test_parse_ids(text: str, ids: list[int]) -> None:
 
 
 def test_parse_ids_names_the_bad_word() -> None:
-    with pytest.raises(TokenIdError, match="not a token id: 'x12'"):
+    with pytest.raises(TokenIdError, match="'x12' is not a token id"):
         parse_ids("1 x12 3")
 
 
@@ -241,3 +241,24 @@ def test_truncate_never_ends_inside_a_character() -> None:
     for cut in cuts:
         assert text.startswith(cut)
         assert "\ufffd" not in cut
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["tokenize", "--decode", "١٢", "٣"], "'١٢' is not a token id"),  # other scripts' digits
+        (["tokenize", "--decode", "1_000 2"], "'1_000' is not a token id"),  # int() reads 1000
+        (["tokenize", "--ids", "+5", "--decode"], "'+5' is not a token id"),
+        (["embed", "--ids", "1,,2"], "an item between separators is empty"),  # not [1, 2]
+        (["embed", "--ids", "1,"], "an item between separators is empty"),
+    ],
+)
+def test_one_id_parser_refuses_what_int_would_accept(args: list[str], said: str) -> None:
+    """Issue 24: ASCII digits separated by a comma and/or whitespace, anything else named."""
+    from conftest import make_runner
+
+    from embedcli.cli import app
+
+    result = make_runner().invoke(app, args)
+    assert result.exit_code in (1, 2), result.output
+    assert said in result.stderr and result.stderr.count("\n") == 1

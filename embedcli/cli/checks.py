@@ -180,18 +180,16 @@ def renamed(new: int | None, old: int | None, new_flag: str, old_flag: str) -> i
 
 def parse_ids(values: list[str]) -> list[list[int]]:
     """'15496,11' (or '15496 11', '[15496, 11]') per --ids -> one sequence each; a bad list is a
-    usage error."""
+    usage error (tokenization.tokens.id_list_problem says what a list of ids is)."""
+    from embedcli.tokenization.tokens import id_list_problem
+    from embedcli.tokenization.tokens import parse_ids as parse_one
+
     sequences = []
     for value in values:
-        parts = value.strip().strip("[]").replace(",", " ").split()
-        try:
-            if not all(p.isascii() for p in parts):
-                raise ValueError  # int() would read other scripts' digits
-            sequences.append([int(p) for p in parts])
-        except ValueError:
+        problem = id_list_problem(value)
+        if problem is not None:
             raise typer.BadParameter(
-                f"{value!r} is not a list of token ids like 15496,11,995", param_hint="'--ids'"
-            ) from None
-        if not parts:
-            raise typer.BadParameter("empty list; pass ids like 15496,11,995", param_hint="'--ids'")
+                f"{value[:60]!r}: {problem}; pass ids like 15496,11,995", param_hint="'--ids'"
+            )
+        sequences.append(parse_one(value))
     return sequences

@@ -8,6 +8,7 @@ the ids are exactly those of one pass. No torch here: tokenizing never needs it.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -201,15 +202,42 @@ def tokenize_report(
     return report
 
 
+_SEPARATOR = re.compile(r"\s*,\s*|\s+")  # one comma (with spaces around it), or spaces
+MAX_ID_DIGITS = 4000  # past this, int() refuses (4,300 digits): the range check says the rest
+
+
+def id_list_problem(text: str, *, empty: bool = False) -> str | None:
+    """Why ``text`` is not a list of token ids, or None. The one rule, everywhere ids are read:
+    ASCII digits, separated by a comma and/or whitespace, optionally inside [ ]; not another
+    script's digits, signs, underscores or empty items (``1,,2``), which int() would accept or
+    skip."""
+    body = text.strip()
+    if body.startswith("[") and body.endswith("]"):
+        body = body[1:-1].strip()
+    if not body:
+        return None if empty else "there are no ids"
+    for item in _SEPARATOR.split(body):
+        if not item:
+            return "an item between separators is empty (ids are separated by one comma or spaces)"
+        if item.startswith("-") and item[1:].isascii() and item[1:].isdigit():
+            return f"{item[:40]!r} is negative: token ids start at 0"
+        if not (item.isascii() and item.isdigit()):
+            shown = item if len(item) <= 40 else item[:40] + "…"
+            return f"{shown!r} is not a token id (ids are ASCII digits like 15496)"
+        if len(item) > MAX_ID_DIGITS:
+            return f"{item[:40]!r}… is far beyond any token table"
+    return None
+
+
 def parse_ids(text: str) -> list[int]:
-    """'15496 11, 995' -> [15496, 11, 995]; a word that is not an integer is named."""
-    ids = []
-    for word in text.replace(",", " ").replace("[", " ").replace("]", " ").split():
-        try:
-            ids.append(int(word))
-        except ValueError:
-            raise TokenIdError(f"not a token id: {word!r} (ids are integers like 15496)") from None
-    return ids
+    """'15496 11, 995' -> [15496, 11, 995]; anything else is one error naming what is wrong."""
+    problem = id_list_problem(text, empty=True)
+    if problem is not None:
+        raise TokenIdError(problem)
+    body = text.strip()
+    if body.startswith("[") and body.endswith("]"):
+        body = body[1:-1]
+    return [int(item) for item in _SEPARATOR.split(body.strip()) if item]
 
 
 def decode_ids(enc: tiktoken.Encoding, ids: Sequence[int]) -> bytes:
