@@ -307,10 +307,7 @@ def _parameters_table(report: ShapesReport, half: str) -> Table:
     width = cfg.get("token_width") or cfg["d_model"]
     rows = [("token_embeddings", (cfg["vocab_size"], width), p.token_embeddings)]
     if p.position_embeddings:
-        before = cfg.get("position_offset", 0)
-        if cfg.get("position_ids") == "padding":
-            before = cfg["padding_idx"] + 1
-        table_rows = cfg["context_length"] + before  # rows before position 0 included
+        table_rows = p.position_embeddings // cfg["d_model"]  # EmbedConfig.position_rows
         rows.append(("position_embeddings", (table_rows, cfg["d_model"]), p.position_embeddings))
     for name, shape, count in rows:
         add_row(
