@@ -129,3 +129,44 @@ def test_entries_are_named_by_a_sha256(cache_at: Path) -> None:
     assert len(names) == 1
     digest = names[0].removeprefix("ranks-").removesuffix(".bin")
     assert len(digest) == 64 and int(digest, 16) >= 0
+
+
+def _forge(entry: Path, swap: tuple[bytes, bytes]) -> None:
+    """Rewrite a cache entry with two ranks swapped and its own checksum made right again: the
+    entry is whole, and wrong."""
+    import hashlib
+    import marshal
+
+    data = entry.read_bytes()
+    header = data[: len(cache._FORMAT)]
+    ranks = marshal.loads(data[len(header) + 32 :])
+    a, b = swap
+    ranks[a], ranks[b] = ranks[b], ranks[a]
+    payload = marshal.dumps(ranks)
+    entry.write_bytes(header + hashlib.sha256(payload).digest() + payload)
+
+
+@pytest.mark.parametrize(
+    ("name", "swap", "text", "ids"),
+    [
+        ("gpt2", (b"Hello", b" world"), "Hello world", [15496, 995]),
+        ("o200k_base", (b"Hello", b" world"), "Hello world", [13225, 2375]),
+    ],
+)
+def test_forged_entry_is_not_trusted(cache_at: Path, name, swap, text, ids) -> None:
+    """An entry filed under the published files' hash must hold their ranks: written out as a
+    .tiktoken file, its ranks hash as the published file does, or it is rebuilt."""
+    encodings.get_encoding(name)
+    (entry,) = cache_at.glob("ranks-*.bin")
+    _forge(entry, swap)
+    assert cache.load_ranks(entry.stem.removeprefix("ranks-")) is not None  # self-consistent
+    encodings.get_encoding.cache_clear()
+    assert encodings.get_encoding(name).encode(text) == ids
+    from typer.testing import CliRunner
+
+    from embedcli.cli.app import app
+
+    encodings.get_encoding.cache_clear()
+    result = CliRunner().invoke(app, ["tokenize", text, "--encode", "-e", name])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split() == [str(i) for i in ids]

@@ -696,6 +696,28 @@ def test_ranks_are_cached_by_file_hash(tmp_path: Path, monkeypatch: pytest.Monke
     assert (again.n_vocab, again.eot_token, again.prefix) == (300 + 256, 301, (300,))
 
 
+def test_forged_cache_entry_is_parsed_again(tmp_path: Path) -> None:
+    """An entry filed under a model file's hash, rewritten with two ranks swapped and its own
+    checksum made right, is not trusted: its ranks do not hash as the file does."""
+    import hashlib
+    import marshal
+
+    path = _write_ranks(tmp_path / "small.tiktoken", 300)
+    first = modeltok.load_model_tokenizer(path, family="llama3")
+    entry = Path(tiktokenfile.ranks_cache.cache_dir()) / f"ranks-{first.sha256}.bin"
+    data = entry.read_bytes()
+    header = data[: len(tiktokenfile.ranks_cache._FORMAT)]
+    ranks = marshal.loads(data[len(header) + 32 :])
+    tokens = list(ranks)
+    a, b = tokens[256], tokens[257]
+    ranks[a], ranks[b] = ranks[b], ranks[a]
+    payload = marshal.dumps(ranks)
+    entry.write_bytes(header + hashlib.sha256(payload).digest() + payload)
+    assert tiktokenfile.ranks_cache.load_ranks(first.sha256) == ranks  # self-consistent
+    again = modeltok.load_model_tokenizer(path, family="llama3")
+    assert [again.decode_single_token_bytes(i) for i in (256, 257)] == [b"t0", b"t1"]
+
+
 # ---------------------------------------------------------------- finding files
 
 

@@ -685,7 +685,8 @@ def test_a_signal_during_the_renames_waits_for_them(tmp_path: Path) -> None:
     before = signal.getsignal(signal.SIGINT)
     os.replace = replace_then_interrupt
     try:
-        with staged() as stage:
+        # delivered once both are in place, not dropped
+        with pytest.raises(KeyboardInterrupt), staged() as stage:
             for name in ("a.txt", "b.txt"):
                 stage.open(tmp_path / name).write(name.encode())
     finally:

@@ -23,6 +23,7 @@ from embedcli import __version__
 from embedcli.cli.options import WARNINGS
 from embedcli.cli.output import ClosedPipe
 from embedcli.errors import EmbedCLIError
+from embedcli.io.outputs import WRITTEN
 
 # Click's usage error (bad option, bad value), from whichever click typer runs on.
 _ClickUsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
@@ -104,6 +105,7 @@ class _Group(TyperGroup):
         return name, command, rest
 
     def invoke(self, ctx: typer.Context) -> Any:
+        WRITTEN.reset()
         try:
             with warnings.catch_warnings():
                 # torch and numpy warn on stderr about things that are not the user's concern
@@ -126,12 +128,24 @@ class _Group(TyperGroup):
             _quiet_stdout()
             ctx.exit(0)
         except KeyboardInterrupt:
-            typer.echo("Interrupted: no output file was written or changed", err=True)
+            typer.echo(f"Interrupted: {_what_was_written()}", err=True)
             ctx.exit(130)
         except Terminated as signalled:
             what = "Hung up" if signalled.signum == signal.SIGHUP else "Terminated"
-            typer.echo(f"{what}: no output file was written or changed", err=True)
+            typer.echo(f"{what}: {_what_was_written()}", err=True)
             ctx.exit(128 + signalled.signum)
+
+
+def _what_was_written() -> str:
+    """The truth about the output files when a signal ends a command: every one is either
+    whole, put in place before the signal came, or as it was (a temporary file is removed)."""
+    if not WRITTEN.paths:
+        return "no output file was written or changed"
+    names = ", ".join(one_line(str(path)) for path in WRITTEN.paths)
+    return (
+        f"{names} had been written whole before the signal came; no other output file was "
+        "written or changed (what it was printing may be incomplete)"
+    )
 
 
 # What the old spelling of a renamed flag now means, said where its use fails.

@@ -63,7 +63,7 @@ def store_ranks(key: str, ranks: dict[bytes, int]) -> None:
     payload = marshal.dumps(ranks)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(path) as handle:
+        with atomic_write(path, record=False) as handle:
             handle.write(_FORMAT + hashlib.sha256(payload).digest() + payload)
     except OSError:
         pass  # read-only home, full disk: the cache is an optimisation, never a requirement

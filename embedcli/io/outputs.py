@@ -71,6 +71,52 @@ def check_output_path(
     return path
 
 
+class _Written:
+    """The output files this process has put in place, in order: what an interrupt may say."""
+
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+
+    def reset(self) -> None:
+        """Forget them: a new command begins."""
+        self.paths.clear()
+
+
+WRITTEN = _Written()
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C, SIGTERM and SIGHUP wait until the block ends, then are delivered, so that a
+    rename and the record of it are one step that an interrupt never splits. Python runs
+    signal handlers in the main thread whichever thread the signal reached, so the handlers
+    are swapped, not the signal mask; off the main thread there is nothing to hold."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {signum: signal.signal(signum, lambda s, _: came.append(s)) for signum in held}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():  # None: set outside Python, not restorable
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        for signum in dict.fromkeys(came):
+            signal.raise_signal(signum)  # now, to the handler that was there before
+
+
+def _put_in_place(tmp: Path, target: Path, record: bool = True) -> None:
+    """Rename ``tmp`` onto ``target`` and record it, with no interrupt in between."""
+    with _signals_held():
+        os.replace(tmp, target)
+        if record:
+            WRITTEN.paths.append(target)
+
+
 def _permissions(path: Path) -> int:
     """The bits a new file gets: those of the file it replaces, or the umask's default."""
     try:
@@ -82,10 +128,11 @@ def _permissions(path: Path) -> int:
 
 
 @contextmanager
-def atomic_write(path: Path) -> Iterator[BinaryIO]:
+def atomic_write(path: Path, record: bool = True) -> Iterator[BinaryIO]:
     """A binary file handle for ``path`` that is only ever seen whole: it writes a temporary file
     beside ``path`` and renames it into place on success (keeping the permissions of a file it
-    replaces); on any error or Ctrl-C the temporary file is removed. Raises OSError."""
+    replaces); on any error or Ctrl-C the temporary file is removed. Raises OSError.
+    ``record``: an output the user asked for (not a cache entry), for :data:`WRITTEN`."""
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(name)
     handle = os.fdopen(fd, "wb")
@@ -93,7 +140,7 @@ def atomic_write(path: Path) -> Iterator[BinaryIO]:
         yield handle
         handle.close()  # the last buffered bytes: a full disk may show only here
         os.chmod(tmp, _permissions(path))  # mkstemp makes 0600
-        os.replace(tmp, path)
+        _put_in_place(tmp, path, record)
     except BaseException:
         # Clean up without raising over the real error (closing flushes, which can fail too).
         with contextlib.suppress(OSError):
@@ -124,29 +171,20 @@ class Staging:
 
     def commit(self) -> None:
         """Every file into place: closed (a full disk may show only now), then renamed."""
-        import signal
-
         for tmp, target, handle in self._files:
             try:
                 handle.close()
                 os.chmod(tmp, _permissions(target))  # mkstemp makes 0600
             except OSError as exc:
                 raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
-        # Ctrl-C, SIGTERM and SIGHUP wait out the renames (microseconds): Python runs their
-        # handlers in this thread whichever thread the signal reached, so the handlers are
-        # swapped, not the signal mask. One that came meanwhile came after the files were
-        # whole: too late to undo them, it is let go.
-        held = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-        previous = {signum: signal.signal(signum, lambda *_: None) for signum in held}
-        try:
+        # Ctrl-C, SIGTERM and SIGHUP wait out the renames (microseconds), then are delivered:
+        # every file is in place, or none is, and what an interrupt says is true.
+        with _signals_held():
             for tmp, target, _ in self._files:
                 try:
-                    os.replace(tmp, target)
+                    _put_in_place(tmp, target)
                 except OSError as exc:
                     raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
-        finally:
-            for signum, handler in previous.items():  # None: set outside Python, not restorable
-                signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
     def discard(self) -> None:
         """Remove every temporary file (those already renamed are gone from their names)."""
@@ -197,25 +235,56 @@ def _target_of(stage: Staging, exc: OSError) -> str:
 
 
 def write_tensor(path: Path, tensor: torch.Tensor, name: str = "input_embeddings") -> None:
-    """Write ``tensor`` as .npy, .pt or .safetensors, atomically."""
+    """Write ``tensor`` as .npy, .pt or .safetensors, atomically. Every format fails the same
+    way: one OSError's own words (a full disk says so), whichever library met it."""
     suffix = path.suffix.lower()
     data = tensor.detach().cpu().contiguous()
     try:
         with atomic_write(path) as handle:
-            if suffix == ".npy":
-                import numpy as np
-
-                np.save(handle, data.numpy())
-            elif suffix == ".pt":
-                import torch
-
-                torch.save(data, handle)
-            else:
-                from safetensors.torch import save
-
-                handle.write(save({name: data}))
+            sink = _Sink(handle)
+            try:
+                _serialise(suffix, data, name, sink)
+            except RuntimeError:  # torch.save wraps the OSError its writer met
+                if sink.error is None:
+                    raise
+                raise sink.error from None
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _serialise(suffix: str, data: torch.Tensor, name: str, sink: _Sink) -> None:
+    if suffix == ".npy":
+        import numpy as np
+
+        np.save(sink, data.numpy())  # not a real file to NumPy: written by write(), in blocks
+    elif suffix == ".pt":
+        import torch
+
+        torch.save(data, sink)
+    else:
+        from safetensors.torch import save
+
+        sink.write(save({name: data}))
+
+
+class _Sink:
+    """A file handle seen only through ``write``, which keeps the OSError it met: NumPy's
+    ``tofile`` on a real file reports a full disk as "N requested and M written", and torch's
+    writer turns it into a RuntimeError."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self._handle.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self) -> None:
+        self._handle.flush()
 
 
 STREAM_SUFFIXES = (".npy", ".safetensors")

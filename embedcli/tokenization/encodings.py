@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from embedcli.errors import EncodingError, InputTextError, UsageError
 from embedcli.io import cache as ranks_cache
-from embedcli.tokenization.bpe import dump_tiktoken_bpe, parse_tiktoken_bpe
+from embedcli.tokenization.bpe import dump_tiktoken_bpe, parse_tiktoken_bpe, ranks_sha256
 
 if TYPE_CHECKING:
     import tiktoken
@@ -125,13 +125,22 @@ def parse_data_gym(vocab_bpe: bytes, encoder_json: bytes) -> dict[bytes, int]:
     return ranks
 
 
-def _cached(hashes: tuple[str | None, ...], what: str, build: Callable[[], dict[bytes, int]]):
-    """Ranks from the user cache, keyed by the files' expected hashes; else build and store."""
+def _cached(
+    hashes: tuple[str | None, ...],
+    what: str,
+    build: Callable[[], dict[bytes, int]],
+    published: str | None = None,
+) -> dict[bytes, int]:
+    """Ranks from the user cache, keyed by the files' expected hashes; else build and store.
+
+    A cached entry is used only when its ranks written out as a ``.tiktoken`` file have the
+    published hash (``published``, else the one expected hash): its own checksum proves only
+    that it was not damaged, not that it holds the ranks it is filed under."""
     if any(h is None for h in hashes):
         raise EncodingError(f"tiktoken gave no SHA-256 for {what}; refusing to use it unverified")
     key = hashes[0] if len(hashes) == 1 else hashlib.sha256("+".join(hashes).encode()).hexdigest()
     ranks = ranks_cache.load_ranks(key)
-    if ranks is None:
+    if ranks is None or ranks_sha256(ranks) != (published or hashes[0]):
         ranks = build()  # reads and verifies the published files
         ranks_cache.store_ranks(key, ranks)
     return ranks
@@ -154,7 +163,25 @@ def _bundled_data_gym(
             _read_bundled(vocab_bpe_file, vocab_bpe_hash),
             _read_bundled(encoder_json_file, encoder_json_hash),
         ),
+        published=_r50k_hash(),
     )
+
+
+def _r50k_hash() -> str | None:
+    """r50k_base's published SHA-256, as tiktoken's constructor passes it to its loader: GPT-2's
+    ranks written as a ``.tiktoken`` file are that file."""
+    from tiktoken_ext import openai_public
+
+    seen: list[str | None] = []
+    saved = openai_public.load_tiktoken_bpe
+    openai_public.load_tiktoken_bpe = lambda url, expected_hash=None: seen.append(expected_hash)
+    try:
+        openai_public.r50k_base()
+    except Exception:  # a tiktoken whose constructor wants real ranks: no hash to check by
+        pass
+    finally:
+        openai_public.load_tiktoken_bpe = saved
+    return seen[0] if seen else None
 
 
 def _bundled_tiktoken_bpe(url: str, expected_hash: str | None = None) -> dict[bytes, int]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from embedcli.errors import EncodingError
 from embedcli.io import cache as ranks_cache
-from embedcli.tokenization.bpe import parse_tiktoken_bpe
+from embedcli.tokenization.bpe import parse_tiktoken_bpe, ranks_sha256
 from embedcli.tokenization.common import LLAMA3_PATTERN, LLAMA4_PATTERN, QWEN_PATTERN, read_bytes
 
 if TYPE_CHECKING:
@@ -240,20 +240,22 @@ def _check_ranks(path: Path, ranks: dict[bytes, int]) -> None:
 
 
 def _parse_ranks(path: Path, data: bytes, sha256: str) -> dict[bytes, int]:
-    """The file's ranks, from embedcli's ranks cache when it holds the same bytes."""
+    """The file's ranks, from embedcli's ranks cache when the entry filed under the file's hash
+    holds exactly the file's ranks (written out again, they hash as the file does)."""
     ranks = ranks_cache.load_ranks(sha256)
-    if ranks is None:
-        try:
-            ranks = parse_tiktoken_bpe(data)
-        except ValueError:  # a bad base64 token (binascii.Error) or rank, or a short line
-            raise EncodingError(
-                f"{path} is not a tiktoken-format BPE file: some line is not "
-                "`<base64 token> <rank>`; download the file again"
-            ) from None
+    if ranks is not None and ranks_sha256(ranks) == sha256:
         _check_ranks(path, ranks)
+        return ranks
+    try:
+        ranks = parse_tiktoken_bpe(data)
+    except ValueError:  # a bad base64 token (binascii.Error) or rank, or a short line
+        raise EncodingError(
+            f"{path} is not a tiktoken-format BPE file: some line is not "
+            "`<base64 token> <rank>`; download the file again"
+        ) from None
+    _check_ranks(path, ranks)
+    if ranks_sha256(ranks) == sha256:  # else (CRLF lines, say) no entry could be checked
         ranks_cache.store_ranks(sha256, ranks)
-    else:
-        _check_ranks(path, ranks)
     return ranks
 
 
