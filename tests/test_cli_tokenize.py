@@ -130,7 +130,37 @@ def test_count_json() -> None:
 def test_ids_json_and_truncate_json() -> None:
     assert json.loads(ok("Hello, world!", "--encode", "--json"))["ids"] == [15496, 11, 995, 0]
     data = json.loads(ok("Hello, world!", "--truncate", "2", "--json"))
-    assert data == {"encoding": "gpt2", "n_vocab": 50257, "count": 2, "text": "Hello,"}
+    assert data == {
+        "encoding": "gpt2",
+        "n_vocab": 50257,
+        "count": 2,
+        "text": "Hello,",
+        "limit": 2,
+        "partial": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "count", "kept"),
+    [
+        ("a😀b", 2, 1, "a"),  # 😀 is two tokens in gpt2: the cut after its first is moved back
+        ("a😀b", 3, 3, "a😀"),
+        ("😀", 1, 0, ""),
+    ],
+)
+def test_truncate_count_and_text_describe_one_cut(text, limit, count, kept) -> None:
+    """The count is of the tokens whose text is shown: re-encoding the text gives them back,
+    and a cut inside a character is said (in the JSON and on stderr)."""
+    result = runner.invoke(app, ["tokenize", text, "--truncate", str(limit), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["count"], data["text"], data["limit"]) == (count, kept, limit)
+    assert data["partial"] is (count < limit)
+    assert len(get_encoding("gpt2").encode(data["text"])) == data["count"]
+    if data["partial"]:
+        assert result.stderr.startswith(f"Warning: token {limit} ends inside a character")
+    else:
+        assert result.stderr == ""
 
 
 # ---------------------------------------------------------------- inputs
@@ -212,7 +242,9 @@ def test_truncate() -> None:
     assert ok("Hello, world!", "--truncate", "2") == "Hello,"
     assert ok("Hello, world!", "--truncate", "99") == "Hello, world!"
     assert ok("Hello, world!", "--truncate", "0") == ""
-    assert ok("Hi 😀", "--truncate", "2") == "Hi "  # never half an emoji
+    half = tokenize("Hi 😀", "--truncate", "2")  # never half an emoji, and said
+    assert (half.exit_code, half.stdout) == (0, "Hi")
+    assert half.stderr.startswith("Warning: token 2 ends inside a character")
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

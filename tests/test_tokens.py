@@ -18,7 +18,7 @@ from embedcli.tokenization.tokens import (
     segments_of,
     split_points,
     tokenize_report,
-    truncate_text,
+    whole_characters,
 )
 
 # Pieces that stress the pre-tokenizers at a cut: whitespace runs of every kind, contractions,
@@ -236,11 +236,12 @@ def test_truncate_never_ends_inside_a_character() -> None:
     enc = get_encoding("gpt2")
     text = "Hi 😀 there"
     ids = enc.encode(text)
-    cuts = [truncate_text(enc, ids[:n]) for n in range(len(ids) + 1)]
-    assert cuts[-1] == text
-    for cut in cuts:
+    cuts = [whole_characters(enc, ids[:n]) for n in range(len(ids) + 1)]
+    assert cuts[-1] == (len(ids), text)
+    for n, (count, cut) in enumerate(cuts):
         assert text.startswith(cut)
         assert "\ufffd" not in cut
+        assert count <= n and enc.decode(ids[:count]) == cut  # the count is of the text's tokens
 
 
 @pytest.mark.parametrize(

@@ -106,8 +106,7 @@ def tokenize(
     if decode:
         _decoded(results[0], as_json)
     elif truncate is not None:
-        cut = results[0].cut(truncate)
-        write_json(asdict(cut)) if as_json else write_text(cut.text)
+        _cut(results[0], truncate, as_json)
     elif count:
         _counts(results, as_json)
     elif encode:
@@ -132,6 +131,17 @@ def _decoded(result: object, as_json: bool) -> None:
             err=True,
         )
     write_json(asdict(decoded)) if as_json else write_text(decoded.text)
+
+
+def _cut(result: object, limit: int, as_json: bool) -> None:
+    cut = result.cut(limit)
+    if cut.partial:
+        typer.echo(
+            f"Warning: token {limit} ends inside a character, so the cut is after token "
+            f"{cut.count}, the last one before that character",
+            err=True,
+        )
+    write_json(asdict(cut)) if as_json else write_text(cut.text)
 
 
 def _counts(results: list, as_json: bool) -> None:

@@ -253,11 +253,18 @@ def decode_ids(enc: tiktoken.Encoding, ids: Sequence[int]) -> bytes:
     return bytes(out)
 
 
-def truncate_text(enc: tiktoken.Encoding, kept: Sequence[int]) -> str:
-    """The text of the tokens ``kept`` from the start of a text, never ending in half a
-    character."""
+def whole_characters(enc: tiktoken.Encoding, kept: Sequence[int]) -> tuple[int, str]:
+    """How many of the tokens ``kept`` from the start of a text hold only whole characters, and
+    their text: a cut that would end inside a character is moved back to the token before it."""
+    data = decode_ids(enc, kept)
     # The bytes are a prefix of valid UTF-8, so only a character cut at the end can be invalid.
-    return decode_ids(enc, kept).decode("utf-8", errors="ignore")
+    text = data.decode("utf-8", errors="ignore")
+    whole, end = len(kept), len(data)
+    size = len(text.encode("utf-8"))
+    while end > size:  # drop the tokens that hold any byte of the cut character
+        whole -= 1
+        end -= len(enc.decode_single_token_bytes(kept[whole]))
+    return whole, decode_ids(enc, kept[:whole]).decode("utf-8")
 
 
 # ---------------------------------------------------------------- what tokenize prints
@@ -290,12 +297,16 @@ class Decoded:
 
 @dataclass(frozen=True)
 class Cut:
-    """``tokenize --truncate N``: the text of its first N tokens, never half a character."""
+    """``tokenize --truncate N``: the text of its first ``count`` tokens, never half a
+    character. ``partial``: the N-th token ended inside a character, so the cut was moved back
+    to the last token before that character (``count`` < ``limit``)."""
 
     encoding: str
     n_vocab: int
     count: int
     text: str
+    limit: int
+    partial: bool
 
 
 @dataclass(frozen=True)
@@ -321,12 +332,16 @@ class Tokenized:
         return Decoded(self.enc.name, self.enc.n_vocab, len(ids), ids, text, partial)
 
     def cut(self, limit: int) -> Cut:
-        """The text of the first ``limit`` tokens (the special tokens a model's tokenizer
-        added count as tokens but are not text: the result is a prefix of the input)."""
-        kept = (self.ids or [])[:limit]
+        """The text of the first ``limit`` tokens, or of fewer where the limit falls inside a
+        character (the special tokens a model's tokenizer added count as tokens but are not
+        text: the result is a prefix of the input)."""
+        ids = self.ids or []
+        kept = ids[:limit]
         before, after = self.added
-        body = kept[before : max(before, len(self.ids or []) - after)]
-        return Cut(self.enc.name, self.enc.n_vocab, len(kept), truncate_text(self.enc, body))
+        body = kept[before : max(before, len(ids) - after)]
+        whole, text = whole_characters(self.enc, body)
+        count = len(kept) if whole == len(body) else min(before, len(kept)) + whole
+        return Cut(self.enc.name, self.enc.n_vocab, count, text, limit, count < len(kept))
 
     def report(self, limit: int | None = None, *, offsets: bool = False) -> TokenizeReport:
         """The table view's report (pieces of the first ``limit`` tokens; with ``offsets``,
