@@ -24,6 +24,7 @@ from embedcli.cli.options import WARNINGS
 from embedcli.cli.output import ClosedPipe
 from embedcli.errors import EmbedCLIError
 from embedcli.io.outputs import WRITTEN
+from embedcli.tokenization.display import UNSEEN
 
 # Click's usage error (bad option, bad value), from whichever click typer runs on.
 _ClickUsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
@@ -160,13 +161,18 @@ _RENAMED = {
 
 
 def one_line(message: str) -> str:
-    """A message as the one line the contract promises: line breaks and other control
-    characters (from a file name or a checkpoint's key) written as escapes."""
-    return "".join(
-        {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(c)
-        or (f"\\x{ord(c):02x}" if ord(c) < 0x20 or ord(c) == 0x7F else c)
-        for c in message
+    """A message as the one line the contract promises: line breaks and every other control
+    character (from a file name or a checkpoint's key; 0x85 and U+2028 break lines too) written
+    as escapes."""
+    return message.translate(_ESCAPES)
+
+
+_ESCAPES = {
+    code: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(
+        chr(code), f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
     )
+    for code in UNSEEN
+}
 
 
 def _command_path(ctx: typer.Context, exc: Exception) -> str:

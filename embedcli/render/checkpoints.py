@@ -21,6 +21,7 @@ from embedcli.render.common import (
     pack,
     plural,
 )
+from embedcli.tokenization.display import visible_name
 
 if TYPE_CHECKING:
     from embedcli.analysis.neighbors import TokenNeighbors
@@ -65,18 +66,18 @@ def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True)
         )
         for t in report.tensors:
             role = [roles.get(t.name, "")] if with_roles else []
-            add_row(table, t.name, format_shape(t.shape), t.dtype, *role)
+            add_row(table, visible_name(t.name), format_shape(t.shape), t.dtype, *role)
         return table
 
     table = first_fitting(width, lambda: tensors(True), lambda: tensors(False))
     if report.layout is None:
-        summary = Text(f"no embedding tables detected: {report.detection_error}")
+        summary = Text(f"no embedding tables detected: {visible_name(str(report.detection_error))}")
     else:
         summary = items_line(
             [
                 f"layout: {report.layout}",
-                f"token table: {report.token_key}",
-                f"positions: {report.position_key or 'no learned table'}",
+                f"token table: {visible_name(str(report.token_key))}",
+                f"positions: {visible_name(report.position_key or 'no learned table')}",
                 _HEAD[report.head_tied],
                 f"{report.parameters:,} parameters"
                 + (" (tied tensors counted once)" if report.head_tied in _TIED else ""),
@@ -85,7 +86,7 @@ def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True)
         )
     model = [f"{k}: {v}" for k, v in (report.model or {}).items()]
     parts: list[RenderableType] = [
-        items_line([report.path, report.format, *model], width),
+        items_line([visible_name(str(report.path)), report.format, *model], width),
         table,
         summary,
     ]
@@ -153,7 +154,7 @@ def _stats_table(stats: Sequence[TableStats]) -> Table:
         wrap=("within ±1 std",),
     )
     for s in stats:
-        add_row(table, s.name, format_shape(s.shape), *_values(s))
+        add_row(table, visible_name(s.name), format_shape(s.shape), *_values(s))
     return table
 
 
@@ -171,7 +172,7 @@ def _norms_table(stats: Sequence[TableStats]) -> Table:
     keys = list(stats[0].row_norm_percentiles)
     table = new_table("table", *keys, right=keys)
     for s in stats:
-        add_row(table, s.name, *(f"{v:.3f}" for v in s.row_norm_percentiles.values()))
+        add_row(table, visible_name(s.name), *(f"{v:.3f}" for v in s.row_norm_percentiles.values()))
     return table
 
 

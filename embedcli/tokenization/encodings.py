@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,6 +26,21 @@ from typing import TYPE_CHECKING
 from embedcli.errors import EncodingError, InputTextError, UsageError
 from embedcli.io import cache as ranks_cache
 from embedcli.tokenization.bpe import dump_tiktoken_bpe, parse_tiktoken_bpe, ranks_sha256
+from embedcli.tokenization.display import (  # re-exported: one place for the views
+    Token as Token,
+)
+from embedcli.tokenization.display import (
+    plural as plural,
+)
+from embedcli.tokenization.display import (
+    token_bytes_display as token_bytes_display,
+)
+from embedcli.tokenization.display import (
+    token_piece as token_piece,
+)
+from embedcli.tokenization.display import (
+    visible as visible,
+)
 
 if TYPE_CHECKING:
     import tiktoken
@@ -368,30 +382,6 @@ def encode(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) ->
     return enc.encode_ordinary(text)
 
 
-@dataclass(frozen=True)
-class Token:
-    """One token, the one way every command describes it. Field names are the JSON keys.
-
-    ``display`` is for tables only and never in JSON; ``index``, ``pad`` and ``score`` are filled
-    where they mean something (a token's place in its sequence, a padding position, a neighbor's
-    cosine similarity) and are left out of JSON when None.
-    """
-
-    id: int
-    piece: str | None  # the exact text; None when the bytes are not UTF-8 alone, or the id unknown
-    bytes: str | None  # the bytes as lowercase hex; None for an id the encoding lacks
-    display: str  # whitespace made visible; non-UTF-8 bytes as <0x..>; <unknown> for a bad id
-    index: int | None = None  # place in its sequence
-    pad: bool | None = None  # a padding position (attention_mask 0)
-    score: float | None = None  # cosine similarity to the token it was found for
-    added: bool | None = None  # a special token the tokenizer added (Llama's begin_of_text)
-
-    @property
-    def data(self) -> bytes | None:
-        """The token's bytes, or None for an id the encoding lacks."""
-        return None if self.bytes is None else bytes.fromhex(self.bytes)
-
-
 def added_specials(
     enc: tiktoken.Encoding, add: bool = True
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -412,36 +402,3 @@ def cut_safe(enc: tiktoken.Encoding) -> bool:
     """Whether a text may be cut before a space and encoded in pieces (tiktoken's encodings and
     regex-split byte-level tokenizers); SentencePiece-style ones must see the text whole."""
     return bool(getattr(enc, "cut_safe", True))
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """'1 token', '2 tokens', '1,024 windows'; ``many`` where adding an s is wrong."""
-    return f"{count:,} {word if count == 1 else (many or word + 's')}"
-
-
-_VISIBLE = str.maketrans({" ": "␣", "\t": "⇥", "\r": "␍", "\n": "↵"})
-_VISIBLE_KEEP_LINES = str.maketrans({" ": "␣", "\t": "⇥", "\r": "␍", "\n": "↵\n"})
-
-
-def visible(text: str, *, keep_newlines: bool = False) -> str:
-    """Spaces, tabs, carriage returns and newlines as ␣ ⇥ ␍ ↵ (newlines still break lines)."""
-    return text.translate(_VISIBLE_KEEP_LINES if keep_newlines else _VISIBLE)
-
-
-def token_bytes_display(data: bytes) -> str:
-    """Bytes that are not UTF-8 on their own, as <0xF0 0x9F>."""
-    return "<" + " ".join(f"0x{b:02X}" for b in data) + ">"
-
-
-def token_piece(enc: tiktoken.Encoding, token_id: int, **context: object) -> Token:
-    """The bytes and text behind one token id (``context``: index, pad or score)."""
-    try:
-        data = enc.decode_single_token_bytes(token_id)
-    except (KeyError, ValueError, OverflowError):
-        return Token(token_id, None, None, "<unknown>", **context)
-    try:
-        text: str | None = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    display = token_bytes_display(data) if text is None else visible(text)
-    return Token(token_id, text, data.hex(), display, **context)
