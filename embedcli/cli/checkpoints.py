@@ -6,7 +6,7 @@ import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.inputs import ids_or_text
-from embedcli.cli.output import emit
+from embedcli.cli.output import emit, models_listed
 from embedcli.core.config import DEFAULT_SEED, Overrides
 
 
@@ -23,6 +23,7 @@ def weights(
     token_key: o.TokenKey = None,
     position_key: o.PositionKey = None,
     as_json: o.AsJson = False,
+    quiet: o.Quiet = False,
 ) -> None:
     """Every tensor of a checkpoint, its layout, its tables, and whether the head is tied.
 
@@ -38,6 +39,7 @@ def weights(
 
 
 def neighbors(
+    ctx: typer.Context,
     texts: o.JoinedText = None,
     file: o.File = None,
     ids: o.JoinedIds = None,
@@ -60,6 +62,8 @@ def neighbors(
     seed: o.Seed = DEFAULT_SEED,
     device: o.Device = "auto",
     as_json: o.AsJson = False,
+    list_models: o.ListModels = False,
+    quiet: o.Quiet = False,
 ) -> None:
     """The nearest tokens to each token of a text in the token table, by cosine similarity.
 
@@ -67,6 +71,8 @@ def neighbors(
       embedcli neighbors " king" --weights gpt2.safetensors -k 5
       embedcli neighbors --ids 6342 --weights ckpt.pt --json | jq .tokens
     """
+    if models_listed(ctx, list_models, as_json):
+        return
     from embedcli.analysis.neighbors import neighbors_report, token_ids_for
     from embedcli.pipeline.sources import embed_source, source_tables
     from embedcli.render.json import neighbors_json
@@ -83,6 +89,7 @@ def neighbors(
 
 
 def stats(
+    ctx: typer.Context,
     weights: o.Weights = None,
     download: o.Download = False,
     token_key: o.TokenKey = None,
@@ -92,6 +99,8 @@ def stats(
     d_model: o.DModel = None,
     seed: o.Seed = DEFAULT_SEED,
     as_json: o.AsJson = False,
+    list_models: o.ListModels = False,
+    quiet: o.Quiet = False,
 ) -> None:
     """Mean, std, min, max and row-norm percentiles of the token and positional tables.
 
@@ -99,6 +108,8 @@ def stats(
       embedcli stats                 # seeded tables: nn.Embedding's N(0, 1)
       embedcli stats --weights model.safetensors --json
     """
+    if models_listed(ctx, list_models, as_json):
+        return
     from embedcli.analysis.stats import table_stats
     from embedcli.pipeline.sources import embed_source, source_tables
     from embedcli.render.json import stats_json

@@ -4,7 +4,7 @@ from embedcli.cli import options as o
 from embedcli.cli.output import emit
 
 
-def devices(as_json: o.AsJson = False) -> None:
+def devices(as_json: o.AsJson = False, quiet: o.Quiet = False) -> None:
     """List cpu, cuda:N and mps: availability, names, memory, and what --device auto picks.
 
     \b

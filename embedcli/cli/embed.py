@@ -12,6 +12,7 @@ import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.inputs import stdin
+from embedcli.cli.output import models_listed
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
 from embedcli.errors import UsageError
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 
 def embed(
+    ctx: typer.Context,
     texts: o.Texts = None,
     file: o.File = None,
     ids: o.Ids = None,
@@ -142,6 +144,7 @@ def embed(
     pool: o.Pool = "none",
     quiet: o.Quiet = False,
     as_json: o.AsJson = False,
+    list_models: o.ListModels = False,
     window: Annotated[int | None, o.deprecated_alias("--window", "--seq-len")] = None,
 ) -> None:
     """Turn text into the (B, T, d) input embeddings, showing every step.
@@ -153,6 +156,8 @@ def embed(
       embedcli embed -f book.txt -t 256 -d 64 -o book.npy
       embedcli embed --lines --pool mean -f sentences.txt > vectors.jsonl
     """
+    if models_listed(ctx, list_models, as_json):
+        return
     from embedcli.pipeline.sources import embed_source
 
     seq_len = o.renamed(seq_len, window, "--seq-len", "--window")

@@ -343,7 +343,20 @@ Png = Annotated[
 ]
 Quiet = Annotated[
     bool,
-    typer.Option("-q", "--quiet", help="No progress bar.", rich_help_panel=OUTPUT),
+    typer.Option(
+        "-q",
+        "--quiet",
+        help="No progress bar (taken by every command, for scripts, even where none is drawn).",
+        rich_help_panel=OUTPUT,
+    ),
+]
+ListModels = Annotated[
+    bool,
+    typer.Option(
+        "--list-models",
+        help="The model names -m knows (their encodings and context windows), then exit.",
+        rich_help_panel=INPUT,
+    ),
 ]
 Optimizer = Annotated[
     str | None,

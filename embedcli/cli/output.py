@@ -146,3 +146,25 @@ def emit(
     import embedcli.render
 
     show(getattr(embedcli.render, view), *args, **view_kwargs)
+
+
+def models_listed(ctx: typer.Context, requested: bool, as_json: bool) -> bool:
+    """--list-models, wherever -m is taken: print the model names -m knows; True when done.
+    Anything else given with it (but --json and -q) is a usage error, as count has it."""
+    if requested:
+        from embedcli.errors import UsageError
+
+        given = [
+            param.opts[-1] if param.opts[-1].startswith("-") else param.human_readable_name
+            for param in ctx.command.params
+            if param.name not in ("list_models", "as_json", "quiet")
+            and getattr(ctx.get_parameter_source(param.name), "name", "") == "COMMANDLINE"
+        ]
+        if given:
+            raise UsageError(f"--list-models prints the model table: drop {' and '.join(given)}")
+        from dataclasses import asdict
+
+        from embedcli.tokenization.modelnames import MODELS
+
+        emit(as_json, lambda models: {"models": [asdict(m) for m in models]}, "models_view", MODELS)
+    return requested

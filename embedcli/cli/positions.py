@@ -60,6 +60,7 @@ def positions(
     ] = False,
     png: o.Png = None,
     as_json: o.AsJson = False,
+    quiet: o.Quiet = False,
 ) -> None:
     """A positional encoding as a picture: positions (rows) by dimensions (columns).
 

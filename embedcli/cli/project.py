@@ -7,11 +7,12 @@ from typing import Annotated
 import typer
 
 from embedcli.cli import options as o
-from embedcli.cli.output import emit
+from embedcli.cli.output import emit, models_listed
 from embedcli.core.config import DEFAULT_SEED, Overrides
 
 
 def project(
+    ctx: typer.Context,
     texts: o.JoinedText = None,
     file: o.File = None,
     ids: o.JoinedIds = None,
@@ -55,6 +56,8 @@ def project(
         ),
     ] = None,
     as_json: o.AsJson = False,
+    list_models: o.ListModels = False,
+    quiet: o.Quiet = False,
 ) -> None:
     """A map of the token table on its first two principal components, the text's tokens on it.
 
@@ -67,6 +70,8 @@ def project(
       embedcli project "hello" --json | jq .explained_variance_ratio
       embedcli project --top 500 --weights ckpt.pt --export-projector proj/
     """
+    if models_listed(ctx, list_models, as_json):
+        return
     from embedcli.analysis.neighbors import token_ids_for
     from embedcli.analysis.projection import chosen_ids, project
     from embedcli.analysis.projector import check_outputs

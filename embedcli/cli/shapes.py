@@ -48,6 +48,7 @@ def inspect_shapes(
     ] = False,
     optimizer: o.Optimizer = None,
     as_json: o.AsJson = False,
+    quiet: o.Quiet = False,
 ) -> None:
     """Every tensor of the forward pass, its parameters and memory, for any model size.
 
@@ -90,6 +91,7 @@ def broadcast(
         ),
     ],
     as_json: o.AsJson = False,
+    quiet: o.Quiet = False,
 ) -> None:
     """Explain NumPy/PyTorch broadcasting of two or more shapes, step by step.
 

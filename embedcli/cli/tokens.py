@@ -16,11 +16,13 @@ from embedcli.cli.options import (
     File,
     JoinedIds,
     JoinedText,
+    ListModels,
     Models,
     NoAddSpecial,
+    Quiet,
     Truncate,
 )
-from embedcli.cli.output import emit, write, write_json, write_text
+from embedcli.cli.output import emit, models_listed, write, write_json, write_text
 from embedcli.errors import UsageError
 
 
@@ -29,6 +31,7 @@ def _mode(flag: str, help_text: str) -> typer.models.OptionInfo:
 
 
 def tokenize(
+    ctx: typer.Context,
     texts: JoinedText = None,
     file: File = None,
     ids: JoinedIds = None,
@@ -56,6 +59,8 @@ def tokenize(
         _mode("--offsets", "Where each token sits in the text: character start and end."),
     ] = False,
     as_json: AsJson = False,
+    list_models: ListModels = False,
+    quiet: Quiet = False,
 ) -> None:
     """Show the tokens of a text (pieces, ids, bytes), or count, encode, decode, cut or explain.
 
@@ -70,6 +75,8 @@ def tokenize(
       embedcli tokenize "unbelievable" --explain
       embedcli tokenize "naïve 😀" --offsets --json | jq .offsets
     """
+    if models_listed(ctx, list_models, as_json):
+        return
     from embedcli.tokenization.encodings import get_encoding, resolve_encoding_names
     from embedcli.tokenization.tokens import tokenize_ids, tokenize_text
 
@@ -108,7 +115,7 @@ def tokenize(
     elif truncate is not None:
         _cut(results[0], truncate, as_json)
     elif count:
-        _counts(results, as_json)
+        _counts(results, as_json, model or [])
     elif encode:
         found = results[0].encoded()
         write_json(asdict(found)) if as_json else write(" ".join(map(str, found.ids)))
@@ -144,11 +151,16 @@ def _cut(result: object, limit: int, as_json: bool) -> None:
     write_json(asdict(cut)) if as_json else write_text(cut.text)
 
 
-def _counts(results: list, as_json: bool) -> None:
+def _counts(results: list, as_json: bool, models: list[str]) -> None:
     if as_json:
         from embedcli.render.json import tokenize_jsons
+        from embedcli.tokenization.encodings import encoding_name_for_model
 
-        write_json(tokenize_jsons([r.report() for r in results]))
+        found = tokenize_jsons([r.report() for r in results])
+        if models:  # each encoding names the -m models it was asked for by
+            for one in found.get("encodings", [found]):
+                one["models"] = [m for m in models if encoding_name_for_model(m) == one["encoding"]]
+        write_json(found)
     elif len(results) == 1:
         write(str(results[0].count))
     else:

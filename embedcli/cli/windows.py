@@ -6,12 +6,13 @@ import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.inputs import read_text
-from embedcli.cli.output import emit, write_json
+from embedcli.cli.output import emit, models_listed, write_json
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
 from embedcli.errors import UsageError
 
 
 def windows(
+    ctx: typer.Context,
     texts: o.JoinedText = None,
     file: o.File = None,
     encoding: o.Encoding = None,
@@ -47,6 +48,8 @@ def windows(
         ),
     ] = 1,
     as_json: o.AsJson = False,
+    list_models: o.ListModels = False,
+    quiet: o.Quiet = False,
     as_jsonl: Annotated[
         bool,
         typer.Option(
@@ -64,6 +67,8 @@ def windows(
       embedcli windows -f docs.txt -t 8 --allow-special    # <|endoftext|> between
       embedcli windows -f corpus.txt -t 256 --jsonl > windows.jsonl
     """
+    if models_listed(ctx, list_models, as_json):
+        return
     from embedcli.corpus.windows import batches, plan_windows, window_records
     from embedcli.render.json import windows_json
     from embedcli.tokenization.encodings import (
