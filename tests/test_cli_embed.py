@@ -275,7 +275,7 @@ def test_dtypes(flag: str, dtype: torch.dtype) -> None:
 def test_sequence_too_long_and_truncate() -> None:
     expect_error(
         embed("Hello, world!", *SMALL[:2], "--context-length", "3", "--device", "cpu"),
-        "sequence length (4) exceeds the context length (3); pass --truncate-to-context",
+        "sequence length (4) exceeds the context length (3); pass -t/--seq-len N with -o",
     )
     small = ("-d", "8", "--context-length", "3", "--device", "cpu")
     data = embed_json("Hello, world!", "Hi", *small, "--truncate-to-context")

@@ -244,3 +244,50 @@ def test_tokenize_count_json_names_the_models_asked_for() -> None:
     assert result.exit_code == 0, result.output
     found = {e["encoding"]: e["models"] for e in json.loads(result.stdout)["encodings"]}
     assert found == {"o200k_base": ["gpt-4o", "gpt-4o-mini"], "cl100k_base": ["gpt-4"]}
+
+
+# ---------------------------------------------------------------- errors before torch
+
+
+def _fails_before_torch(args: list[str], code: int, said: str, block: str = "") -> None:
+    """The command fails with ``said`` and never imports torch (1-2 s the user waited)."""
+    from conftest import assert_python_ok
+
+    assert_python_ok(
+        "import sys\n"
+        f"{block}"
+        "from embedcli.cli import app\n"
+        "try:\n"
+        f"    app({args!r}, prog_name='embedcli')\n"
+        "except SystemExit as exit:\n"
+        f"    assert exit.code == {code}, exit.code\n"
+        "else:\n"
+        "    raise AssertionError('it succeeded')\n"
+        "assert 'torch' not in sys.modules, 'torch was imported first'\n"
+    )
+    if not block:
+        result = runner.invoke(app, args)
+        expect_error(result, said, code)
+
+
+def test_a_text_too_long_names_seq_len_first(tmp_path: Path) -> None:
+    long = tmp_path / "long.txt"
+    long.write_text("word " * 3000)
+    args = ["embed", "-f", str(long), "-o", str(tmp_path / "o.npy")]
+    _fails_before_torch(args, 1, "exceeds the context length (1024); pass -t/--seq-len N with -o")
+    assert not (tmp_path / "o.npy").exists()
+
+
+def test_a_window_beyond_the_context_fails_before_torch(tmp_path: Path) -> None:
+    long = tmp_path / "long.txt"
+    long.write_text("word " * 3000)
+    args = ["embed", "-f", str(long), "-t", "2048", "-o", str(tmp_path / "o.npy")]
+    _fails_before_torch(args, 1, "--seq-len (2048) exceeds the context length (1024)")
+
+
+@pytest.mark.parametrize("command", [["positions"], ["project", "hi"]])
+def test_png_without_matplotlib_fails_before_torch(tmp_path: Path, command: list[str]) -> None:
+    args = [*command, "-d", "4", "--png", str(tmp_path / "x.png")]
+    block = "sys.modules['matplotlib'] = None  # as if it were not installed\n"
+    _fails_before_torch(args, 1, "--png needs matplotlib", block)
+    assert not (tmp_path / "x.png").exists()

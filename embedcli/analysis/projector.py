@@ -28,12 +28,10 @@ def check_outputs(
     """Refuse a --png or --export-projector that cannot be written, before any work: a PNG
     not named *.png, or in a missing folder, or a folder; an export folder that is a file, or
     in a missing folder; any output that is one of the ``inputs``. The export's files."""
-    from embedcli.errors import OutputFormatError
-    from embedcli.io.outputs import check_not_an_input
+    from embedcli.io.outputs import check_not_an_input, check_png
 
     if png is not None:
-        if png.suffix.lower() != ".png":
-            raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {png.name}")
+        check_png(png)
         if png.is_dir():
             raise OutputError(f"--png {png} is a folder; give a file name")
         if not png.parent.is_dir():

@@ -70,9 +70,12 @@ def positions(
       embedcli positions --positional learned --similarity    # untrained: noise
       embedcli positions --png sinusoidal.png
     """
+    from embedcli.io.outputs import check_png
+    from embedcli.render.png import heatmap_png
+
+    check_png(png)
     from embedcli.pipeline.positions import position_table, positions_heatmap
     from embedcli.render.json import heatmap_json
-    from embedcli.render.png import heatmap_png
 
     table, source, family = position_table(
         positional, context_length, d_model, seed, weights, position_key

@@ -117,6 +117,26 @@ def _put_in_place(tmp: Path, target: Path, record: bool = True) -> None:
             WRITTEN.paths.append(target)
 
 
+def check_png(path: Path | None) -> None:
+    """Refuse a --png that cannot be written (its name, matplotlib missing) before any work,
+    and before torch is imported: matplotlib is looked for, not imported."""
+    if path is None:
+        return
+    if path.suffix.lower() != ".png":
+        raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {path.name}")
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):  # ValueError: a module set to None (blocked)
+        found = False
+    if not found:
+        raise OutputError(NO_MATPLOTLIB)
+
+
+NO_MATPLOTLIB = "--png needs matplotlib, which is not installed: pip install 'embedcli[plot]'"
+
+
 def _permissions(path: Path) -> int:
     """The bits a new file gets: those of the file it replaces, or the umask's default."""
     try:

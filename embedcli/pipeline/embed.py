@@ -320,10 +320,6 @@ def run_embed(
 ) -> EmbedResult:
     """Embed a batch of texts (or of id sequences) and report every step; with ``tables``,
     through a checkpoint's trained tables instead of the seeded ones."""
-    import torch
-
-    from embedcli.core.embedding import check_token_ids, cosine_similarity
-
     enc = get_encoding(encoding)
     if (texts is None) == (ids is None):
         raise ValueError("give exactly one of texts and ids")
@@ -332,11 +328,20 @@ def run_embed(
     else:
         sequences = [list(seq) for seq in ids or ()]
     full = [len(seq) for seq in sequences]
-    # a model's context is its own: raising --context-length is no way out there
-    fix = "" if tables is None else "pass --truncate-to-context (or --truncate N)"
+    # Windows over the whole text first: what someone embedding a long file wants. A model's
+    # context is its own: raising --context-length is no way out there.
+    fix = (
+        "pass -t/--seq-len N with -o out.npy (and the text as -f FILE or on stdin) to embed all "
+        "of it window by window, or --truncate-to-context (or --truncate N) to keep its start"
+        + (", or raise --context-length" if tables is None else "")
+    )
     sequences, dropped = fit_to_context(
         sequences, config, truncate=truncate, to_context=truncate_to_context, fix=fix
     )
+    import torch  # only now: an input that cannot fit fails before torch's 1-2 s import
+
+    from embedcli.core.embedding import check_token_ids, cosine_similarity
+
     marks = None
     if texts is not None:
         marks = added_positions(enc, full, [len(seq) for seq in sequences], add_special)

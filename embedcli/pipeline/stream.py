@@ -119,11 +119,11 @@ def stream_embed(
     add_special: bool = True,
 ) -> StreamSummary:
     """Embed every full window of ``window`` tokens (every ``stride`` tokens) into ``output``."""
-    import torch
+    config.check_length(window, "--seq-len", "lower -t/--seq-len or raise --context-length")
+    import torch  # only now: a window that cannot fit fails before torch's 1-2 s import
 
     from embedcli.core.embedding import check_token_ids
 
-    config.check_length(window, "--seq-len", "lower --seq-len or raise --context-length")
     progress = progress or NoProgress()
     started = time.perf_counter()
     module, target = prepare_module(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from embedcli.analysis.projection import ORIGINS
 from embedcli.errors import OutputError, OutputFormatError
-from embedcli.io.outputs import atomic_write
+from embedcli.io.outputs import NO_MATPLOTLIB, atomic_write
 
 if TYPE_CHECKING:
     from embedcli.analysis.projection import Projection
@@ -38,9 +38,7 @@ def png_figure(
         matplotlib.use("Agg")
         from matplotlib import pyplot
     except ImportError:
-        raise OutputError(
-            "--png needs matplotlib, which is not installed: pip install 'embedcli[plot]'"
-        ) from None
+        raise OutputError(NO_MATPLOTLIB) from None
     dpi = 100
     figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
     try:
