@@ -291,3 +291,32 @@ def test_png_without_matplotlib_fails_before_torch(tmp_path: Path, command: list
     block = "sys.modules['matplotlib'] = None  # as if it were not installed\n"
     _fails_before_torch(args, 1, "--png needs matplotlib", block)
     assert not (tmp_path / "x.png").exists()
+
+
+def test_lines_name_the_line_of_an_id_out_of_range() -> None:
+    result = runner.invoke(
+        app, ["embed", "--lines", *SMALL, "--vocab-size", "10000"], input="hi\nhello\n"
+    )
+    assert result.exit_code == 1, result.output
+    said = "Error: line 2: token id 31373 (position 0) is out of range for a vocabulary of 10000"
+    assert result.stderr.startswith(said), result.stderr
+    assert [json.loads(x)["line"] for x in result.stdout.splitlines()] == [1]  # streamed, whole
+
+
+@pytest.mark.parametrize(("pool", "blank"), [("none", []), ("mean", None), ("last", None)])
+def test_a_blank_line_keeps_its_record(pool: str, blank: object) -> None:
+    result = runner.invoke(app, ["embed", "--lines", "--pool", pool, *SMALL], input="hi\n\nyo\n")
+    assert result.exit_code == 0, result.output
+    records = [json.loads(x) for x in result.stdout.splitlines()]
+    assert [r["line"] for r in records] == [1, 2, 3]
+    assert (records[1]["input_ids"], records[1]["input_embeddings"]) == ([], blank)
+    assert records[0]["input_embeddings"] is not None
+
+
+def test_streaming_pt_is_refused_before_torch_and_help_says_so(tmp_path: Path) -> None:
+    args = ["embed", "-t", "4", "-d", "4", "-f", __file__, "-o", str(tmp_path / "x.pt")]
+    _fails_before_torch(args, 2, "streaming (-t/--seq-len) writes .npy or .safetensors")
+    shown = runner.invoke(app, ["embed", "--help"], terminal_width=200).stdout
+    assert "(streamed, with -t/--seq-len: .npy or .safetensors)" in " ".join(
+        shown.replace("│", " ").split()
+    )

@@ -360,7 +360,7 @@ def test_interrupted_stream_leaves_no_file(tmp_path: Path, monkeypatch, failure)
     [
         (["-t", "4"], "--seq-len streams to a file: pass -o out.npy"),
         (["-t", "4", "-o", "x.npy", "hi"], "read -f FILE or standard input"),
-        (["-t", "4", "-o", "x.pt"], "streaming writes .npy or .safetensors, not .pt"),
+        (["-t", "4", "-o", "x.pt"], "streaming (-t/--seq-len) writes .npy or .safetensors"),
         (["--stride", "2"], "--stride needs --seq-len"),
         (["--pool", "mean"], "--pool needs --lines"),
         (["--lines", "--pool", "max"], "'max' is not one of: none, mean, last"),

@@ -96,7 +96,8 @@ def embed(
         typer.Option(
             "-o",
             "--output",
-            help="Write input_embeddings to .npy, .pt or .safetensors.",
+            help="Write input_embeddings to .npy, .pt or .safetensors (streamed, with "
+            "-t/--seq-len: .npy or .safetensors).",
             rich_help_panel=o.OUTPUT,
         ),
     ] = None,
@@ -357,10 +358,11 @@ def _stream(
     from contextlib import ExitStack
 
     from embedcli.cli.output import watched, write, write_json
-    from embedcli.io.outputs import check_output_path
+    from embedcli.io.outputs import check_output_path, check_stream_path
     from embedcli.pipeline.stream import NoProgress, stream_embed
     from embedcli.tokenization.encodings import get_encoding
 
+    check_stream_path(output)
     check_output_path(output, config.dtype, _inputs(file, tables))
     with ExitStack() as stack:
         stream, source, size = stack.enter_context(_input_stream(file))

@@ -373,7 +373,8 @@ Optimizer = Annotated[
 Pool = Annotated[
     str,
     typer.Option(
-        help="With --lines: none (T×d a line), mean or last (one vector a line).",
+        help="With --lines: none (T×d a line), mean or last (one vector a line; null for a "
+        "blank line, which has no tokens).",
         callback=checks.pool_check,
         autocompletion=checks.pool_complete,
         metavar="POOL",

@@ -314,6 +314,17 @@ _SAFETENSORS_DTYPE = {"float32": "F32", "float16": "F16", "bfloat16": "BF16"}
 _ITEM_SIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 
+def check_stream_path(path: Path) -> None:
+    """Refuse, before any work, an output that cannot be streamed."""
+    suffix = path.suffix.lower()
+    if suffix not in STREAM_SUFFIXES:
+        raise OutputFormatError(
+            f"streaming (-t/--seq-len) writes .npy or .safetensors, whose header is finished "
+            f"once the rows are counted; {suffix or 'a file without a suffix'} ({path}) is not "
+            "one of them (torch.save needs the whole tensor in memory): write .npy instead"
+        )
+
+
 class ArrayStreamWriter:
     """Write a (N, *row_shape) array row block by row block, N unknown until the end.
 
@@ -326,12 +337,7 @@ class ArrayStreamWriter:
     def __init__(
         self, path: Path, row_shape: tuple[int, ...], dtype: str, name: str = "input_embeddings"
     ) -> None:
-        suffix = path.suffix.lower()
-        if suffix not in STREAM_SUFFIXES:
-            raise OutputFormatError(
-                f"streaming writes .npy or .safetensors, not {suffix or 'a file without suffix'}"
-                f" ({path})"
-            )
+        check_stream_path(path)
         self.path, self.row_shape, self.dtype, self.name = path, row_shape, dtype, name
         self.rows = 0
         self._file = atomic_write(path)

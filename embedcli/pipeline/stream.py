@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from embedcli.core.config import EmbedConfig
 from embedcli.corpus.windows import StreamWindows, token_blocks
-from embedcli.errors import InputTextError
+from embedcli.errors import InputTextError, TokenIdError
 from embedcli.io.outputs import ArrayStreamWriter
 from embedcli.pipeline.embed import id_hint, prepare_module
 from embedcli.tokenization.encodings import added_specials, encode, plural, with_specials
@@ -227,8 +227,11 @@ def embed_lines(
         config.check_length(len(ids), f"line {number}: length")
         vectors: Any = [] if pool == "none" else None
         if ids:
+            try:
+                checked = check_token_ids([ids], config, hint)  # (1, T)
+            except TokenIdError as exc:  # "sequence 0" would be every line's: name the line
+                raise TokenIdError(f"line {number}: {exc}".replace("sequence 0, ", "")) from None
             with torch.inference_mode():
-                checked = check_token_ids(torch.tensor([ids]), config, hint)  # (1, T)
                 out = module(checked, checked=True)[0]  # (T, d)
             out = out.float()
             if pool == "mean":
