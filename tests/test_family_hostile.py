@@ -4,6 +4,7 @@ or read as transformers reads it; never a traceback, a guess, or memory out of p
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,8 @@ def test_opts_projection_is_checked(tmp_path: Path) -> None:
         ({"model_type": "falcon", "alibi": "true"}, "alibi must be true or false"),
         ({"layer_types": "full_attention"}, "layer_types must be a list"),
         ({"rope_parameters": [1]}, "rope_parameters must be an object"),
+        ({"rope_scaling": "linear"}, "rope_scaling must be an object, got 'linear'"),
+        ({"n_head": 3}, "hidden size 8 is not a multiple of 3 attention heads"),
     ],
 )
 def test_config_fields_of_the_wrong_kind_are_refused(
@@ -120,6 +123,13 @@ def test_a_config_that_is_not_a_file_is_refused_not_skipped(tmp_path: Path) -> N
     save_file({"transformer.wte.weight": _r(VOCAB, D)}, str(folder / "model.safetensors"))
     (folder / "config.json").mkdir()
     _refused(folder, "is not a regular file")
+    (folder / "config.json").rmdir()
+    os.mkfifo(folder / "config.json")  # read, it would wait for a writer for ever
+    _refused(folder, "is not a regular file")
+    (folder / "config.json").unlink()
+    with (folder / "config.json").open("wb") as handle:
+        handle.truncate(200 << 20)  # sparse
+    _refused(folder, "not a regular file of at most 64 MiB")
 
 
 def test_mpts_max_seq_len_is_its_limit(tmp_path: Path) -> None:

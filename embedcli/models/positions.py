@@ -56,6 +56,12 @@ def read_positions(family: Family, text: dict[str, Any], where: str) -> dict[str
     width = _width(text)
     if heads is not None and isinstance(width, int) and heads > width:
         raise ConfigError(f"{where}: {heads:,} attention heads for a width of {width:,}")
+    if heads and isinstance(width, int) and width % heads and text.get("head_dim") is None:
+        # GPT-2, OPT, BLOOM... split the width among the heads, and refuse to build otherwise
+        raise ConfigError(
+            f"{where}: hidden size {width} is not a multiple of {heads} attention heads "
+            "(and no head_dim is given): the config does not describe a model"
+        )
     if family.positional == "relative":
         relative = {}
         for key, name in (("relative_attention_num_buckets", "num_buckets"),

@@ -324,12 +324,17 @@ def _config_tokens(folder: Path) -> tuple[list[str], list[str]]:
     pads: list[str] = []
     eoses: list[str] = []
     for file_name in CONFIG_FILES:
+        path = folder / file_name
+        if not path.exists() and not path.is_symlink():
+            continue  # absent: these files only refine eot_token
+        # Present, it names the pad and end tokens: one that cannot be read (a FIFO, a folder,
+        # 200 MB, broken JSON) is refused, as config.json is, never skipped for a guess.
         try:
-            config = json.loads(read_bytes(folder / file_name, 64 << 20))
-        except (OSError, ValueError, RecursionError, EncodingError):
-            continue  # absent or unreadable: these files only refine eot_token
+            config = json.loads(read_bytes(path, 64 << 20))
+        except (ValueError, RecursionError) as exc:
+            raise EncodingError(f"{path} is not valid JSON ({type(exc).__name__})") from None
         if not isinstance(config, dict):
-            continue
+            raise EncodingError(f"{path} is not a JSON object; a tokenizer config is one")
         for key, found in (("pad_token", pads), ("eos_token", eoses)):
             value = config.get(key)
             value = value.get("content") if isinstance(value, dict) else value
