@@ -66,3 +66,13 @@ class BroadcastError(EmbedCLIError):
 
 class WeightsError(EmbedCLIError):
     """A checkpoint cannot be read, is unsafe to load, or holds no recognisable tables."""
+
+
+def os_reason(exc: OSError) -> str:
+    """An OSError in the one wording every command uses: "no such file or folder" for a missing
+    path (Python says "No such file or directory"), else the system's own words."""
+    import errno
+
+    if exc.errno == errno.ENOENT:
+        return "no such file or folder"
+    return exc.strerror or str(exc)

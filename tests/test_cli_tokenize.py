@@ -334,7 +334,7 @@ def test_negative_truncate_is_a_usage_error() -> None:
         (
             ["-f", "/nonexistent/notes.txt"],
             None,
-            "cannot read /nonexistent/notes.txt: No such file",
+            "cannot read /nonexistent/notes.txt: no such file or folder",
         ),
         (["-"], b"caf\xe9", "standard input is not valid UTF-8 (byte 0xE9 at offset 3)"),
         (["--ids", "15496,99999"], None, "token id 99999 is not in gpt2"),

@@ -819,7 +819,7 @@ def test_damaged_tiktoken_files(tmp_path: Path) -> None:
 
 
 def test_missing_files(tmp_path: Path) -> None:
-    assert _error(tmp_path / "nope") == f"no such file or folder: {tmp_path / 'nope'}"
+    assert _error(tmp_path / "nope") == f"cannot read {tmp_path / 'nope'}: no such file or folder"
     assert _error(tmp_path) == (
         f"no tokenizer in {tmp_path}: looked for tokenizer.json, original/tokenizer.model and "
         "tokenizer.model (tiktoken format), and *.tiktoken; pass the tokenizer file itself, or "

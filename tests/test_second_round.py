@@ -346,3 +346,36 @@ def test_an_unreadable_tokenizer_config_is_refused_not_skipped(tmp_path: Path, k
     result = runner.invoke(app, ["tokenize", "hi", "-e", str(tmp_path)])
     expect_error(result, str(config))
     assert ("not valid JSON" if kind == "not-json" else "") in result.stderr
+
+
+# ---------------------------------------------------------------- one wording
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tokenize", "-f", "{missing}"],
+        ["embed", "-f", "{missing}"],
+        ["embed", "-f", "{missing}", "-t", "4", "-o", "{out}"],
+        ["count", "{missing}"],
+        ["weights", "{missing}"],
+        ["embed", "hi", "--weights", "{missing}"],
+        ["tokenize", "hi", "-e", "{missing}/tokenizer.json"],
+        ["project", "hi", "--ids-file", "{missing}"],
+    ],
+)
+def test_a_missing_file_is_said_one_way(tmp_path: Path, args: list[str]) -> None:
+    missing, out = tmp_path / "nope", tmp_path / "o.npy"
+    args = [a.format(missing=missing, out=out) for a in args]
+    result = runner.invoke(app, args)
+    assert result.exit_code in (1, 2), result.output
+    assert "no such file or folder" in result.stderr, result.stderr
+    assert "No such file or directory" not in result.stderr
+
+
+@pytest.mark.parametrize("name", ["gpu", "GPU", "gpu:0", "nvidia", "metal"])
+def test_device_gpu_says_what_torch_calls_it(name: str) -> None:
+    result = runner.invoke(app, ["embed", "hi", "--device", name])
+    expect_error(result, "is not a device name: torch names", code=2)
+    assert "did you mean 'cpu'" not in result.stderr
+    assert ("mps" if name == "metal" else "cuda") in result.stderr

@@ -58,6 +58,17 @@ def check_device(value: str) -> str:
     return _device(value, meta=False)
 
 
+# Names people reach for that torch spells otherwise: what to write instead, and why.
+_DEVICE_ALIASES = {
+    "gpu": "torch names an NVIDIA (or AMD ROCm) GPU cuda, so write cuda (or cuda:N for GPU N); "
+    "an Apple GPU is mps; auto picks whichever this machine has",
+    "nvidia": "torch names an NVIDIA GPU cuda: write cuda (or cuda:N)",
+    "rocm": "torch names an AMD ROCm GPU cuda too: write cuda (or cuda:N)",
+    "metal": "torch names Apple's GPU mps: write mps",
+    "apple": "torch names Apple's GPU mps: write mps",
+}
+
+
 def _device(value: str, *, meta: bool) -> str:
     """auto, cpu, cuda, cuda:N, mps (and meta where shapes alone are wanted)."""
     key = value.strip().lower()
@@ -67,6 +78,9 @@ def _device(value: str, *, meta: bool) -> str:
             "the meta device holds shapes but no values, so there is nothing to compute here; "
             "use auto, cpu, cuda or mps (inspect-shapes takes meta)"
         )
+    alias = _DEVICE_ALIASES.get(key.split(":")[0])
+    if alias is not None and _DEVICE.match(key) is None:
+        raise typer.BadParameter(f"{value!r} is not a device name: {alias}")
     if _DEVICE.match(key) is None:
         raise typer.BadParameter(
             f"{value!r} is not a device here: use {', '.join(names[:-1])}, cuda:N or {names[-1]}"

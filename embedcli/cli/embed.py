@@ -14,7 +14,7 @@ from embedcli.cli import options as o
 from embedcli.cli.inputs import stdin
 from embedcli.cli.output import models_listed
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
-from embedcli.errors import UsageError
+from embedcli.errors import UsageError, os_reason
 
 if TYPE_CHECKING:
     from embedcli.core.config import EmbedConfig
@@ -397,6 +397,6 @@ def _input_stream(file: Path | None) -> Iterator[tuple[BinaryIO, str, int | None
     try:
         handle = open(file, "rb")  # noqa: SIM115 (closed by the with below)
     except OSError as exc:
-        raise InputTextError(f"cannot read {file}: {exc.strerror or exc}") from None
+        raise InputTextError(f"cannot read {file}: {os_reason(exc)}") from None
     with handle:
         yield handle, str(file), file.stat().st_size

@@ -11,7 +11,7 @@ from typing import BinaryIO
 import typer
 
 from embedcli.cli.checks import parse_ids
-from embedcli.errors import InputTextError, UsageError
+from embedcli.errors import InputTextError, UsageError, os_reason
 
 
 def stdin() -> BinaryIO:
@@ -71,7 +71,7 @@ def ids_from_file(path: Path, texts: list[str] | None = None) -> list[int]:
             with open(path, "rb") as handle:
                 data = read_bounded(handle, where)
     except OSError as exc:
-        raise InputTextError(f"cannot read --ids-file {path}: {exc.strerror or exc}") from None
+        raise InputTextError(f"cannot read --ids-file {path}: {os_reason(exc)}") from None
     import re
 
     text = decode_utf8(data, f"--ids-file {where}")

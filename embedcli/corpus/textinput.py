@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
-from embedcli.errors import InputTextError, UsageError
+from embedcli.errors import InputTextError, UsageError, os_reason
 
 # A text held whole (tokenize, embed, windows) costs about this many bytes of memory per byte of
 # input, measured with gpt2 on English: the bytes, the str, the token ids as Python ints.
@@ -98,7 +98,7 @@ def read_joined_text(
             with open(file, "rb") as handle:
                 data = read_bounded(handle, str(file))
         except OSError as exc:
-            raise InputTextError(f"cannot read {file}: {exc.strerror or exc}") from None
+            raise InputTextError(f"cannot read {file}: {os_reason(exc)}") from None
         return decode_utf8(data, str(file))
     if args == ["-"] or (not args and not stdin_is_tty):
         return decode_utf8(read_bounded(stdin, "standard input"), "standard input")

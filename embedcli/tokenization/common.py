@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from embedcli.errors import EncodingError
+from embedcli.errors import EncodingError, os_reason
 
 # Split patterns proven cut-safe (tests/test_model_tokenizers.py checks each): in every
 # alternative a space can only open a match, so no match holds a non-whitespace character
@@ -51,7 +51,7 @@ def read_bytes(path: Path, limit: int = MAX_TOKENIZER_BYTES) -> bytes:
             return handle.read(limit + 1)
     except OSError as exc:
         raise EncodingError(
-            f"cannot read {path}: {exc.strerror or exc}; check the path and its permissions"
+            f"cannot read {path}: {os_reason(exc)}; check the path and its permissions"
         ) from None
 
 

@@ -48,7 +48,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from embedcli.errors import EncodingError
+from embedcli.errors import EncodingError, os_reason
 from embedcli.models.config import folder_config
 from embedcli.models.hub import HubSpec, Remote, cached_snapshot, download_allowed, not_cached
 from embedcli.tokenization.hfjson import load_tokenizer_json
@@ -70,7 +70,7 @@ def _is_tiktoken_file(path: Path) -> bool:
         with path.open("rb") as handle:
             return looks_like_tiktoken(handle.read(512))
     except OSError as exc:
-        raise EncodingError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise EncodingError(f"cannot read {path}: {os_reason(exc)}") from None
 
 
 def find_tokenizer_file(folder: Path) -> Path:
@@ -125,7 +125,7 @@ def load_model_tokenizer(
     elif path.exists():
         label = name or path.name
     else:
-        raise EncodingError(f"no such file or folder: {path}")
+        raise EncodingError(f"cannot read {path}: no such file or folder")
     suffix = path.suffix.lower()
     if suffix == ".json":
         if family is not None:
@@ -210,7 +210,7 @@ def _loaded_tokenizer(path: Path, name: str) -> Any:
     try:
         stat = path.stat()
     except OSError as exc:
-        raise EncodingError(f"cannot read the tokenizer {path}: {exc.strerror or exc}") from None
+        raise EncodingError(f"cannot read the tokenizer {path}: {os_reason(exc)}") from None
     # absolute, not resolved: a hub snapshot's file is a link to a blob named by its hash,
     # and the tokenizer's kind is told by the name (tokenizer.json, tokenizer.model)
     return _load_once(str(path.absolute()), stat.st_mtime_ns, stat.st_size, name)
