@@ -97,7 +97,7 @@ class _Group(TyperGroup):
                 typer.echo(ctx.get_help())
                 ctx.exit(0)
             message = one_line(exc.format_message())
-            typer.echo(f"Error: {message} (see {ctx.command_path} --help)", err=True)
+            _err(f"Error: {message} (see {ctx.command_path} --help)")
             ctx.exit(exc.exit_code)
 
     def resolve_command(self, ctx: typer.Context, args: list[str]) -> Any:
@@ -114,26 +114,26 @@ class _Group(TyperGroup):
                 warnings.simplefilter("ignore")
                 done = super().invoke(ctx)
             for line in ctx.meta.get(WARNINGS, ()):
-                typer.echo(line, err=True)
+                _err(line)
             return done
         except EmbedCLIError as exc:
-            typer.echo(f"Error: {one_line(str(exc))}", err=True)
+            _err(f"Error: {one_line(str(exc))}")
             ctx.exit(exc.exit_code)
         except _ClickUsageError as exc:
             command = _command_path(ctx, exc)
             hint = _RENAMED.get((command.rsplit(" ", 1)[-1], exc.format_message()), "")
             message = one_line(exc.format_message())
-            typer.echo(f"Error: {message}{hint} (see {command} --help)", err=True)
+            _err(f"Error: {message}{hint} (see {command} --help)")
             ctx.exit(exc.exit_code)
         except (ClosedPipe, BrokenPipeError):
             _quiet_stdout()
             ctx.exit(0)
         except KeyboardInterrupt:
-            typer.echo(f"Interrupted: {_what_was_written()}", err=True)
+            _err(f"Interrupted: {_what_was_written()}")
             ctx.exit(130)
         except Terminated as signalled:
             what = "Hung up" if signalled.signum == signal.SIGHUP else "Terminated"
-            typer.echo(f"{what}: {_what_was_written()}", err=True)
+            _err(f"{what}: {_what_was_written()}")
             ctx.exit(128 + signalled.signum)
 
 
@@ -269,7 +269,7 @@ def main() -> None:
     except OSError as exc:  # help or --version written to a full disk, and the unforeseen
         # an error that names a file may come from reading it: say the file, not "cannot write"
         said = f"{exc.filename}: " if exc.filename else "cannot write to standard output: "
-        typer.echo(f"Error: {said}{exc.strerror or exc}", err=True)
+        _err(f"Error: {said}{exc.strerror or exc}")
         _quiet_stdout()
         _leave(1)
     _leave(0)
@@ -310,6 +310,13 @@ def _leave(code: object) -> NoReturn:
                 _say(f"Error: cannot write to standard output: {getattr(exc, 'strerror', exc)}")
                 status = status or 1
     os._exit(status)
+
+
+def _err(line: str) -> None:
+    """A line on stderr; a stderr that is closed or full (``2>&-``, a reader gone) loses it,
+    but never turns a failure into exit 0: the status still says what happened."""
+    with contextlib.suppress(OSError, ValueError):
+        typer.echo(line, err=True)
 
 
 def _say(line: str) -> None:

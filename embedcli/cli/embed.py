@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 import typer
 
 from embedcli.cli import options as o
-from embedcli.cli.inputs import stdin
+from embedcli.cli.inputs import lazy_stdin, stdin
 from embedcli.cli.output import models_listed
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
 from embedcli.errors import UsageError, os_reason
@@ -261,7 +261,7 @@ def _sources(
     """{"texts": [...]} from TEXT, a file or stdin; or {"ids": [[...]]} from --ids."""
     from embedcli.corpus.textinput import read_joined_text, read_texts
 
-    reader = stdin()
+    reader = lazy_stdin()
     if ids:
         return {"ids": o.parse_ids(ids)}
     if file is not None:

@@ -13,22 +13,41 @@ import typer
 from embedcli.cli.checks import parse_ids
 from embedcli.errors import InputTextError, UsageError, os_reason
 
+_CLOSED = "standard input is closed: pass TEXT or -f FILE, or pipe text in"
+
 
 def stdin() -> BinaryIO:
     """Standard input as bytes; a closed one (``<&-``) is a data error, not a crash."""
     try:
         return typer.get_binary_stream("stdin")
     except RuntimeError:  # sys.stdin is None
-        raise InputTextError(
-            "standard input is closed: pass TEXT or -f FILE, or pipe text in"
-        ) from None
+        raise InputTextError(_CLOSED) from None
+
+
+class _ClosedStdin:
+    """Standard input started closed (``<&-``): an error only if it is read, so that TEXT or
+    -f FILE still work (a cron job or a daemon often has no stdin)."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> object:
+        raise InputTextError(_CLOSED)
+
+
+def lazy_stdin() -> BinaryIO:
+    """Standard input, or a stand-in that refuses only when read."""
+    try:
+        return stdin()
+    except InputTextError:
+        return _ClosedStdin()  # type: ignore[return-value]
 
 
 def read_text(texts: list[str] | None, file: Path | None) -> str:
     """TEXT joined with single spaces, or the file, or stdin ('-' or nothing, when piped)."""
     from embedcli.corpus.textinput import read_joined_text
 
-    reader = stdin()
+    reader = lazy_stdin()
     return read_joined_text(texts, file, reader, reader.isatty())
 
 
