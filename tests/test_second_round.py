@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -424,3 +425,28 @@ def test_a_failure_is_not_exit_0_when_stderr_is_gone(tmp_path: Path, args, code)
     finally:
         os.close(write)
     assert done.returncode == code
+
+
+@pytest.mark.parametrize(
+    ("module", "args"),
+    [
+        ("tiktoken", ["tokenize", "hi"]),
+        ("torch", ["embed", "hi", "-d", "4"]),
+        ("safetensors", ["embed", "hi", "-d", "4", "-o", "x.safetensors"]),
+    ],
+)
+def test_a_missing_requirement_is_one_line(tmp_path: Path, module: str, args: list[str]) -> None:
+    """A requirement uninstalled after embedcli was: one Error line naming it, not a traceback."""
+    code = (
+        "import sys\n"
+        f"sys.modules[{module!r}] = None\n"
+        "from embedcli.cli.app import main\n"
+        f"sys.argv = ['embedcli', *{args!r}]\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith(f"Error: the Python package {module!r} cannot be imported")
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr

@@ -128,6 +128,14 @@ class _Group(TyperGroup):
         except (ClosedPipe, BrokenPipeError):
             _quiet_stdout()
             ctx.exit(0)
+        except ModuleNotFoundError as exc:  # a requirement uninstalled or broken after install
+            package = (exc.name or "?").split(".")[0]
+            _err(
+                f"Error: the Python package {package!r} cannot be imported ({one_line(str(exc))}),"
+                f" and embedcli needs it here; reinstall it in this environment "
+                f"({sys.executable} -m pip install {_PIP_NAMES.get(package, package)})"
+            )
+            ctx.exit(1)
         except KeyboardInterrupt:
             _err(f"Interrupted: {_what_was_written()}")
             ctx.exit(130)
@@ -148,6 +156,8 @@ def _what_was_written() -> str:
         "written or changed (what it was printing may be incomplete)"
     )
 
+
+_PIP_NAMES = {"yaml": "pyyaml", "google": "protobuf"}  # import name -> pip name, where they differ
 
 # What the old spelling of a renamed flag now means, said where its use fails.
 _RENAMED = {

@@ -183,7 +183,8 @@ DModel = Annotated[
     count(
         "-d",
         "--d-model",
-        help=f"Embedding width d. \\[default: {DEFAULT_D_MODEL}]",
+        help=f"Embedding width d. \\[default: {DEFAULT_D_MODEL}; a --preset's or the --weights' "
+        "own where given]",
         metavar="D",
         show_default=False,
         rich_help_panel=TABLES,
@@ -193,7 +194,7 @@ ContextLength = Annotated[
     int | None,
     count(
         help="Rows of the positional table: the longest sequence. "
-        f"\\[default: {DEFAULT_CONTEXT_LENGTH}]",
+        f"\\[default: {DEFAULT_CONTEXT_LENGTH}; a --preset's or the --weights' own where given]",
         metavar="ROWS",
         show_default=False,
         rich_help_panel=TABLES,
