@@ -450,3 +450,11 @@ def test_a_missing_requirement_is_one_line(tmp_path: Path, module: str, args: li
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith(f"Error: the Python package {module!r} cannot be imported")
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+def test_the_wrote_line_shows_a_file_name_visibly(tmp_path: Path) -> None:
+    out = tmp_path / "a\x1db\u2028c.npy"
+    result = runner.invoke(app, ["embed", "hi", *SMALL, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "a␝b<U+2028>c.npy" in result.stdout and "\x1d" not in result.stdout
+    assert out.exists()

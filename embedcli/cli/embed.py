@@ -15,6 +15,7 @@ from embedcli.cli.inputs import lazy_stdin, stdin
 from embedcli.cli.output import models_listed
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
 from embedcli.errors import UsageError, os_reason
+from embedcli.tokenization.display import visible_name
 
 if TYPE_CHECKING:
     from embedcli.core.config import EmbedConfig
@@ -252,7 +253,7 @@ def _embed_batch(
         from embedcli.core.broadcast import format_shape
 
         shape = format_shape(tuple(result.input_embeddings.shape))
-        write(f"wrote {output}: input_embeddings {shape} {config.dtype}")
+        write(f"wrote {visible_name(str(output))}: input_embeddings {shape} {config.dtype}")
 
 
 def _sources(

@@ -7,6 +7,7 @@ import typer
 from embedcli.cli import options as o
 from embedcli.cli.output import emit
 from embedcli.core.config import DEFAULT_SEED, PICTURE_D_MODEL, PICTURE_POSITIONS
+from embedcli.tokenization.display import visible_name
 
 _FAMILY_CHECK, _FAMILY_COMPLETE = o.choices(("learned", "sinusoidal"))
 
@@ -90,4 +91,4 @@ def positions(
     if png is not None and not as_json:
         from embedcli.cli.output import write
 
-        write(f"wrote {png}")
+        write(f"wrote {visible_name(str(png))}")

@@ -17,6 +17,7 @@ from embedcli.corpus.windows import StreamWindows, token_blocks
 from embedcli.errors import InputTextError, TokenIdError
 from embedcli.io.outputs import ArrayStreamWriter
 from embedcli.pipeline.embed import id_hint, prepare_module
+from embedcli.tokenization.display import visible_name
 from embedcli.tokenization.encodings import added_specials, encode, plural, with_specials
 
 if TYPE_CHECKING:
@@ -78,7 +79,8 @@ class StreamSummary:
 
         shape = format_shape((self.num_windows, self.seq_len, self.d_model))
         return (
-            f"wrote {self.output}: {shape} {self.dtype}, {plural(self.num_windows, 'window')} "
+            f"wrote {visible_name(str(self.output))}: {shape} {self.dtype}, "
+            f"{plural(self.num_windows, 'window')} "
             f"from {plural(self.num_tokens, 'token')} in {self.seconds:.2f} s "
             f"({self.tokens_per_second:,.0f} tokens/s on {self.device})"
         )

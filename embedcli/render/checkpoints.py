@@ -130,7 +130,7 @@ def neighbors_view(
             row.token.display,
             "\n".join(pack(near, available, " ")),
         )
-    parts: list[RenderableType] = [Text(f"tables: {source}"), table]
+    parts: list[RenderableType] = [Text(f"tables: {visible_name(str(source))}"), table]
     if seeded:
         parts.append(
             note(
@@ -208,7 +208,7 @@ def stats_view(
 ) -> RenderableType:
     """Mean, std, range, share within one std, and row-norm percentiles, per table."""
     parts: list[RenderableType] = [
-        Text(f"tables: {source}"),
+        Text(f"tables: {visible_name(str(source))}"),
         first_fitting(width, lambda: _wide_stats(stats), lambda: _narrow_stats(stats)),
     ]
     for table in stats:

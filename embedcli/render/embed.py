@@ -23,6 +23,7 @@ from embedcli.render.common import (
 )
 from embedcli.render.heatmap import heatmap_view
 from embedcli.render.shapes import addition_view, applied_scale
+from embedcli.tokenization.display import visible_name
 
 if TYPE_CHECKING:
     from embedcli.pipeline.embed import EmbedReport
@@ -134,7 +135,9 @@ def step_operation(name: str, cfg: dict, names: set[str] | None = None) -> str:
 def _header(report: EmbedReport, width: int) -> Text:
     cfg = report.config
     source = (
-        [f"weights {cfg['weights']}"] if cfg.get("weights") is not None else [f"seed {cfg['seed']}"]
+        [f"weights {visible_name(str(cfg['weights']))}"]
+        if cfg.get("weights") is not None
+        else [f"seed {cfg['seed']}"]
     )
     return items_line(
         [
