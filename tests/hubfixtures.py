@@ -528,6 +528,12 @@ _hub_file_cache: dict[tuple[str, int, int], HubFile] = {}
 _hub_file_lock = threading.Lock()
 
 
+# A file larger than this is a sparse stand-in for a big checkpoint (gigabytes on paper): it is
+# described by a stand-in hash of its name, size and mtime, since hashing it would read it all.
+# Nothing downloads such a file whole, so no hash of it is ever checked.
+HASHED_SIZE_LIMIT = 256 << 20
+
+
 def hub_file(folder: Path, path: str) -> HubFile:
     """Describe folder/path (hashes cached by size and mtime)."""
     full = Path(folder) / path
@@ -537,6 +543,18 @@ def hub_file(folder: Path, path: str) -> HubFile:
         cached = _hub_file_cache.get(key)
     if cached is not None and cached.path == path:
         return cached
+    if stat.st_size > HASHED_SIZE_LIMIT:
+        stand_in = f"sparse {path} {stat.st_size} {stat.st_mtime_ns}".encode()
+        info = HubFile(
+            path=path,
+            size=stat.st_size,
+            sha256=hashlib.sha256(stand_in).hexdigest(),
+            git_sha1=hashlib.sha1(stand_in).hexdigest(),
+            lfs=True,
+        )
+        with _hub_file_lock:
+            _hub_file_cache[key] = info
+        return info
     data = full.read_bytes()
     info = HubFile(
         path=path,
@@ -858,6 +876,29 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _not_allowed
 
 
+class Asked(NamedTuple):
+    """A request, as FakeHub's ``intercept`` hook sees it."""
+
+    method: str
+    path: str  # the URL path, percent-decoded, without the query
+    query: dict[str, list[str]]
+    headers: Any  # the request's headers (Range, Authorization, ...)
+    repo_id: str | None  # for a resolve URL of a served repo
+    revision: str | None
+    filename: str | None
+
+
+class Answer(NamedTuple):
+    """What an ``intercept`` hook sends instead of FakeHub's own answer."""
+
+    status: int
+    headers: Mapping[str, str] | None = None
+    body: bytes = b""
+
+
+DROP = "drop"  # an intercept hook's answer: hang up without sending a byte
+
+
 class FakeHub:
     """Serve local folders over HTTP on 127.0.0.1 like the Hugging Face hub (a context manager).
 
@@ -875,6 +916,9 @@ class FakeHub:
         /api/agent-harnesses registry huggingface_hub 2.4 asks for once per process) is a plain 404.
     revision is the branch name served besides the commit (commit: one for all repos, one per repo,
     or by default default_commit(repo_id)). Every connection is closed after one response.
+    ``intercept``, when set, sees every request first (an :class:`Asked`) and may answer it
+    itself: an :class:`Answer` (a failure, a redirect, a lying range), :data:`DROP` (hang up), or
+    None to let FakeHub answer. Its answers are booked like FakeHub's own.
     The project's conftest blocks sockets: call allow_loopback (or point_hub_at) in the test.
     """
 
@@ -897,6 +941,7 @@ class FakeHub:
         }
         self.revision = revision
         self.gated = dict(gated or {})
+        self.intercept: Any = None  # (Asked) -> Answer | DROP | None
         self.requests: list[Served] = []
         self._file_bytes: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
@@ -982,7 +1027,17 @@ class FakeHub:
     def _handle(self, handler: _Handler, method: str, *, allowed: bool = True) -> None:
         split = urlsplit(handler.path)
         range_header = handler.headers.get("Range")
-        if allowed:
+        asked = self._asked(method, split.path, parse_qs(split.query), handler.headers)
+        answer = None if self.intercept is None else self.intercept(asked)
+        if answer == DROP:
+            with self._lock:
+                self.requests.append(Served(method, split.path, range_header, 0))
+            handler.close_connection = True
+            return
+        if isinstance(answer, Answer):
+            counted = None if asked.filename is None else (asked.repo_id, asked.filename)
+            reply = _Reply(answer.status, dict(answer.headers or {}), answer.body, counted=counted)
+        elif allowed:
             reply = self._route(method, split.path, parse_qs(split.query), handler.headers)
         else:
             reply = self._error(405, None, f"{method} is not supported by FakeHub")
@@ -1001,6 +1056,17 @@ class FakeHub:
                         self.requests[index] = entry._replace(nbytes=sent)
                         if reply.counted is not None:
                             self._file_bytes[reply.counted] -= planned - sent
+
+    def _asked(
+        self, method: str, raw_path: str, query: dict[str, list[str]], headers: Any
+    ) -> Asked:
+        segments = raw_path.split("/")[1:]
+        matched = self._match_repo(segments)
+        if matched is not None and len(matched[1]) >= 3 and matched[1][0] == "resolve":
+            repo_id, rest = matched
+            revision, filename = unquote(rest[1]), unquote("/".join(rest[2:]))
+            return Asked(method, unquote(raw_path), query, headers, repo_id, revision, filename)
+        return Asked(method, unquote(raw_path), query, headers, None, None, None)
 
     def _send(self, handler: _Handler, method: str, reply: _Reply) -> int:
         handler.close_connection = True

@@ -437,6 +437,57 @@ def test_range_reads(fresh: hf.FakeHub, gpt2_sharded: Path) -> None:
     assert [r.range for r in fresh.requests] == [*cases, f"bytes={len(data)}-", None]
 
 
+def test_intercept_answers_drops_and_passes(fresh: hf.FakeHub, gpt2_sharded: Path) -> None:
+    from huggingface_hub.utils import get_session
+
+    shard = "model-00002-of-00003.safetensors"
+    seen: list[hf.Asked] = []
+
+    def intercept(asked: hf.Asked) -> object:
+        seen.append(asked)
+        if asked.headers.get("Range") == "bytes=0-3":
+            return hf.Answer(503, {"Retry-After": "2"}, b"busy")
+        if asked.headers.get("Range") == "bytes=4-7":
+            return hf.DROP
+        return None
+
+    fresh.intercept = intercept
+    session = get_session()
+    url = fresh.url("org/gpt2-tiny", shard)
+    busy = session.get(url, headers={"Range": "bytes=0-3"})
+    assert (busy.status_code, busy.headers["Retry-After"], busy.content) == (503, "2", b"busy")
+    with pytest.raises(Exception, match="disconnected"):
+        session.get(url, headers={"Range": "bytes=4-7"})
+    data = (gpt2_sharded / shard).read_bytes()
+    assert session.get(url, headers={"Range": "bytes=8-15"}).content == data[8:16]
+    assert [(a.repo_id, a.filename, a.revision) for a in seen] == [
+        ("org/gpt2-tiny", shard, "main")
+    ] * 3
+    assert [r.nbytes for r in fresh.requests] == [4, 0, 8]  # booked like FakeHub's own answers
+    assert fresh.bytes_for(shard) == 12
+    fresh.intercept = None
+
+
+def test_a_big_sparse_file_is_served_without_hashing_it(tmp_path: Path) -> None:
+    folder = tmp_path / "big"
+    folder.mkdir()
+    path = folder / "model.safetensors"
+    with path.open("wb") as handle:
+        handle.truncate(hf.HASHED_SIZE_LIMIT + 1)  # a hole: nothing to read
+        handle.seek(hf.HASHED_SIZE_LIMIT - 3)
+        handle.write(b"abcd")
+    info = hf.hub_file(folder, "model.safetensors")
+    assert info.lfs and info.size == hf.HASHED_SIZE_LIMIT + 1 and len(info.sha256) == 64
+    with hf.FakeHub({"org/big": folder}) as hub:
+        from huggingface_hub.utils import get_session
+
+        end = hf.HASHED_SIZE_LIMIT
+        response = get_session().get(
+            hub.url("org/big", "model.safetensors"), headers={"Range": f"bytes={end - 3}-{end}"}
+        )
+        assert response.status_code == 206 and response.content == b"abcd"
+
+
 def test_parse_safetensors_file_metadata(fresh: hf.FakeHub, llama_sharded: Path) -> None:
     api = huggingface_hub.HfApi(endpoint=fresh.endpoint)
     for shard, keys in shard_keys(llama_sharded).items():

@@ -511,3 +511,20 @@ def test_a_checkpoint_saved_from_the_meta_device_is_refused(tmp_path: Path) -> N
     for args in (["embed", "--ids", "1,2"], ["inspect-shapes", "--device", "cpu"]):
         result = runner.invoke(app, [*args, "--weights", str(path)])
         expect_error(result, "holds no values (it was saved from the meta device)")
+
+
+@pytest.mark.parametrize("fmt", ["safetensors", "npz", "pt"])
+def test_rows_of_a_table_read_alone(tmp_path: Path, fmt: str) -> None:
+    from embedcli.models.rows import read_rows
+    from embedcli.models.sources import open_source
+
+    token, position = tables()
+    path = write(tmp_path / f"model.{fmt}", {"wte.weight": token, "wpe.weight": position}, fmt)
+    source = open_source(path)
+    assert not source.by_rows("wte.weight")  # a local file: read as it is
+    found = read_rows(source.checkpoint, "wte.weight", [5, 3, 5], "wpe.weight", 4)
+    assert found.ids == [3, 5] and torch.equal(found.token, token[[3, 5]])
+    assert torch.equal(found.position, position[:4])
+    assert found.local(torch.tensor([[5, 3, 5]])).tolist() == [[1, 0, 1]]
+    with pytest.raises(Exception, match=r"row 50257 is outside wte\.weight"):
+        source.checkpoint.load_rows("wte.weight", [V])

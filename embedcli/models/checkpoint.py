@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -259,6 +260,33 @@ class Checkpoint:
             return self._handle.get_tensor(name)
         except Exception as exc:
             raise WeightsError(f"cannot read {name} from {self.path}: {first_line(exc)}") from None
+
+    def load_rows(self, name: str, rows: Sequence[int]) -> torch.Tensor:
+        """Rows of a 2-D table, (len(rows), d): from a safetensors file only those rows are
+        read; from other formats the table is read, then indexed."""
+        import torch
+
+        info = self.info(name)
+        if len(info.shape) != 2:
+            raise WeightsError(f"{name} in {self.path} is {info.shape}, not a (rows, d) table")
+        wanted = [int(row) for row in rows]
+        bad = [row for row in wanted if not 0 <= row < info.shape[0]]
+        if bad:
+            raise WeightsError(f"row {bad[0]} is outside {name}, which has {info.shape[0]:,} rows")
+        if self.format != "safetensors":
+            return self.load(name)[torch.tensor(wanted, dtype=torch.long)]
+        try:
+            if self._handle is None:
+                from safetensors import safe_open
+
+                self._handle = safe_open(str(self.path), framework="pt")
+            table = self._handle.get_slice(name)
+            picked = [table[row : row + 1] for row in wanted]
+        except Exception as exc:
+            raise WeightsError(f"cannot read {name} from {self.path}: {first_line(exc)}") from None
+        if not picked:
+            return torch.empty(0, info.shape[1], dtype=getattr(torch, info.dtype))
+        return torch.cat(picked)
 
     def shares_storage(self, first: str, second: str) -> bool:
         """Whether two tensors of a PyTorch checkpoint are views of the same memory."""

@@ -1,22 +1,26 @@
 """Hugging Face hub sources, offline first: ``hf:ORG/NAME[@REVISION]``.
 
 A hub source is looked up in the local Hugging Face cache (``HF_HUB_CACHE``, ``HF_HOME``), laid
-out as the hub client writes it (``models--ORG--NAME/{refs,snapshots,blobs}``), without importing
-``huggingface_hub``. The network is used only when allowed (``--download``, or ``HF_HUB_OFFLINE=0``
-set explicitly), and then only for what a command needs: small files whole (through
-``huggingface_hub``, so that they land in its cache), and safetensors headers and tables by HTTP
-range reads. ``HF_ENDPOINT`` (mirrors, and the tests' local server) and ``HF_TOKEN`` are honoured;
-the token is never printed.
+out as the hub client writes it (``models--ORG--NAME/{refs,snapshots,blobs,.no_exist}``), without
+importing ``huggingface_hub``. The network is used only when allowed (``--download``, or
+``HF_HUB_OFFLINE=0`` set explicitly), and then only for what a command needs (remote.py): small
+files whole, safetensors headers, table rows and, within a limit unless ``--download-all``,
+whole tables. With the network allowed a branch or tag is resolved on the hub again, once per
+command, as huggingface_hub does; offline, the cached ref is used. ``HF_ENDPOINT`` (mirrors, and
+the tests' local server) and ``HF_TOKEN`` are honoured; the token is never printed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from embedcli.errors import UsageError, WeightsError
+from embedcli.errors import EncodingError, UsageError, WeightsError
 
 PREFIX = "hf:"
 DEFAULT_REVISION = "main"
@@ -30,8 +34,31 @@ _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
 
+WHOLE_FETCH_LIMIT = 1 << 30  # a whole table larger than this is fetched only when allowed
+
+
 class HubError(WeightsError):
     """A hub source that cannot be resolved: not cached offline, not found, unreachable."""
+
+
+class Unreachable(HubError):
+    """The hub could not be reached at all (nothing listens, no network)."""
+
+    def with_cache(self, spec: HubSpec) -> Unreachable:
+        """This error, saying that the cache holds ``spec`` at a commit, where it does."""
+        commit = cached_commit(spec)
+        if commit is None:
+            return self
+        return Unreachable(
+            f"{self}; or drop --download to use what the cache holds (commit {commit[:12]}"
+            + ("" if is_commit(spec.revision) else f" of {spec.revision}")
+            + ")"
+        )
+
+
+class AbsentOnHub(HubError, EncodingError):
+    """Files the hub said the repo does not have: fetching cannot bring them (an EncodingError
+    too, so that a command that can do without a tokenizer, such as embed --ids, goes on)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +101,11 @@ class HubSpec:
         return "models--" + self.repo_id.replace("/", "--")
 
 
+def is_commit(revision: str | None) -> bool:
+    """Whether ``revision`` is a full commit hash (which, unlike a branch, cannot move)."""
+    return bool(revision) and _COMMIT.match(revision or "") is not None
+
+
 def hub_cache() -> Path:
     """The Hugging Face hub cache folder, found as ``huggingface_hub`` finds it."""
     for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
@@ -91,17 +123,50 @@ def endpoint() -> str:
     return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
 
 
-_requested = {"download": False}  # set by the command line's --download, once per command
+_requested = {"download": False, "all": False}  # set by the command line, once per command
+RESOLVED_FOR = 60.0  # seconds a commit the hub named is used without asking again
+# (endpoint, repo, revision) -> (commit, when): cleared by each command, and stale after a while
+_resolved: dict[tuple[str, str, str], tuple[str, float]] = {}
+_listeners: list[Callable[[str], None]] = []
 
 
 def request_download(flag: bool) -> None:
-    """Record whether this command was given ``--download`` (the CLI's one writer)."""
+    """Record whether this command was given ``--download`` (the CLI's one writer, called for
+    every command that has the option). A new command resolves branches on the hub anew."""
     _requested["download"] = bool(flag)
+    _resolved.clear()
+
+
+def request_download_all(flag: bool) -> None:
+    """Record whether this command was given ``--download-all`` (the CLI's one writer, called
+    for every command that has the option, in any order with ``request_download``): whole
+    tables of any size may be fetched, and the network used as with ``--download``."""
+    _requested["all"] = bool(flag)
 
 
 def download_requested() -> bool:
-    """Whether this command was given ``--download``."""
-    return _requested["download"]
+    """Whether this command was given ``--download`` (or ``--download-all``)."""
+    return _requested["download"] or _requested["all"]
+
+
+def whole_fetch_limit(download_all: bool | None = None) -> int | None:
+    """Bytes of one whole table that may be fetched without ``--download-all`` (None: any)."""
+    allowed = _requested["all"] if download_all is None else download_all
+    return None if allowed else WHOLE_FETCH_LIMIT
+
+
+def on_notice(listener: Callable[[str], None] | None) -> None:
+    """Where notices go (what is about to be fetched, and how much): the CLI's stderr. None
+    stops them. The core never prints."""
+    _listeners.clear()
+    if listener is not None:
+        _listeners.append(listener)
+
+
+def notice(line: str) -> None:
+    """Tell the listener, if any, one line."""
+    for listener in _listeners:
+        listener(line)
 
 
 def download_allowed(flag: bool) -> bool:
@@ -141,14 +206,105 @@ def cached_commit(spec: HubSpec, cache: Path | None = None) -> str | None:
 
 
 def cached_snapshot(spec: HubSpec) -> Path | None:
-    """The snapshot folder of ``spec`` in the local cache, or None."""
+    """The snapshot folder of ``spec`` in the local cache, or None. Where this command may use
+    the network, a branch or tag is resolved on the hub first (once per command): a branch that
+    moved is not served from its old commit."""
+    if download_allowed(download_requested()) and not is_commit(spec.revision):
+        commit = resolved_commit(spec)
+        if commit is not None:
+            snapshot = snapshot_folder(spec, commit)
+            if snapshot.is_dir():
+                keep_ref(spec, commit)
+                return snapshot
+            return None
+    return offline_snapshot(spec)
+
+
+def offline_snapshot(spec: HubSpec) -> Path | None:
+    """The snapshot the cache's ref names (or the commit asked for), without asking the hub."""
     commit = cached_commit(spec)
-    return None if commit is None else hub_cache() / spec.folder_name / "snapshots" / commit
+    return None if commit is None else snapshot_folder(spec, commit)
 
 
-def not_cached(spec: HubSpec, what: str = "", where: str = "") -> HubError:
+def snapshot_folder(spec: HubSpec, commit: str) -> Path:
+    """Where the cache keeps the files of ``spec`` at ``commit``."""
+    return hub_cache() / spec.folder_name / "snapshots" / commit
+
+
+def resolved_commit(spec: HubSpec) -> str | None:
+    """The commit the hub says ``spec``'s revision is at now (asked once per command), or None
+    when the hub does not say."""
+    if known_commit(spec) is None:
+        from embedcli.models.remote import Remote
+
+        try:
+            Remote(spec).reach()  # remembers what the hub said
+        except Unreachable as exc:
+            raise exc.with_cache(spec) from None
+    return known_commit(spec)
+
+
+def remember_commit(spec: HubSpec, commit: str) -> None:
+    """Record what the hub said ``spec``'s revision is at, for the rest of this command."""
+    _resolved[(endpoint(), spec.repo_id, spec.revision)] = (commit, time.monotonic())
+
+
+def known_commit(spec: HubSpec) -> str | None:
+    """The commit the hub said ``spec``'s revision is at earlier in this command (and not
+    long ago: a process that opens sources for hours asks again), or None."""
+    found = _resolved.get((endpoint(), spec.repo_id, spec.revision))
+    if found is None or time.monotonic() - found[1] > RESOLVED_FOR:
+        return None
+    return found[0]
+
+
+def keep_ref(spec: HubSpec, commit: str) -> None:
+    """Point the cache's ``refs/<revision>`` at ``commit``, as huggingface_hub does after a
+    download, so that offline runs use what the hub last said (a cache that cannot be written
+    only costs a later offline run the newest commit)."""
+    if _COMMIT.match(spec.revision) or not _COMMIT.match(commit):
+        return
+    ref = hub_cache() / spec.folder_name / "refs" / spec.revision
+    with contextlib.suppress(OSError):
+        if ref.is_file() and ref.read_text("ascii").strip() == commit:
+            return
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        temporary = ref.with_name(f".{ref.name}.{os.getpid()}.tmp")
+        temporary.write_text(commit, "ascii")
+        os.replace(temporary, ref)
+
+
+def known_absent(spec: HubSpec, filenames: Sequence[str]) -> str | None:
+    """The cached commit of ``spec`` at which the hub said it has none of ``filenames`` (the
+    ``.no_exist`` marks huggingface_hub leaves on a 404), or None when that is not known."""
+    commit = cached_commit(spec)
+    if commit is None or not filenames:
+        return None
+    marks = hub_cache() / spec.folder_name / ".no_exist" / commit
+    try:
+        return commit if all((marks / name).is_file() for name in filenames) else None
+    except OSError:
+        return None
+
+
+def not_cached(
+    spec: HubSpec,
+    what: str = "",
+    where: str = "",
+    files: Sequence[str] = (),
+    instead: str = "",
+) -> HubError:
     """The offline miss, with the two ways out (``where``: the cache looked in, if not the
-    Hugging Face cache)."""
+    Hugging Face cache). ``files``: the files that would have served; when the hub said the repo
+    has none of them, the error says that instead (downloading cannot help), and ``instead``
+    says what to do."""
+    absent_at = known_absent(spec, files)
+    if absent_at is not None:
+        return AbsentOnHub(
+            f"{spec} has none of {', '.join(files)}: the hub said so at commit "
+            f"{absent_at[:12]}, so --download cannot bring {what or 'them'}"
+            + (f"; {instead}" if instead else "")
+        )
     missing = f"{what} of {spec}" if what else str(spec)
     where = where or f"the Hugging Face cache ({hub_cache()})"
     return HubError(
@@ -159,193 +315,10 @@ def not_cached(spec: HubSpec, what: str = "", where: str = "") -> HubError:
     )
 
 
-class Remote:
-    """One hub repo at one revision, read over HTTP: whole small files, and byte ranges."""
+def __getattr__(name: str) -> object:
+    """``Remote`` lives in remote.py; it is still reachable here, where callers know it."""
+    if name == "Remote":
+        from embedcli.models.remote import Remote
 
-    def __init__(self, spec: HubSpec) -> None:
-        from huggingface_hub.utils import disable_progress_bars, logging
-
-        # embedcli's stderr carries one Error line or its own progress: no bars, no retry notes
-        disable_progress_bars()
-        logging.set_verbosity_error()
-        self.spec = spec
-        self.endpoint = endpoint()
-        self.commit: str | None = None
-        self._reached = False
-
-    def _token(self) -> str | bool | None:
-        token = os.environ.get("HF_TOKEN") or None
-        if token is not None and (token != token.strip() or not token.isprintable()):
-            raise HubError(
-                "HF_TOKEN holds whitespace or control characters (a line ending, from a file?); "
-                "set it to the token alone"
-            )
-        return token
-
-    def _reach(self) -> None:
-        """One quick request first: an unreachable hub is one error at once, not the hub
-        client's five retries a file (half a minute each)."""
-        if self._reached:
-            return
-        from huggingface_hub.utils import get_session
-
-        try:
-            url, headers = self._request("config.json", self.spec.revision)
-            get_session().head(url, headers=headers, timeout=10)
-        except HubError:
-            raise
-        except Exception as exc:  # httpx's connection errors and timeouts
-            reason = _redacted((str(exc).strip().splitlines() or [type(exc).__name__])[0][:200])
-            raise HubError(
-                f"cannot reach {self.endpoint} for {self.spec} ({reason}); check the network, "
-                "or HF_ENDPOINT for a mirror"
-            ) from None
-        self._reached = True
-
-    def _request(self, filename: str, revision: str | None = None) -> tuple[str, dict[str, str]]:
-        """The address of a file of the repo (at ``revision``, else the commit once known, else
-        the revision asked for) and the headers every request carries (HF_TOKEN's)."""
-        from huggingface_hub import hf_hub_url
-        from huggingface_hub.utils import build_hf_headers
-
-        revision = revision or self.commit or self.spec.revision
-        url = hf_hub_url(self.spec.repo_id, filename, revision=revision, endpoint=self.endpoint)
-        return url, build_hf_headers(token=self._token())
-
-    def file(self, filename: str) -> Path | None:
-        """A small file, downloaded whole into the hub cache (None when the repo lacks it)."""
-        from huggingface_hub import hf_hub_download
-        from huggingface_hub.errors import RemoteEntryNotFoundError
-
-        self._reach()
-        try:
-            path = Path(
-                hf_hub_download(
-                    self.spec.repo_id,
-                    filename,
-                    revision=self.spec.revision,
-                    cache_dir=hub_cache(),
-                    endpoint=self.endpoint,
-                    token=self._token(),
-                )
-            )
-        except RemoteEntryNotFoundError:  # the hub says the repo has no such file
-            return None
-        except Exception as exc:
-            raise self._failure(exc, filename) from None
-        snapshot = path.parents[len(Path(filename).parts) - 1]
-        if _COMMIT.match(snapshot.name):
-            self.commit = snapshot.name
-        return path
-
-    def read_range(self, filename: str, start: int, end: int, *, exact: bool = True) -> bytes:
-        """Bytes ``start`` to ``end`` (exclusive) of a file of the repo, by one range read;
-        not ``exact``: fewer where the file ends sooner (a first read of a small file)."""
-        if end <= start:
-            return b""
-        self._reach()
-        url, headers = self._request(filename)
-        headers["Range"] = f"bytes={start}-{end - 1}"
-        try:
-            data = self._ranged(url, headers, start, end)
-        except HubError:
-            raise
-        except Exception as exc:
-            raise self._failure(exc, filename) from None
-        if len(data) != end - start and (exact or len(data) > end - start):
-            raise HubError(
-                f"{self.endpoint} sent {len(data):,} bytes of {filename} where {end - start:,} "
-                f"were asked for (bytes {start}-{end - 1}); try again"
-            )
-        return data
-
-    def _ranged(self, url: str, headers: dict[str, str], start: int, end: int) -> bytes:
-        """The body of a range request, streamed: a server that ignores the range (200, the
-        whole file) is read only up to ``end`` and then dropped, never held whole."""
-        from huggingface_hub.utils import get_session, hf_raise_for_status
-
-        wanted = end - start
-        with get_session().stream(
-            "GET", url, headers=headers, follow_redirects=True, timeout=60
-        ) as response:
-            if response.status_code >= 400:
-                response.read()
-                hf_raise_for_status(response)
-            ranged = response.status_code == 206
-            skip = 0 if ranged else start
-            limit = wanted + 1 if ranged else wanted  # a 206 longer than asked is a lie: seen
-            self._note_commit(response.headers.get("x-repo-commit"))
-            parts, held = [], 0
-            for chunk in response.iter_bytes():
-                if skip:
-                    dropped = min(skip, len(chunk))
-                    chunk, skip = chunk[dropped:], skip - dropped
-                parts.append(chunk[: limit - held])
-                held += len(parts[-1])
-                if held >= limit:
-                    break
-        return b"".join(parts)
-
-    def _note_commit(self, commit: str | None) -> None:
-        if self.commit is None and commit and _COMMIT.match(commit):
-            self.commit = commit
-
-    def resolve_commit(self, filename: str) -> str:
-        """The commit the revision points to, as the hub says in its answer for a file: the
-        key of embedcli's tensor cache (a branch name would go stale when the branch moves)."""
-        if self.commit is not None:
-            return self.commit
-        from huggingface_hub.utils import get_session
-
-        self._reach()
-        url, headers = self._request(filename, self.spec.revision)
-        try:
-            response = get_session().head(url, headers=headers, timeout=10)
-        except Exception as exc:
-            raise self._failure(exc, filename) from None
-        self._note_commit(response.headers.get("x-repo-commit"))
-        if self.commit is None:
-            raise HubError(
-                f"{self.endpoint} did not say which commit {self.spec} is at (no X-Repo-Commit), "
-                "so what is fetched cannot be cached safely; name a commit: hf:ORG/NAME@<hash>"
-            )
-        return self.commit
-
-    def _failure(self, exc: Exception, filename: str) -> HubError:
-        from huggingface_hub.errors import (
-            GatedRepoError,
-            RepositoryNotFoundError,
-            RevisionNotFoundError,
-        )
-
-        if isinstance(exc, GatedRepoError):
-            return HubError(
-                f"{self.spec} is gated: accept its licence on the hub and set HF_TOKEN to a token "
-                "that may read it"
-            )
-        if isinstance(exc, RepositoryNotFoundError):
-            return HubError(
-                f"{self.spec.repo_id} was not found at {self.endpoint} (or it is private: set "
-                "HF_TOKEN)"
-            )
-        if isinstance(exc, RevisionNotFoundError):
-            return HubError(f"{self.spec.repo_id} has no revision {self.spec.revision!r}")
-        token = os.environ.get("HF_TOKEN")
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-        if status in (401, 403) and token:
-            return HubError(
-                f"{self.endpoint} refused HF_TOKEN for {self.spec} ({status}): the token is "
-                "wrong, expired, or may not read this repo"
-            )
-        reason = _redacted((str(exc).strip().splitlines() or [type(exc).__name__])[0][:200])
-        return HubError(f"cannot fetch {filename} of {self.spec} from {self.endpoint}: {reason}")
-
-
-def _redacted(text: str) -> str:
-    """``text`` with HF_TOKEN (in any spelling a library may quote it) and any bearer
-    credential removed: a token is never printed."""
-    token = os.environ.get("HF_TOKEN") or ""
-    for form in {token, token.strip(), repr(token)[1:-1], repr(token.encode())[2:-1]}:
-        if len(form) >= 4:
-            text = text.replace(form, "***")
-    return re.sub(r"(?i)(bearer\s+)\S+", r"\1***", text)
+        return Remote
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

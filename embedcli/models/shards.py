@@ -4,22 +4,23 @@ A :class:`ShardedCheckpoint` looks like one :class:`~embedcli.models.checkpoint.
 the rest of embedcli, but opens a shard only when one of its tensors is asked about: the index's
 ``weight_map`` says which file holds which tensor, so finding the tables opens only the shards
 that hold them. :class:`RemoteSafetensors` is one safetensors file of a hub repo, described from
-its header (one or two HTTP range reads) and read one tensor at a time into embedcli's cache,
-where a tensor is stored under its repo, commit, file and name, verified against the header's
-byte count, resumed after an interruption, and never left half-written.
+its header (one or two HTTP range reads) and read into embedcli's cache (tensorstore.py): the
+rows a lookup uses (``load_rows``), or a whole tensor (``load``), which is said before it is
+fetched and, above the limit of ``--download-all``, refused. Every piece is stored under its
+repo, commit, file and name, verified against the header's byte count, and never half-written.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import WeightsError
 from embedcli.models.formats import MAX_SAFETENSORS_HEADER, TensorInfo, parse_safetensors_header
+from embedcli.models.tensorstore import TensorStore
+
+__all__ = ["FETCH_BLOCK", "RemoteSafetensors", "ShardedCheckpoint", "TensorStore"]
 
 if TYPE_CHECKING:
     import torch
@@ -29,119 +30,6 @@ if TYPE_CHECKING:
 HEADER_FIRST_READ = 1 << 13  # most shard headers fit in 8 KiB: one range read, else a second
 FETCH_BLOCK = 16 << 20  # bytes per range read when a table is fetched
 _TORCH_LOADABLE = ("F64", "F32", "F16", "BF16")
-
-
-class TensorStore:
-    """embedcli's cache of tensors fetched from a hub: one folder per repo, commit and file."""
-
-    def __init__(self, repo_id: str, commit: str, filename: str) -> None:
-        from embedcli.io.cache import cache_dir
-
-        base = cache_dir()
-        self.folder = (
-            None
-            if base is None
-            else base
-            / "tensors"
-            / repo_id.replace("/", "--")
-            / commit
-            / filename.replace("/", "--")
-        )
-
-    def _path(self, name: str) -> Path | None:
-        if self.folder is None:
-            return None
-        safe = "".join(c if c.isalnum() or c in "._-" else "-" for c in name)
-        if len(safe) > 120 or safe != name.replace("/", "-"):  # long or odd: add a hash
-            safe = safe[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:16]
-        return self.folder / (safe + ".bin")
-
-    def header(self) -> bytes | None:
-        """The cached header JSON, or None."""
-        if self.folder is None:
-            return None
-        try:
-            return (self.folder / "header.json").read_bytes()
-        except OSError:
-            return None
-
-    def keep_header(self, raw: bytes) -> None:
-        """Cache the header JSON (written whole or not at all; a cache that cannot be written
-        only costs the next run a request)."""
-        if self.folder is not None:
-            with contextlib.suppress(OSError):
-                _write_whole(self.folder / "header.json", raw)
-
-    @property
-    def header_file(self) -> Path | None:
-        """Where the header is cached."""
-        return None if self.folder is None else self.folder / "header.json"
-
-    def tensor(self, name: str, nbytes: int) -> Path | None:
-        """The cached bytes of a tensor, when complete."""
-        path = self._path(name)
-        if path is None or not path.is_file() or path.stat().st_size != nbytes:
-            return None
-        return path
-
-    def fetch(self, name: str, nbytes: int, read: Callable[[int, int], bytes]) -> Path:
-        """Fetch a tensor's ``nbytes`` with ``read(start, end)`` (offsets within the tensor),
-        resuming a partial download, and publish it only once complete."""
-        path = self._path(name)
-        if path is None:
-            raise WeightsError(
-                "embedcli's cache is turned off (EMBEDCLI_CACHE_DIR is empty), so a table "
-                "cannot be fetched by the byte; set it to a folder"
-            )
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path.with_suffix(".lock"), "a") as lock:
-                _lock(lock)  # another embedcli fetching the same tensor: wait, then use its work
-                if self.tensor(name, nbytes) is not None:
-                    return path
-                return self._fetch_locked(path, name, nbytes, read)
-        except OSError as exc:
-            raise WeightsError(
-                f"cannot write embedcli's cache ({path.parent}): {exc.strerror or exc}; free "
-                "some space, or set EMBEDCLI_CACHE_DIR to a folder that can be written"
-            ) from None
-
-    def _fetch_locked(
-        self, path: Path, name: str, nbytes: int, read: Callable[[int, int], bytes]
-    ) -> Path:
-        partial = path.with_suffix(".part")
-        done = partial.stat().st_size if partial.is_file() else 0
-        if done > nbytes:
-            partial.unlink()
-            done = 0
-        with open(partial, "ab") as handle:
-            while done < nbytes:
-                block = read(done, min(nbytes, done + FETCH_BLOCK))
-                handle.write(block)
-                handle.flush()
-                done += len(block)
-            os.fsync(handle.fileno())
-        if partial.stat().st_size != nbytes:
-            partial.unlink()
-            raise WeightsError(f"the download of {name} did not give {nbytes:,} bytes; try again")
-        os.replace(partial, path)
-        return path
-
-
-def _lock(handle: Any) -> None:
-    """An exclusive lock on an open file, held until it is closed (where the system has one)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: concurrent fetches of one tensor are not guarded there
-        return
-    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-
-
-def _write_whole(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
 
 
 class RemoteSafetensors:
@@ -173,7 +61,9 @@ class RemoteSafetensors:
                         f"{self.store.header_file}, or pass --download to fetch it again"
                     ) from None
         raw = self._fetch_header()
-        entries = parse_safetensors_header(raw, None, str(self.path))
+        # the hub's Content-Range gave the file's size: the tensors must fill it exactly
+        size = None if self.remote is None else self.remote.sizes.get(self.filename)
+        entries = parse_safetensors_header(raw, size, str(self.path))
         self.store.keep_header(raw)
         return entries
 
@@ -206,31 +96,99 @@ class RemoteSafetensors:
             raise WeightsError(f"{self.path} has no tensor {name!r}")
         return self.entries[name].info
 
-    def load(self, name: str) -> torch.Tensor:
-        """One tensor, from embedcli's cache or fetched into it by range reads."""
-        import torch
-
-        from embedcli.core.devices import torch_dtype
-        from embedcli.core.memory import ensure_host_fits
-
+    def _table_entry(self, name: str) -> Any:
         entry = self.entries.get(name)
         if entry is None:
             raise WeightsError(f"{self.path} has no tensor {name!r}")
         if entry.code not in _TORCH_LOADABLE:
             raise WeightsError(f"{name} in {self.path} is {entry.info.dtype}, not a table dtype")
+        return entry
+
+    def load(self, name: str) -> torch.Tensor:
+        """One tensor, from embedcli's cache or fetched into it by range reads: said before it
+        is fetched, and refused above the remote's fetch limit (``--download-all`` lifts it)."""
+        import torch
+
+        from embedcli.core.devices import torch_dtype
+        from embedcli.core.memory import ensure_host_fits
+
+        entry = self._table_entry(name)
         nbytes = entry.end - entry.start
         ensure_host_fits(f"the values of {name} {entry.info.shape} {entry.info.dtype}", nbytes)
         path = self.store.tensor(name, nbytes)
         if path is None:
             remote = self._need_remote(f"the tensor {name}")
+            self._announce(name, entry, nbytes - min(self.store.partial(name), nbytes), remote)
             path = self.store.fetch(
                 name,
                 nbytes,
                 lambda a, b: remote.read_range(self.filename, entry.start + a, entry.start + b),
+                FETCH_BLOCK,
             )
         dtype = torch_dtype(entry.info.dtype)
         values = torch.from_file(str(path), shared=False, size=entry.info.numel, dtype=dtype)
         return values.reshape(entry.info.shape)
+
+    def _announce(self, name: str, entry: Any, missing: int, remote: Remote) -> None:
+        """Say how much a whole fetch will bring, before it starts; refuse it above the limit."""
+        from embedcli.core.memory import format_bytes
+        from embedcli.models.hub import notice
+
+        info, limit = entry.info, remote.fetch_limit
+        what = f"{name} {info.shape} {info.dtype} of {self.spec}"
+        amount = f"{format_bytes(missing)} ({missing:,} bytes)"
+        if limit is not None and missing > limit:
+            raise WeightsError(
+                f"this command needs all of {what}, which is not in embedcli's cache: fetching "
+                f"it would download {amount}, more than the {format_bytes(limit)} fetched "
+                "without asking; pass --download-all to fetch it"
+            )
+        notice(f"fetching {what}: {amount}")
+
+    def cached_whole(self, name: str) -> bool:
+        """Whether all of tensor ``name`` is in embedcli's cache (else a lookup reads rows)."""
+        entry = self._table_entry(name)
+        return self.store.tensor(name, entry.end - entry.start) is not None
+
+    def load_rows(self, name: str, rows: Sequence[int]) -> torch.Tensor:
+        """Rows ``rows`` of a 2-D table, (len(rows), d) in its dtype: from the whole tensor
+        when cached, else from cached row blocks, the missing blocks fetched by range reads."""
+        import torch
+
+        from embedcli.core.devices import torch_dtype
+        from embedcli.models.rows import MissingRows, RowLayout, gather_rows
+
+        entry = self._table_entry(name)
+        info = entry.info
+        if len(info.shape) != 2:
+            raise WeightsError(f"{name} in {self.path} is {info.shape}, not a (rows, d) table")
+        layout = RowLayout(
+            name, info.shape[0], (entry.end - entry.start) // max(info.shape[0], 1), entry.start
+        )
+        wanted = layout.check(rows)
+        dtype = torch_dtype(info.dtype)
+        whole = self.store.tensor(name, entry.end - entry.start)
+        if whole is not None:
+            values = torch.from_file(str(whole), shared=False, size=info.numel, dtype=dtype)
+            return values.reshape(info.shape)[torch.tensor(wanted, dtype=torch.long)].clone()
+        per = layout.per_block
+        remote = self.remote
+        fetch = None if remote is None else (lambda a, b: remote.read_range(self.filename, a, b))
+        try:
+            data = gather_rows(
+                layout,
+                wanted,
+                lambda k: self.store.block(name, per, k, layout.block_bytes(k)),
+                lambda k, piece: self.store.keep_block(name, per, k, piece),
+                fetch,
+            )
+        except MissingRows:
+            self._need_remote(f"part of the tensor {name}")
+            raise
+        flat = (
+            torch.frombuffer(bytearray(data), dtype=dtype) if data else torch.empty(0, dtype=dtype)
+        )
+        return flat.reshape(len(wanted), info.shape[1])
 
     def shares_storage(self, first: str, second: str) -> bool:
         """safetensors never shares storage between tensors."""
@@ -303,6 +261,10 @@ class ShardedCheckpoint:
     def load(self, name: str) -> torch.Tensor:
         """Read one tensor from its shard."""
         return self.shard(name).load(name)
+
+    def load_rows(self, name: str, rows: Sequence[int]) -> torch.Tensor:
+        """Read rows of one table from its shard: (len(rows), d)."""
+        return self.shard(name).load_rows(name, rows)
 
     def shares_storage(self, first: str, second: str) -> bool:
         """Tensors share storage only within one PyTorch shard."""

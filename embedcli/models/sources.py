@@ -11,11 +11,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import WeightsError
 from embedcli.models.config import CONFIG_FILE, ModelConfig, folder_config, parse_config, read_json
-from embedcli.models.hub import HubSpec, Remote, cached_snapshot, download_allowed, not_cached
+from embedcli.models.hub import (
+    HubSpec,
+    Unreachable,
+    download_allowed,
+    is_commit,
+    keep_ref,
+    not_cached,
+    offline_snapshot,
+    snapshot_folder,
+    whole_fetch_limit,
+)
+
+if TYPE_CHECKING:
+    from embedcli.models.remote import Remote
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
@@ -65,6 +78,14 @@ class ModelSource:
             found["commit"] = self.commit
         return found or None
 
+    def by_rows(self, name: str) -> bool:
+        """Whether a lookup in table ``name`` should read the rows it uses alone
+        (``checkpoint.load_rows``): a hub table that is not on this machine whole, fetched by
+        the byte (online) or kept as row blocks (offline)."""
+        shard = self.checkpoint.shard(name) if hasattr(self.checkpoint, "shard") else None
+        cached_whole = getattr(shard, "cached_whole", None)
+        return cached_whole is not None and not cached_whole(name)
+
     def local_files(self) -> list[str]:
         """The files on this machine that the weights come from (outputs must not be these)."""
         if self.remote:
@@ -75,14 +96,18 @@ class ModelSource:
         return [str(Path(self.checkpoint.path) / name) for name in dict.fromkeys(shards.values())]
 
 
-def open_source(spec: str | Path, download: bool = False) -> ModelSource:
-    """Open a checkpoint file, a model folder, or a hub model (offline unless ``download``)."""
+def open_source(
+    spec: str | Path, download: bool = False, download_all: bool | None = None
+) -> ModelSource:
+    """Open a checkpoint file, a model folder, or a hub model (offline unless ``download``).
+    ``download_all``: whole tables of any size may be fetched (else up to
+    ``hub.WHOLE_FETCH_LIMIT``; None: as this command's flags say)."""
     from embedcli.models.checkpoint import Checkpoint
 
     text = str(spec)
     hub = HubSpec.parse(text)
     if hub is not None:
-        return _open_hub(hub, download_allowed(download))
+        return _open_hub(hub, download_allowed(download), download_all)
     path = Path(text)
     if path.is_dir():
         return _open_folder(path, text, text)
@@ -94,7 +119,8 @@ def open_source(spec: str | Path, download: bool = False) -> ModelSource:
 
 
 def open_weights(weights: str | Path) -> ModelSource:
-    """Open ``--weights``: downloads only where this command was given ``--download``."""
+    """Open ``--weights``: downloads only where this command was given ``--download``, whole
+    tables of any size only where it was given ``--download-all``."""
     from embedcli.models.hub import download_requested
 
     return open_source(weights, download_requested())
@@ -144,18 +170,33 @@ def _shard_opener(folder: Path, hub: HubSpec | None, remote: Remote | None = Non
     return opener
 
 
-def _open_hub(spec: HubSpec, allowed: bool) -> ModelSource:
-    snapshot = cached_snapshot(spec)
+def _open_hub(spec: HubSpec, allowed: bool, download_all: bool | None = None) -> ModelSource:
+    """A hub model: with the network allowed, at the commit the hub says its revision is at now
+    (a cached snapshot of that commit first); offline, at the cached ref."""
+    if allowed:
+        from embedcli.models.remote import Remote
+
+        remote = Remote(spec)
+        if download_all is not None:
+            remote.fetch_limit = whole_fetch_limit(download_all)
+        try:
+            commit = spec.revision if is_commit(spec.revision) else remote.reach()  # a hash: fixed
+        except Unreachable as exc:
+            raise exc.with_cache(spec) from None
+        # where the hub names no commit, the cached ref is all there is to go by
+        snapshot = offline_snapshot(spec) if commit is None else snapshot_folder(spec, commit)
+        if snapshot is not None and _has_weights(snapshot):
+            keep_ref(spec, snapshot.name)
+            remote.commit = snapshot.name  # a shard the snapshot lacks is fetched by the byte
+            source = _open_folder(snapshot, str(spec), str(spec), spec, remote)
+            source.commit = snapshot.name
+            return source
+        return _open_remote(spec, remote)
+    snapshot = offline_snapshot(spec)
     if snapshot is not None and _has_weights(snapshot):
-        remote = None
-        if allowed:  # a shard the snapshot lacks may be fetched by the byte
-            remote = Remote(spec)
-            remote.commit = snapshot.name
-        source = _open_folder(snapshot, str(spec), str(spec), spec, remote)
+        source = _open_folder(snapshot, str(spec), str(spec), spec)
         source.commit = snapshot.name
         return source
-    if allowed:
-        return _open_remote(spec)
     if snapshot is not None:  # a snapshot without weights: the table may be in embedcli's cache
         from embedcli.models.shards import RemoteSafetensors
 
@@ -183,11 +224,10 @@ def _has_weights(folder: Path) -> bool:
     return any((folder / name).is_file() for name in (*INDEX_FILES, *WEIGHT_FILES))
 
 
-def _open_remote(spec: HubSpec) -> ModelSource:
+def _open_remote(spec: HubSpec, remote: Remote) -> ModelSource:
     """A hub model read over HTTP: config and index whole, safetensors headers by range."""
     from embedcli.models.shards import RemoteSafetensors, ShardedCheckpoint
 
-    remote = Remote(spec)
     config_path = remote.file(CONFIG_FILE)
     config = (
         None
