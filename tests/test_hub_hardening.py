@@ -288,11 +288,6 @@ def test_offline_a_repo_the_hub_said_has_no_tokenizer_is_told_so(hub, flags) -> 
     assert not isinstance(other, AbsentOnHub) and "pass --download" in str(other)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="wiring: tokenization/modeltok.py load_tokenizer must pass files=TOKENIZER_FILES and "
-    "instead= to not_cached, so that embed --ids goes on offline and a text is told the truth",
-)
 def test_offline_ids_on_a_repo_without_a_tokenizer(hub, monkeypatch) -> None:
     assert embed_ids("0,5", "hf:org/notok", "--download").shape == (2, 16)
     monkeypatch.delenv("HF_HUB_OFFLINE")
@@ -301,11 +296,6 @@ def test_offline_ids_on_a_repo_without_a_tokenizer(hub, monkeypatch) -> None:
     expect_error(told, "--download cannot bring the tokenizer; pass -e")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="wiring: cli/embed.py _encoding_name must load the model's own tokenizer before "
-    "embed_source reads any table (it does so for --ids only)",
-)
 def test_a_text_on_a_repo_without_a_tokenizer_fetches_no_table(
     hub, folders: dict[str, Path]
 ) -> None:
@@ -402,9 +392,21 @@ def test_whole_table_commands_refuse_above_a_gib_before_fetching(hub, command: l
 
 def test_a_whole_fetch_is_said_before_it_starts(hub, folders: dict[str, Path], flags) -> None:
     said: list[tuple[str, int]] = []
-    flags.on_notice(lambda line: said.append((line, len(hub.requests))))
-    result = runner.invoke(app, ["stats", "--weights", "hf:org/llama", "--download", "--json"])
+    from embedcli.models import hub as hub_module
+
+    real = hub_module.notice
+
+    def noted(line: str) -> None:
+        said.append((line, len(hub.requests)))
+        real(line)
+
+    hub_module.notice = noted
+    try:
+        result = runner.invoke(app, ["stats", "--weights", "hf:org/llama", "--download", "--json"])
+    finally:
+        hub_module.notice = real
     assert result.exit_code == 0, result.output
+    assert result.stderr == f"{said[0][0]}\n"  # the notice, on stderr
     table = expected_tables(folders["llama"])["token"].numel() * 4
     ((line, before),) = said
     assert f"({table:,} bytes)" in line and LLAMA_TABLE in line
@@ -563,3 +565,19 @@ def test_a_hub_that_keeps_failing_is_named_after_bounded_tries(
     assert "HTTP 503 (Service Unavailable), on each of 6 attempts" in result.stderr
     assert slept == [1.0, 2.0, 4.0, 8.0, 8.0]
     assert sum(table_read(a, folders["llama"]) for a in _asked(hub.requests)) == 6
+
+
+def test_the_download_all_flag_lifts_the_limit_on_the_command_line(hub, monkeypatch) -> None:
+    """--download-all, given to the command, lets a whole table past the limit (and only for
+    that command: the next one is limited again)."""
+    from embedcli.models import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "WHOLE_FETCH_LIMIT", 1000)
+    args = ["stats", "--weights", "hf:org/llama", "--json"]
+    refused = runner.invoke(app, [*args, "--download"])
+    expect_error(refused, "pass --download-all")
+    allowed = runner.invoke(app, [*args, "--download-all"])
+    assert allowed.exit_code == 0, allowed.output
+    assert allowed.stderr.startswith("fetching ")  # said before it was fetched
+    again = runner.invoke(app, ["stats", "--weights", "hf:org/gpt2", "--download", "--json"])
+    expect_error(again, "pass --download-all")

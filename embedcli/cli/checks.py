@@ -153,7 +153,24 @@ def check_download(value: bool) -> bool:
         from embedcli.models import hub
 
         hub.request_download(value)
+        _notices(hub, value)
     return value
+
+
+def check_download_all(value: bool) -> bool:
+    """--download-all: whole tables of any size may be fetched (and the network used)."""
+    if value or "embedcli.models.hub" in sys.modules:
+        from embedcli.models import hub
+
+        hub.request_download_all(value)
+        _notices(hub, value)
+    return value
+
+
+def _notices(hub: object, on: bool) -> None:
+    """What the hub is about to fetch, and how much, as lines on stderr."""
+    if on:
+        hub.on_notice(lambda line: typer.echo(line, err=True))
 
 
 def check_model(value: str | list[str] | None) -> str | list[str] | None:

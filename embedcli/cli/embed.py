@@ -57,6 +57,7 @@ def embed(
     dtype: o.DType = None,
     weights: o.Weights = None,
     download: o.Download = False,
+    download_all: o.DownloadAll = False,
     token_key: o.TokenKey = None,
     position_key: o.PositionKey = None,
     device: o.Device = "auto",
@@ -200,7 +201,10 @@ def _encoding_name(encoding: str | None, model: str | None, weights: str | None,
     own = ids and weights is not None and encoding is None and model is None
     try:
         name = resolve_encoding_name(encoding, model, weights)
-        if own and name == str(weights):  # the folder's tokenizer: ids need it only if it reads
+        # The model's own tokenizer is loaded now, before any table is fetched: a repo without
+        # one fails on its small files, not after a table's gigabyte (ids need it only if it
+        # reads).
+        if name == str(weights):
             from embedcli.tokenization.encodings import get_encoding
 
             get_encoding(name)

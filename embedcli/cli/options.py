@@ -293,6 +293,16 @@ Download = Annotated[
         rich_help_panel=CHECKPOINT,
     ),
 ]
+DownloadAll = Annotated[
+    bool,
+    typer.Option(
+        "--download-all",
+        help="As --download, and let hf: sources fetch whole tables of any size (more than "
+        "1 GiB is refused without it).",
+        callback=checks.check_download_all,
+        rich_help_panel=CHECKPOINT,
+    ),
+]
 NoAddSpecial = Annotated[
     bool,
     typer.Option(

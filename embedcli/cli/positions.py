@@ -50,6 +50,7 @@ def positions(
     seed: o.Seed = DEFAULT_SEED,
     weights: o.Weights = None,
     download: o.Download = False,
+    download_all: o.DownloadAll = False,
     position_key: o.PositionKey = None,
     similarity: Annotated[
         bool,

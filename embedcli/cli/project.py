@@ -40,6 +40,7 @@ def project(
     ] = None,
     weights: o.Weights = None,
     download: o.Download = False,
+    download_all: o.DownloadAll = False,
     token_key: o.TokenKey = None,
     d_model: o.DModel = None,
     seed: o.Seed = DEFAULT_SEED,

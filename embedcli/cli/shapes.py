@@ -35,6 +35,7 @@ def inspect_shapes(
     ] = "meta",
     weights: o.Weights = None,
     download: o.Download = False,
+    download_all: o.DownloadAll = False,
     token_key: o.TokenKey = None,
     position_key: o.PositionKey = None,
     train: Annotated[

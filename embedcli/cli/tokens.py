@@ -12,6 +12,7 @@ from embedcli.cli.options import (
     AllowSpecial,
     AsJson,
     Download,
+    DownloadAll,
     Encodings,
     File,
     JoinedIds,
@@ -40,6 +41,7 @@ def tokenize(
     allow_special: AllowSpecial = False,
     no_add_special: NoAddSpecial = False,
     download: Download = False,
+    download_all: DownloadAll = False,
     count: Annotated[bool, _mode("--count", "Print only the number of tokens.")] = False,
     encode: Annotated[bool, _mode("--encode", "Print only the ids, space-separated.")] = False,
     decode: Annotated[

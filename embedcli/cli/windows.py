@@ -20,6 +20,7 @@ def windows(
     allow_special: o.AllowSpecial = False,
     no_add_special: o.NoAddSpecial = False,
     download: o.Download = False,
+    download_all: o.DownloadAll = False,
     seq_len: o.SeqLen = None,
     stride: Annotated[
         int | None,

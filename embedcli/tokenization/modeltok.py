@@ -193,7 +193,12 @@ def load_tokenizer(name: str) -> Any:
     if snapshot is not None and _has_tokenizer(snapshot):
         return _loaded_tokenizer(snapshot, str(spec))
     if not download_allowed(download_requested()):
-        raise not_cached(spec, "the tokenizer")
+        raise not_cached(
+            spec,
+            "the tokenizer",
+            files=TOKENIZER_FILES,
+            instead="pass -e with an encoding or a tokenizer file",
+        )
     remote = Remote(spec)
     for filename in TOKENIZER_FILES:
         found = remote.file(filename)
