@@ -439,17 +439,154 @@ def test_download_all_lifts_the_limit(hub, folders: dict[str, Path], flags, monk
     assert torch.equal(found, expected_tables(folders["gpt2"])["token"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="wiring: pipeline/sources.py and pipeline/embed.py must look up rows "
-    "(models.rows.read_rows) after tokenising instead of reading the whole table",
-)
 def test_embed_of_a_405b_shaped_repo_fetches_its_rows_only(hub) -> None:
     result = runner.invoke(
         app, ["embed", "Hello", "--weights", f"hf:{BIG}", "--download", "--json"]
     )
     assert result.exit_code == 0, result.output
     assert hub.served_bytes < 2 * MIB
+
+
+def embed_json(spec: str, *args: str) -> dict:
+    result = runner.invoke(app, ["embed", *args, "--weights", spec, "--device", "cpu", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_embed_by_rows_reports_the_real_vocabulary_ids_and_rows(hub) -> None:
+    report = embed_json(f"hf:{BIG}", "Hello", "--download")
+    served = hub.served_bytes
+    print(f"\n405B-shaped embed 'Hello' through the CLI: {served:,} bytes served")
+    assert served < 2 * MIB
+    assert hub.bytes_for(BIG_FIRST) <= (1 << 13) + 2 * (1 << 16)  # a header and two row blocks
+    assert report["config"]["vocab_size"] == BIG_SHAPE[0]  # the table's, never the rows read
+    assert report["config"]["d_model"] == BIG_SHAPE[1]
+    assert report["input_ids"] == [BIG_IDS]
+    expected = torch.stack([big_row(i) for i in BIG_IDS]).float()
+    assert torch.equal(torch.tensor(report["token_embeddings"][0]), expected)
+    assert torch.equal(torch.tensor(report["input_embeddings"][0]), expected)  # rope adds nothing
+    shapes = {step["name"]: step["shape"] for step in report["steps"]}
+    assert shapes["input_ids"] == [1, 2] and shapes["token_embeddings"] == [1, 2, BIG_SHAPE[1]]
+    table = runner.invoke(app, ["embed", "Hello", "--weights", f"hf:{BIG}", "--device", "cpu"])
+    assert table.exit_code == 0, table.output
+    assert "128,256" in table.stdout or "128256" in table.stdout
+
+
+def test_embed_by_rows_verifies_on_the_rows(hub) -> None:
+    report = embed_json(f"hf:{BIG}", "Hello", "--download", "--verify")
+    assert report["verify"]["ok"] and report["verify"]["max_abs_diff"] == 0.0
+    assert "rows, read again" in report["verify"]["reference"]
+    assert hub.served_bytes < 2 * MIB
+
+
+def test_offline_embed_by_rows_reads_the_kept_blocks_and_never_invents_a_row(
+    hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    online = embed_json(f"hf:{BIG}", "Hello", "--download")
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    hub.reset_counts()
+    assert embed_json(f"hf:{BIG}", "Hello") == online
+    assert hub.served_bytes == 0
+    told = runner.invoke(app, ["embed", "--ids", "7", "--weights", f"hf:{BIG}"])
+    expect_error(told, f"part of the tensor {LLAMA_TABLE} of hf:{BIG} is not in")
+    assert hub.served_bytes == 0
+
+
+def test_a_flag_against_the_header_is_refused_before_any_row(hub) -> None:
+    told = runner.invoke(
+        app, ["embed", "Hello", "--weights", f"hf:{BIG}", "--download", "--vocab-size", "7"]
+    )
+    expect_error(told, "--vocab-size 7 conflicts with the model's config.json")
+    assert hub.bytes_for(BIG_FIRST) <= 1 << 13  # its header, never a row
+
+
+def test_a_job_that_needs_the_whole_table_still_refuses_above_a_gib(hub) -> None:
+    told = runner.invoke(
+        app, ["embed", "--lines", "--weights", f"hf:{BIG}", "--download"], input="Hello\n"
+    )
+    expect_error(told, "would download 3.9 GiB (4,202,692,608 bytes)")
+    assert hub.bytes_for(BIG_FIRST) <= 1 << 13
+
+
+def test_lines_and_windows_read_the_whole_table_of_a_row_source(hub, tmp_path: Path) -> None:
+    batch = embed_json("hf:org/llama", "Hello world", "--download")["input_embeddings"][0]
+    lines = runner.invoke(
+        app, ["embed", "--lines", "--weights", "hf:org/llama", "--download", "--device", "cpu"],
+        input="Hello world\n",
+    )  # fmt: skip
+    assert lines.exit_code == 0, lines.output
+    assert json.loads(lines.stdout)["input_embeddings"] == batch
+    out = tmp_path / "windows.npy"
+    args = ["-t", "2", "-o", str(out), "--weights", "hf:org/llama", "--device", "cpu"]
+    windows = runner.invoke(app, ["embed", *args], input="Hello world")
+    assert windows.exit_code == 0, windows.output
+    import numpy as np
+
+    assert np.load(out)[0].tolist() == batch
+
+
+ROW_IDS = [[5, 17, 200, 42, 9, 383, 77, 1], [3, 8, 1, 300]]  # padded with --pad-id 1
+
+
+def _id_args(ids: list[list[int]] = ROW_IDS) -> list[str]:
+    return [arg for row in ids for arg in ("--ids", ",".join(map(str, row)))] + ["--pad-id", "1"]
+
+
+SOURCE_FIELDS = ("weights", "model", "encoding")  # name the source: hf:ORG/NAME or its folder
+
+
+def _numbers(report: dict) -> dict:
+    """A report without the fields that name its source."""
+    config = {k: v for k, v in report["config"].items() if k not in SOURCE_FIELDS}
+    return {**report, "config": config, "verify": None}
+
+
+@pytest.mark.parametrize("repo", ["org/llama", "org/gpt2"])
+def test_rows_and_the_whole_table_give_the_same_report(
+    hub, folders: dict[str, Path], repo: str
+) -> None:
+    from embedcli.models.sources import open_source
+
+    spec = f"hf:{repo}"
+    by_rows = embed_json(spec, *_id_args(), "--download", "--verify")
+    assert by_rows["verify"]["ok"] and by_rows["verify"]["max_abs_diff"] == 0.0
+    source = open_source(spec, download=True)
+    key = "transformer.wte.weight" if repo == "org/gpt2" else LLAMA_TABLE
+    assert source.by_rows(key) and cached_files(".bin")  # rows were read, as row blocks
+    assert not any(p.name.endswith(".bin") and ".rows-" not in str(p) for p in cached_files(""))
+    warmed = runner.invoke(app, ["stats", "--weights", spec, "--download", "--json"])
+    assert warmed.exit_code == 0, warmed.output  # the whole tables, fetched and kept
+    assert not open_source(spec, download=True).by_rows(key)
+    whole = embed_json(spec, *_id_args(), "--download", "--verify")
+    assert by_rows == {**whole, "verify": by_rows["verify"]}  # every number, bit for bit
+    folder = {"org/llama": "llama", "org/gpt2": "gpt2"}[repo]
+    local = embed_json(str(folders[folder]), *_id_args())
+    assert _numbers(by_rows) == _numbers(local)
+    assert by_rows["config"]["vocab_size"] == expected_tables(folders[folder])["token"].shape[0]
+    assert by_rows["input_ids"][1] == [3, 8, 1, 300, 1, 1, 1, 1]
+
+
+FAMILY_CASES = ("roberta", "opt-projected", "bert", "xglm", "gemma-bf16", "granite")
+
+
+@pytest.mark.parametrize("name", FAMILY_CASES)
+def test_rows_of_each_family_give_the_whole_tables_numbers(
+    name: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch
+) -> None:
+    """Counted positions (RoBERTa's over the ids, OPT's over the mask), a projection, token
+    types and a LayerNorm, sinusoids, a scale: by rows as from the whole table, bit for bit."""
+    pytest.importorskip("transformers")
+    from tests.familymodels import CASES, build
+
+    case = next(c for c in CASES if c.name == name)
+    folder = build(case, tmp_path_factory.mktemp("rowfamilies") / name)
+    with FakeHub({"org/family": folder}) as fake:
+        point_hub_at(monkeypatch, fake.endpoint, cache_dir=tmp_path / "hub")
+        by_rows = embed_json("hf:org/family", *_id_args(), "--download", "--verify")
+    assert by_rows["verify"]["ok"] and by_rows["verify"]["max_abs_diff"] == 0.0
+    assert "rows, read again" in by_rows["verify"]["reference"]
+    local = embed_json(str(folder), *_id_args())
+    assert _numbers(by_rows) == _numbers(local)
 
 
 # ---------------------------------------------------------------- 4: a branch that moved

@@ -448,9 +448,11 @@ def test_header_only_commands_fetch_only_headers(
         assert data["head_tied"] == "not tied (config.json)"
 
 
-def test_embed_download_fetches_only_the_table_and_caches_it(
+def test_embed_download_fetches_only_its_rows_and_caches_them(
     hub, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from embedcli.models.rows import ROW_BLOCK_BYTES
+
     folder = folders["llama"]
     data = embed_json("--ids", "1,2,3", "--weights", "hf:org/llama", "--download")
     expected = first_block_input(folder, [1, 2, 3])
@@ -458,7 +460,7 @@ def test_embed_download_fetches_only_the_table_and_caches_it(
     table = expected_tables(folder)["token"].numel() * 4  # the (vocab, d) float32 table
     sent = _shard_bytes(hub, folder)
     holder = shard_of(folder, "model.embed_tokens.weight")
-    assert table <= sent[holder] <= table + 2 * (1 << 13)  # the table and a header
+    assert sent[holder] <= 2 * (1 << 13) + ROW_BLOCK_BYTES < table  # a header and one row block
     assert sum(sent.values()) - sent[holder] <= len(sent) * (1 << 13)  # others: headers at most
     # Offline now: the same command works from the caches, and the server is not asked.
     monkeypatch.delenv("HF_HUB_OFFLINE")  # the hub fixture allowed the network
@@ -486,17 +488,20 @@ def test_an_interrupted_fetch_resumes_and_never_publishes_half(
         return real(self, filename, start, end, **how)
 
     monkeypatch.setattr(hubmodule.Remote, "read_range", flaky)
-    failed = runner.invoke(app, ["embed", "--ids", "1", "--weights", "hf:org/llama", "--download"])
+    whole = ["stats", "--weights", "hf:org/llama", "--download", "--json"]  # the whole table
+    failed = runner.invoke(app, whole)
     expect_error(failed, "connection reset (simulated)")
     cached = list((Path(os.environ["EMBEDCLI_CACHE_DIR"]) / "tensors").rglob("*"))
     assert [p for p in cached if p.suffix == ".part"]  # what arrived is kept ...
     assert not [p for p in cached if p.suffix == ".bin"]  # ... and never published as complete
     partial = next(p for p in cached if p.suffix == ".part").stat().st_size
     hub.reset_counts()
-    data = embed_json("--ids", "1", "--weights", "hf:org/llama", "--download")
+    resumed = runner.invoke(app, whole)
+    assert resumed.exit_code == 0, resumed.output
     holder = shard_of(folders["llama"], "model.embed_tokens.weight")
     table = expected_tables(folders["llama"])["token"].numel() * 4
     assert hub.bytes_for(holder) == table - partial  # only the rest was fetched
+    data = embed_json("--ids", "1", "--weights", "hf:org/llama", "--download")  # from it
     expected = first_block_input(folders["llama"], [1])
     assert torch.allclose(torch.tensor(data["input_embeddings"][0]), expected, atol=1e-6)
 

@@ -7,6 +7,7 @@ memory stays proportional to the batch; render/ turns it into tables or JSON.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -288,6 +289,39 @@ def prepare_module(
     return build_embedding(config, target, tables, extras), target
 
 
+def _module_for(
+    config: EmbedConfig,
+    device: str,
+    tables: LoadedTables | None,
+    ids: torch.Tensor,
+    verify: bool,
+    keep: Keep,
+) -> tuple[InputEmbedding, torch.device, torch.Tensor]:
+    """(module, its device, the ids to look up) for a batch of (B, T) ``ids``: on the whole
+    tables; or, where the source reads its table by rows, on the rows the batch uses, with
+    the ids renumbered into them (the module's vocabulary is those rows; reports keep the
+    real ids and ``config``). Exact: the module reads an id's value only to look it up, and
+    to compare it with padding_idx (RoBERTa), which held_ids keeps in place."""
+    from embedcli.core.embedding import build_embedding
+    from embedcli.pipeline.rowtables import RowTables, held_ids
+
+    extras = None if tables is None else tables.extras
+    if not isinstance(tables, RowTables):
+        pair = None if tables is None else (tables.token, tables.position)
+        module, target = prepare_module(
+            config, device, pair, *ids.shape, verify=verify, keep=keep, extras=extras
+        )
+        return module, target, ids
+    held = held_ids(config, ids)
+    compact = dataclasses.replace(config, vocab_size=len(held))  # the module's alone
+    target = resolve_device(device)
+    check_dtype_on_device(config.dtype, target)
+    check_memory(compact, target, *ids.shape, verify=verify, keep=keep)  # before any fetch
+    rows = tables.rows(config, held, ids.shape[1])
+    module = build_embedding(compact, target, (rows.token, rows.position), extras)
+    return module, target, rows.local(ids)  # (B, T): rows of rows.token
+
+
 def _weights_fields(tables: LoadedTables | None) -> dict[str, Any]:
     """What the report says about where the tables came from."""
     if tables is None:
@@ -348,14 +382,10 @@ def run_embed(
     pad = enc.eot_token if pad_id is None else pad_id
     padded, mask = pad_batch(sequences, pad, config.vocab_size)
     ids_cpu = check_token_ids(padded, config, id_hint(config, tables))  # (B, T)
-    pair = None if tables is None else (tables.token, tables.position)
     keep = Keep(report=True, similarity=similarity)
-    extras = None if tables is None else tables.extras
-    module, target = prepare_module(
-        config, device, pair, *ids_cpu.shape, verify=verify, keep=keep, extras=extras
-    )
+    module, target, looked_up = _module_for(config, device, tables, ids_cpu, verify, keep)
     with torch.inference_mode():
-        trace = module.trace(ids_cpu, checked=True, attention_mask=torch.tensor(mask))
+        trace = module.trace(looked_up, checked=True, attention_mask=torch.tensor(mask))
     checked = None
     if verify:
         from embedcli.pipeline.reference import verify as against_reference

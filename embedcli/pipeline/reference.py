@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from embedcli.core.config import EmbedConfig
     from embedcli.models.tables import LoadedTables
+    from embedcli.pipeline.rowtables import RowTables
 
 _NESTED = ("model", "state_dict", "model_state_dict")  # where PyTorch checkpoints keep weights
 _WRAPPERS = ("_orig_mod.", "module.")  # torch.compile's and DistributedDataParallel's prefixes
@@ -82,7 +83,9 @@ def verify(
     finite = expected[expected.isfinite()]
     scale = float(finite.abs().max()) if finite.numel() else 0.0
     tolerance = torch.finfo(torch_dtype(config.dtype)).eps * max(scale, 1.0)
-    if tables is not None and tables.folder is not None:
+    if tables is not None and tables.folder is not None and by_rows(tables):
+        reference += "; the model's own code was not run: its token table is read by rows"
+    elif tables is not None and tables.folder is not None:
         second, said = _transformers_reference(config, ids, tables, attention_mask)
         reference = f"{reference}; {said}"
         if second is not None:
@@ -143,13 +146,19 @@ def reference_embeddings(
 
     dtype = torch_dtype(config.dtype)
     extras: dict[str, torch.Tensor] = {}
+    ids = ids.cpu()
+    rows = _rows(config, ids, attention_mask)
+    index = ids  # the token table's rows each token reads
     if tables is None:
         (token, position), source = seeded_tables(config), "the seeded recipe"
+    elif by_rows(tables):
+        learned = rows if config.positional == "learned" else None
+        token, position, index, source = reread_rows(tables, ids, learned)
+        extras = reread_extras(tables)
     else:
         token, position, source = reread_tables(tables)
         extras = reread_extras(tables)
-    ids = ids.cpu()
-    hidden = token.to(dtype)[ids]  # (B, T, w) in the device's dtype
+    hidden = token.to(dtype)[index]  # (B, T, w) in the device's dtype
     if config.embed_scale != 1.0:
         if config.scale_rounding == "dtype":  # Gemma: the scale in the embeddings' dtype
             hidden = hidden * torch.tensor(config.embed_scale, dtype=dtype)
@@ -159,7 +168,6 @@ def reference_embeddings(
         hidden = hidden @ extras["project_in"].to(dtype).T  # (B, T, w) @ (w, d)
     if "token_type" in extras:
         hidden = hidden + extras["token_type"].to(dtype)[0]  # every token is of type 0
-    rows = _rows(config, ids, attention_mask)
     added = None  # rope, alibi, relative and none: nothing is added to the token embeddings
     if config.positional == "learned" and position is not None:
         added = position.to(dtype)[rows]  # (T, d) or (B, T, d)
@@ -209,6 +217,34 @@ def _rows(
                 rows[b, t] = pad + seen if real else pad
         return rows
     return torch.arange(length) + config.position_offset
+
+
+def by_rows(tables: LoadedTables) -> bool:
+    """Whether the tables stayed in a checkpoint that is read by rows (a hub model's)."""
+    from embedcli.pipeline.rowtables import RowTables
+
+    return isinstance(tables, RowTables)
+
+
+def reread_rows(
+    tables: RowTables, ids: torch.Tensor, rows: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, str]:
+    """(the token rows of ``ids``, the positional table's rows 0 to the last of ``rows`` (None:
+    none are added), each token's row in the first, where they came from): read again through
+    the loader, and the ids numbered into those rows here, apart from the module's numbering."""
+    import torch
+
+    held = sorted({int(i) for i in ids.flatten().tolist()})
+    where = {token_id: row for row, token_id in enumerate(held)}
+    index = torch.tensor([where[int(i)] for i in ids.flatten().tolist()], dtype=torch.long)
+    checkpoint = tables.checkpoint
+    token = checkpoint.load_rows(tables.token_key, held)
+    position = None
+    if tables.position_key is not None and rows is not None and rows.numel():
+        last = min(int(rows.max()) + 1, tables.position_shape[0])  # the module read no further
+        position = checkpoint.load_rows(tables.position_key, range(last))
+    said = "the checkpoint's rows, read again by its loader (not an independent read)"
+    return token, position, index.reshape(ids.shape), said
 
 
 def reread_extras(tables: LoadedTables) -> dict[str, torch.Tensor]:

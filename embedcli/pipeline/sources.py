@@ -17,22 +17,34 @@ from embedcli.errors import UsageError
 if TYPE_CHECKING:
     import torch
 
+    from embedcli.models.keys import TableKeys
     from embedcli.models.sources import ModelSource
     from embedcli.models.tables import LoadedTables
+    from embedcli.pipeline.rowtables import RowTables
 
 Source = str | Path  # a checkpoint file, a model folder, or hf:ORG/NAME[@REVISION]
 
 
 def _loaded(
-    weights: Source, token_key: str | None, position_key: str | None
+    weights: Source,
+    token_key: str | None,
+    position_key: str | None,
+    *,
+    by_rows: bool = False,
+    given: Overrides | None = None,
 ) -> tuple[LoadedTables, ModelSource]:
-    """The two tables of a source, labelled for reports, and the opened source."""
+    """The two tables of a source, labelled for reports, and the opened source. ``by_rows``:
+    a table the source reads by rows stays there (RowTables), once the flags (``given``) and
+    config.json are checked against its header."""
     from embedcli.models.sources import open_weights
     from embedcli.models.tables import find_tables, read_tables
 
     source = open_weights(weights)
     keys = find_tables(source.checkpoint, token_key, position_key, source.config)
-    tables = read_tables(source.checkpoint, keys)
+    if by_rows and source.by_rows(keys.token):
+        tables = _row_tables(source, keys, given or Overrides())
+    else:
+        tables = read_tables(source.checkpoint, keys)
     tables.path = source.spec if source.folder is not None or source.hub else tables.path
     tables.model = source.summary()
     tables.files = source.local_files()
@@ -41,8 +53,33 @@ def _loaded(
     return tables, source
 
 
+def _row_tables(source: ModelSource, keys: TableKeys, given: Overrides) -> RowTables:
+    """A source's tables, left where they are: checked from the header before anything is
+    read; only a family's small other tensors (norm, token types, projection) are read now."""
+    from embedcli.models.tables import check_source
+    from embedcli.pipeline.rowtables import RowTables
+
+    checkpoint = source.checkpoint
+    position = None if keys.position is None else checkpoint.info(keys.position).shape
+    check_source(checkpoint.info(keys.token).shape, position, given, source.config)
+    return RowTables(checkpoint, keys, {name: checkpoint.load(key) for name, key in keys.extras})
+
+
 def _shape(table: torch.Tensor | None) -> tuple[int, ...] | None:
     return None if table is None else tuple(table.shape)
+
+
+def _table_shapes(
+    tables: LoadedTables,
+) -> tuple[tuple[int, ...], tuple[int, ...] | None, str]:
+    """(token shape, positional shape or None, the token table's stored dtype), from the
+    header where the tables stay in the checkpoint."""
+    from embedcli.pipeline.rowtables import RowTables
+
+    if isinstance(tables, RowTables):
+        return tables.token_shape, tables.position_shape, tables.token_dtype
+    stored = str(tables.token.dtype).removeprefix("torch.")
+    return tuple(tables.token.shape), _shape(tables.position), stored
 
 
 def _keys_need_weights(weights: Source | None, *keys: str | None) -> None:
@@ -59,7 +96,8 @@ def embed_source(
     position_key: str | None = None,
 ) -> tuple[EmbedConfig, LoadedTables | None]:
     """(config, loaded tables or None): seeded tables sized by the flags (vocabulary: the
-    encoding's), or a checkpoint's tables with the flags checked against them."""
+    encoding's), or a checkpoint's tables with the flags checked against them (RowTables where
+    the source reads a table by rows: nothing of it is read yet)."""
     from embedcli.tokenization.encodings import get_encoding
 
     _keys_need_weights(weights, token_key, position_key)
@@ -68,10 +106,11 @@ def embed_source(
         return overrides.apply(EmbedConfig(vocab_size=vocab)), None
     from embedcli.models.tables import tables_config
 
-    tables, source = _loaded(weights, token_key, position_key)
-    shapes = (tables.token.shape, _shape(tables.position))
-    stored = str(tables.token.dtype).removeprefix("torch.")
-    return tables_config(*shapes, overrides, model=source.config, table_dtype=stored), tables
+    # a hub table not on this machine whole is read by rows, after tokenising (run_embed)
+    tables, source = _loaded(weights, token_key, position_key, by_rows=True, given=overrides)
+    token, position, stored = _table_shapes(tables)
+    config = tables_config(token, position, overrides, model=source.config, table_dtype=stored)
+    return config, tables
 
 
 def source_tables(
