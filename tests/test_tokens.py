@@ -182,6 +182,28 @@ def test_special_token_check_applies_to_every_chunk() -> None:
         count_tokens(enc, text, parallel=Parallel(workers=2, chunk_chars=3, min_chars=0))
 
 
+def test_the_first_special_token_in_the_text_is_named() -> None:
+    enc = get_encoding("cl100k_base")
+    text = "a " * 500 + "<|endoftext|>" + " b" * 500 + "<|fim_prefix|>" + " c" * 500
+    for _ in range(3):  # whichever thread meets which chunk first
+        with pytest.raises(InputTextError, match=r"<\|endoftext\|>"):
+            count_tokens(enc, text, parallel=Parallel(workers=3, chunk_chars=10, min_chars=0))
+
+
+def test_helper_threads_encode_with_their_own_copy() -> None:
+    """Threads sharing one tiktoken encoding contend inside it (issue 24): each helper has its
+    own, the same ids."""
+    from embedcli.tokenization import threads
+
+    enc = get_encoding("o200k_base")
+    text = "The quick brown fox. " * 2_000
+    parallel = Parallel(workers=3, chunk_chars=1 << 10, min_chars=0)
+    assert count_tokens(enc, text, parallel=parallel) == len(enc.encode_ordinary(text))
+    assert encode_text(enc, text, parallel=parallel) == enc.encode_ordinary(text)
+    copies = [helper.copies.get(enc) for helper in threads._helpers[:2]]
+    assert len({id(c._core_bpe) for c in copies} | {id(enc._core_bpe)}) == 3
+
+
 def test_segments_keep_split_characters_whole() -> None:
     enc = get_encoding("gpt2")
     ids = enc.encode("a 😀 日本")

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from embedcli.errors import TokenIdError
 from embedcli.tokenization.encodings import (
     Token,
     added_specials,
+    count_ids,
     cut_safe,
     encode,
     token_bytes_display,
@@ -74,26 +76,68 @@ def chunks(text: str, chunk_chars: int = CHUNK_CHARS) -> list[str]:
 class Parallel:
     """How a large text is spread over threads."""
 
-    workers: int | None = None  # threads; None: one per CPU
+    workers: int | None = None  # threads; None: one per CPU this process may use
     chunk_chars: int = CHUNK_CHARS  # characters per chunk, roughly
     min_chars: int = PARALLEL_MIN_CHARS  # shorter texts are encoded in one pass
 
 
-def _encoded_chunks(
-    enc: tiktoken.Encoding, text: str, allow_special: bool, parallel: Parallel
-) -> Iterator[list[int]]:
-    workers = parallel.workers or os.cpu_count() or 1
-    if len(text) < parallel.min_chars or workers == 1 or not cut_safe(enc):
-        yield encode(enc, text, allow_special=allow_special)
-        return
-    from concurrent.futures import ThreadPoolExecutor
+def _cpus() -> int:
+    """The CPUs this process may run on (taskset and containers narrow it), not the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
-    # Special tokens hold no spaces, so each lies whole inside one chunk and is checked there.
-    with ThreadPoolExecutor(workers) as pool:
-        yield from pool.map(
-            lambda part: encode(enc, part, allow_special=allow_special),
-            chunks(text, parallel.chunk_chars),
-        )
+
+T = TypeVar("T")
+
+
+def _per_chunk(
+    enc: tiktoken.Encoding,
+    text: str,
+    allow_special: bool,
+    parallel: Parallel,
+    each: Callable[[tiktoken.Encoding, str], T],
+) -> list[T]:
+    """``each(encoding, chunk)`` for the chunks of ``text`` in order; one pass for a short text.
+
+    This thread works with ``enc``, each helper thread with its own copy (threads sharing one
+    tiktoken encoding contend inside it: see threads.py). Every thread takes the next chunk
+    left, so a helper still building its copy holds nothing up."""
+    workers = min(parallel.workers or _cpus(), 1 + len(text) // parallel.chunk_chars)
+    parts = [text]
+    if len(text) >= parallel.min_chars and workers > 1 and cut_safe(enc):
+        parts = chunks(text, parallel.chunk_chars)
+    if len(parts) == 1:
+        return [each(enc, text)]
+    out: list = [None] * len(parts)
+    failed: dict[int, Exception] = {}
+    lock, left = threading.Lock(), iter(range(len(parts)))
+
+    def drain(own: tiktoken.Encoding) -> None:
+        while not failed:
+            with lock:
+                index = next(left, None)
+            if index is None:
+                return
+            try:
+                out[index] = each(own, parts[index])
+            except Exception as exc:  # raised below: the first in the text
+                failed[index] = exc
+
+    from embedcli.tokenization.threads import run_on_helpers
+
+    helpers = run_on_helpers(enc, drain, workers - 1)
+    try:
+        drain(enc)
+    finally:  # on Ctrl-C too, the helpers stop after the chunk they are on
+        with lock:
+            left = iter(())
+    for helper in helpers:
+        helper.result()
+    if failed:  # chunks are taken in order, so every chunk before the first failure was encoded
+        raise failed[min(failed)]
+    return out
 
 
 def encode_text(
@@ -104,7 +148,12 @@ def encode_text(
     parallel: Parallel = Parallel(),
 ) -> list[int]:
     """The token ids of ``text``, exactly as one pass gives them; large texts use all cores."""
-    return [t for part in _encoded_chunks(enc, text, allow_special, parallel) for t in part]
+
+    def ids(own: tiktoken.Encoding, part: str) -> list[int]:
+        # Special tokens hold no spaces, so each lies whole inside one chunk and is checked there.
+        return encode(own, part, allow_special=allow_special)
+
+    return [t for part in _per_chunk(enc, text, allow_special, parallel, ids) for t in part]
 
 
 def count_tokens(
@@ -115,7 +164,11 @@ def count_tokens(
     parallel: Parallel = Parallel(),
 ) -> int:
     """The number of tokens in ``text``, without keeping the ids; large texts use all cores."""
-    return sum(len(part) for part in _encoded_chunks(enc, text, allow_special, parallel))
+
+    def count(own: tiktoken.Encoding, part: str) -> int:
+        return count_ids(own, part, allow_special=allow_special)
+
+    return sum(_per_chunk(enc, text, allow_special, parallel, count))
 
 
 # ---------------------------------------------------------------- reports
