@@ -108,7 +108,10 @@ def token_ids_for(ids: list[int], table: torch.Tensor) -> list[int]:
     if not ids:
         from embedcli.errors import InputTextError
 
-        raise InputTextError("the text has no tokens: there is nothing to look up")
+        raise InputTextError(
+            "the text has no tokens: there is nothing to look up; pass TEXT, -f FILE or --ids"
+            " (project also takes --top N or --ids-file)"
+        )
     rows = table.shape[0]
     for token in ids:
         if not 0 <= token < rows:

@@ -94,7 +94,11 @@ class _Group(TyperGroup):
             return super().parse_args(ctx, args)
         except _ClickUsageError as exc:
             if type(exc).__name__ == "NoArgsIsHelpError":  # `embedcli` alone: the help, exit 0
-                typer.echo(ctx.get_help())
+                # Typer's rich help is printed as the error is made (get_help prints, and
+                # returns ""); a plain one is the message: printed here, once either way.
+                shown = exc.format_message()
+                if shown.strip():
+                    typer.echo(shown)
                 ctx.exit(0)
             message = one_line(exc.format_message())
             _err(f"Error: {message} (see {ctx.command_path} --help)")

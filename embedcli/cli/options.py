@@ -183,8 +183,8 @@ DModel = Annotated[
     count(
         "-d",
         "--d-model",
-        help=f"Embedding width d. \\[default: {DEFAULT_D_MODEL}; a --preset's or the --weights' "
-        "own where given]",
+        help=f"Embedding width d. \\[default: {DEFAULT_D_MODEL}, or that of --weights (or of "
+        "inspect-shapes' --preset)]",
         metavar="D",
         show_default=False,
         rich_help_panel=TABLES,
@@ -194,7 +194,8 @@ ContextLength = Annotated[
     int | None,
     count(
         help="Rows of the positional table: the longest sequence. "
-        f"\\[default: {DEFAULT_CONTEXT_LENGTH}; a --preset's or the --weights' own where given]",
+        f"\\[default: {DEFAULT_CONTEXT_LENGTH}, or that of --weights (or of inspect-shapes' "
+        "--preset)]",
         metavar="ROWS",
         show_default=False,
         rich_help_panel=TABLES,

@@ -62,8 +62,8 @@ def project(
 ) -> None:
     """A map of the token table on its first two principal components, the text's tokens on it.
 
-    The axes come from torch.pca_lowrank (centred) over the whole table; the output says
-    whether the table is an isotropic cloud (seeded, untrained) or has structure.
+    The axes come from torch.pca_lowrank (centred) over the whole table.
+    The output says whether the table is an isotropic cloud (seeded, untrained) or has structure.
 
     \b
       embedcli project "king queen man woman"      # seeded: an isotropic cloud

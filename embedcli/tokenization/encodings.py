@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 DEFAULT_ENCODING = "gpt2"
 BUNDLED_ENCODINGS = ("gpt2", "r50k_base", "cl100k_base", "o200k_base")
+# tiktoken encodings built from a bundled one's files (gpt-oss's: o200k_base and more specials).
+FROM_BUNDLED = ("o200k_harmony",)
 
 # File name at the end of tiktoken's download address -> (package, file in its data/ folder).
 _BUNDLED_FILES = {
@@ -297,7 +299,7 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
 @cache
 def _tiktoken_encoding(name: str) -> tiktoken.Encoding:
     """A tiktoken encoding by name, built once per process."""
-    if name in BUNDLED_ENCODINGS:
+    if name in BUNDLED_ENCODINGS or name in FROM_BUNDLED:
         return _build_bundled(name)
     import tiktoken
 

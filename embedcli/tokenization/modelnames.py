@@ -43,8 +43,8 @@ MODELS = tuple(
         ("o3-mini", "o200k_base", 200_000),
         ("o3-pro", "o200k_base", 200_000),
         ("o4-mini", "o200k_base", 200_000),
-        ("gpt-oss-20b", "o200k_base", 131_072),
-        ("gpt-oss-120b", "o200k_base", 131_072),
+        ("gpt-oss-20b", "o200k_harmony", 131_072),  # o200k_base with the harmony format's specials
+        ("gpt-oss-120b", "o200k_harmony", 131_072),
         ("gpt-4-turbo", "cl100k_base", 128_000),
         ("gpt-4", "cl100k_base", 8_192),
         ("gpt-4-32k", "cl100k_base", 32_768),
@@ -75,15 +75,31 @@ def lookup(name: str) -> ModelName:
         return _BY_NAME[wanted]
     prefixes = [m for m in MODELS if wanted.startswith(m.name + "-")]
     if prefixes:
-        return max(prefixes, key=lambda m: len(m.name))
+        found = max(prefixes, key=lambda m: len(m.name))
+        exact = _tiktoken_exact(wanted)
+        if exact is not None and exact != found.encoding:  # davinci-codex is not davinci
+            raise UsageError(
+                f"embedcli knows {found.name}, not {name!r}, which tiktoken says is "
+                f"{exact}: pass --encoding {exact}"
+            )
+        return found
     import difflib
 
     close = difflib.get_close_matches(wanted, list(_BY_NAME), n=4, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     raise UsageError(
-        f"unknown model {name!r}{hint} (embedcli count --list-models shows them; or pass "
+        f"unknown model {name!r}{hint} (--list-models shows them; or pass "
         "--encoding)"
     )
+
+
+def _tiktoken_exact(name: str) -> str | None:
+    """tiktoken's encoding for exactly ``name``, if its table has it."""
+    try:
+        from tiktoken.model import MODEL_TO_ENCODING
+    except ImportError:
+        return None
+    return MODEL_TO_ENCODING.get(name)
 
 
 def known(name: str) -> bool:
