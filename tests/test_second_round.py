@@ -458,3 +458,29 @@ def test_the_wrote_line_shows_a_file_name_visibly(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "a␝b<U+2028>c.npy" in result.stdout and "\x1d" not in result.stdout
     assert out.exists()
+
+
+# ---------------------------------------------------------------- what the newcomer trial found
+
+
+def test_gpt_oss_is_harmony_offline() -> None:
+    result = runner.invoke(
+        app, ["tokenize", "-m", "gpt-oss-20b", "<|start|>hi", "--allow-special", "--encode"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split()[0] == "200006"  # <|start|>, one special id
+
+
+def test_a_name_tiktoken_knows_exactly_is_not_taken_for_its_prefix() -> None:
+    from embedcli.errors import UsageError
+    from embedcli.tokenization import modelnames
+
+    with pytest.raises(UsageError, match="tiktoken says is p50k_base"):
+        modelnames.lookup("davinci-codex")
+    assert modelnames.lookup("gpt-4o-2024-08-06").encoding == "o200k_base"
+
+
+def test_bare_embedcli_prints_its_help_once() -> None:
+    done = subprocess.run(["embedcli"], capture_output=True, text=True)
+    assert done.returncode == 0
+    assert (done.stdout + done.stderr).count("Usage: embedcli") == 1
