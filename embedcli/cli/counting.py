@@ -82,6 +82,15 @@ def count(
     hidden: Annotated[
         bool, _option("--hidden", help="Count dotfiles and dot-folders too.")
     ] = False,
+    follow: Annotated[
+        bool,
+        _option(
+            "--follow",
+            "-L",
+            help="Follow symlinks met while walking folders (a PATH named outright is always "
+            "followed); each real file is counted once.",
+        ),
+    ] = False,
     max_file_size: Annotated[
         str | None,
         _option(
@@ -106,7 +115,7 @@ def count(
         _option(
             "--sort",
             help="Order the table's and --json's files by tokens, path or bytes (--jsonl and "
-            "--csv stream as files finish). \\[default: tokens]",
+            "--csv stream in walk order). \\[default: tokens]",
             panel=VIEW,
             callback=sort_check,
             autocompletion=sort_complete,
@@ -150,7 +159,7 @@ def count(
     ] = None,
     as_json: o.AsJson = False,
     as_jsonl: Annotated[
-        bool, _option("--jsonl", help="One JSON line per file, as each finishes.", panel=o.OUTPUT)
+        bool, _option("--jsonl", help="One JSON line per file, in walk order.", panel=o.OUTPUT)
     ] = False,
     as_csv: Annotated[
         bool,
@@ -186,14 +195,15 @@ def count(
             rich_help_panel="Engine",
         ),
     ] = None,
-    list_models: Annotated[
-        bool,
-        _option("--list-models", help="The model names -m knows, and their windows.", panel=VIEW),
-    ] = False,
+    list_models: o.ListModels = False,
 ) -> None:
     """Exact token counts of files, folders and whole corpora, per encoding.
 
     Exact: a file counts len(encode(text, disallowed_special=())) over its whole text.
+
+    Symlinks as ripgrep has them: a PATH named outright is followed,
+    links met while walking are not (they are listed as skipped) unless --follow.
+    A real file reached by two names (links, overlapping PATHs) is counted once.
 
     \b
       embedcli count .                   # this repository, by tokens
@@ -231,16 +241,22 @@ def count(
     from embedcli.tokenization.encodings import resolve_encoding_names
 
     names = resolve_encoding_names(encoding, model)
-    items = _run(paths or ["-"], names, no_ignore, ignore, include, hidden, max_file_size,
-                 errors, engine, workers, scheduler, quiet)  # fmt: skip
+    items = _run(paths or ["-"], names, no_ignore, ignore, include, hidden, follow,
+                 max_file_size, errors, engine, workers, scheduler, quiet)  # fmt: skip
     if as_jsonl:
         return _stream_jsonl(items)
     if as_csv:
         return _csv(items, names)
-    from embedcli.corpus.count import collect
+    from embedcli.corpus.report import SKIPPED_SHOWN, Keep, collect
     from embedcli.render.json import count_json
 
-    report = collect(items, names)
+    if as_json:
+        keep = Keep(sort=sort)  # every file and skip
+    elif tree:
+        keep = Keep(files=0, skipped=SKIPPED_SHOWN, tree_depth=depth)
+    else:
+        keep = Keep(files=top, sort=sort, skipped=SKIPPED_SHOWN)
+    report = collect(items, names, keep)
     if tree:
         emit(False, None, "tree_view", report, depth=depth, min_share=share, context=window)
         return None
@@ -270,8 +286,8 @@ def _context(value: str | None) -> tuple[str, int] | None:
     return found.name, found.context
 
 
-def _run(paths, names, no_ignore, ignore, include, hidden, max_file_size, errors, engine,
-         workers, scheduler, quiet):  # fmt: skip
+def _run(paths, names, no_ignore, ignore, include, hidden, follow, max_file_size, errors,
+         engine, workers, scheduler, quiet):  # fmt: skip
     """The count, file by file as they finish, with a progress bar on a terminal's stderr."""
     from embedcli.cli.inputs import stdin
     from embedcli.corpus.count import count_paths
@@ -283,6 +299,7 @@ def _run(paths, names, no_ignore, ignore, include, hidden, max_file_size, errors
         include=tuple(include or ()),
         hidden=hidden,
         max_file_size=_size(max_file_size),
+        follow=follow,
     )
     progress = _Progress(quiet)
     items = count_paths(
@@ -308,7 +325,11 @@ class _Progress:
         self.task = None
 
     def plan(self, files: int, size: int) -> None:
+        """The files found so far (the walk goes on while they are counted)."""
         if not self.on or not files:
+            return
+        if self.bar is not None:
+            self.bar.update(self.task, total=files)
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 

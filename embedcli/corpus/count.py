@@ -2,8 +2,11 @@
 
 Which files is selection.py's business; how a file is cut and counted, pieces.py's (the one
 function every engine runs); where the work runs, an engine's: this machine's processes
-(engine_local.py) or a Dask cluster (engine_dask.py). This module chooses the engine and
-gathers the results, in the order files finish, into the report ``count`` shows.
+(engine_local.py) or a Dask cluster (engine_dask.py); what is kept of it, report.py's. This
+module streams the job: the walk is cut into windows (a few thousand files), each window's work
+is scheduled largest first, and each file's count (or skip) is handed on in walk order as soon
+as it and every file before it are done. Memory follows the window, not the tree: when finished
+files wait too long for an earlier one, no new window is scheduled until it is done.
 
 Counting (how many tokens): a file's count is ``len(encode_ordinary(text))`` for the whole text
 in one pass (special-token text counted as text); a large file is cut into blocks at the points
@@ -14,35 +17,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from embedcli.corpus.engine_local import local_results
-from embedcli.corpus.pieces import (
-    Piece,
-    PieceResult,
-    count_text,
-    encodings_for,
-    pieces_of,
-    tasks_of,
-)
-from embedcli.corpus.selection import BLOCK_BYTES, FIRST_BLOCK, Found, Selection, Skipped, discover
+from embedcli.corpus.pieces import Piece, PieceResult, encodings_for, pieces_of, tasks_of
+from embedcli.corpus.report import CountReport, FileCount, Keep, collect
+from embedcli.corpus.selection import BLOCK_BYTES, Found, Selection, Skipped, walk
 from embedcli.errors import InputTextError, UsageError
 
-MAX_STDIN_BYTES = 64 << 20  # standard input is counted whole, in this process
+__all__ = ["CountReport", "FileCount", "Keep", "collect", "count_paths", "gather"]
+
 ERRORS = ("skip", "replace", "strict")
-
-
-def count_stdin(data: bytes, encoding_names: tuple[str, ...], errors: str) -> FileCount | Skipped:
-    """Standard input, counted here (it has no offsets to cut at, and is read once)."""
-    if b"\0" in data[:FIRST_BLOCK]:
-        return Skipped("-", "binary")
-    try:
-        text = data.decode("utf-8", errors="replace" if errors == "replace" else "strict")
-    except UnicodeDecodeError as exc:
-        return Skipped("-", f"not UTF-8 (byte 0x{data[exc.start]:02X} at offset {exc.start:,})")
-    counts = count_text(text, encodings_for(encoding_names))
-    return FileCount("-", len(data), dict(zip(encoding_names, counts, strict=True)))
+WINDOW_FILES = 4096  # files scheduled together (largest first among them)
+WINDOW_BYTES = 256 << 20  # ... or this many bytes of them
+HELD_FILES = 4 * WINDOW_FILES  # files waiting for an earlier one before scheduling waits
 
 
 def count_paths(
@@ -58,30 +46,29 @@ def count_paths(
     on_plan: Any = None,
     block_bytes: int = BLOCK_BYTES,
 ) -> Iterator[FileCount | Skipped]:
-    """Every file's count (or skip) as it finishes: selection, pieces, the engine, gathering.
-    ``on_plan(files, bytes)`` is told the size of the job before counting starts."""
+    """Every file's count (or skip) in walk order (stdin first), as soon as it is known.
+    ``on_plan(items, bytes)`` is told the size of the job found so far (files and skips), as
+    the walk goes on."""
     if errors not in ERRORS:
         raise UsageError(f"--errors must be one of {', '.join(ERRORS)}, got {errors!r}")
     selection = selection or Selection()
     names = tuple(encoding_names)
     encodings = encodings_for(names)  # loaded (and checked) before any file is read
-    found = discover(paths, selection)
-    yield from found.skipped
-    if found.stdin:
-        from embedcli.corpus.textinput import read_bounded
-
-        limit = MAX_STDIN_BYTES
-        data = read_bounded(stdin, "standard input", limit)  # a file is counted in blocks
-        item = count_stdin(data, names, errors)
-        _strict(item, errors)
-        yield item
     from embedcli.tokenization.encodings import cut_safe
 
     cuttable = all(cut_safe(e) for e in encodings)
-    pieces = pieces_of(found.found, block_bytes, cuttable=cuttable)
-    if on_plan is not None:
-        on_plan(len(found.found), sum(f.size for f in found.found))
-    tasks = tasks_of(pieces)
+    items = walk(paths, selection)
+    first = next(items, None)  # a PATH that names nothing fails here, before stdin is read
+    if "-" in paths:
+        from embedcli.corpus.stdin import count_stdin
+
+        item = count_stdin(stdin, names, errors, cuttable=cuttable)
+        _strict(item, errors)
+        yield item
+    if first is None:
+        return
+    order = InOrder(len(names))
+    tasks = _scheduled(_chain(first, items), order, block_bytes, cuttable, on_plan)
     if engine == "dask":
         from embedcli.corpus.engine_dask import dask_results
 
@@ -90,9 +77,18 @@ def count_paths(
         results = dask_results(tasks, portable, errors, scheduler=scheduler, workers=workers)
     else:
         results = local_results(tasks, names, errors, workers)
-    for item in gather(found.found, pieces, results, names):
+    for batch in results:
+        for item in order.take(batch, names):
+            _strict(item, errors)
+            yield item
+    for item in order.take([], names):  # skips after the last file counted
         _strict(item, errors)
         yield item
+
+
+def _chain(first: Found | Skipped, rest: Iterator[Found | Skipped]) -> Iterator[Found | Skipped]:
+    yield first
+    yield from rest
 
 
 def _strict(item: FileCount | Skipped, errors: str) -> None:
@@ -100,53 +96,94 @@ def _strict(item: FileCount | Skipped, errors: str) -> None:
         raise InputTextError(f"{item.path} is {item.reason} (--errors strict)")
 
 
-def collect(items: Iterable[FileCount | Skipped], encodings: Sequence[str]) -> CountReport:
-    """A report of everything counted and skipped."""
-    report = CountReport(list(encodings))
+def _scheduled(
+    items: Iterable[Found | Skipped],
+    order: InOrder,
+    block_bytes: int,
+    cuttable: bool,
+    on_plan: Any,
+) -> Iterator[tuple[Piece, ...] | None]:
+    """The tasks of the walk, window by window, largest first within each; None (hold: no new
+    task until a result comes in) while too many finished files wait for an earlier one."""
+    window: list[tuple[int, Found]] = []
+    size = total = 0
     for item in items:
-        (report.files if isinstance(item, FileCount) else report.skipped).append(item)
-    return report
+        number = order.register(item)
+        if isinstance(item, Skipped):
+            continue
+        window.append((number, item))
+        size += item.size
+        if len(window) >= WINDOW_FILES or size >= WINDOW_BYTES:
+            total += size
+            yield from _window(window, order, block_bytes, cuttable, on_plan, total)
+            window, size = [], 0
+            while order.waiting > HELD_FILES:
+                yield None
+    if window:
+        yield from _window(window, order, block_bytes, cuttable, on_plan, total + size)
+    elif on_plan is not None:
+        on_plan(order.count, total)
 
 
-# ---------------------------------------------------------------- the report
+def _window(window, order, block_bytes, cuttable, on_plan, total):
+    numbers = [number for number, _ in window]
+    pieces = pieces_of([found for _, found in window], block_bytes, cuttable, numbers=numbers)
+    order.expect(pieces)
+    if on_plan is not None:
+        on_plan(order.count, total)  # items met so far (files and skips), and their bytes
+    yield from tasks_of(pieces)
 
 
-@dataclass
-class FileCount:
-    """One file's tokens under each encoding (or why it was skipped)."""
+class InOrder:
+    """The files in flight, numbered in walk order: each one's pieces still out and its counts
+    so far; an item is handed on once it and every item before it are done."""
 
-    path: str
-    bytes: int
-    tokens: dict[str, int]
-
-
-@dataclass
-class CountReport:
-    """What ``count`` shows: files (as they finished), what was skipped, and the totals."""
-
-    encodings: list[str]
-    files: list[FileCount] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-
-    def sorted_files(self, sort: str = "tokens") -> list[FileCount]:
-        """Files by tokens of the first encoding (most first; ties by path), by bytes, or by
-        path."""
-        first = self.encodings[0]
-        if sort == "path":
-            return sorted(self.files, key=lambda f: f.path)
-        if sort == "bytes":
-            return sorted(self.files, key=lambda f: (-f.bytes, f.path))
-        return sorted(self.files, key=lambda f: (-f.tokens[first], f.path))
+    def __init__(self, encodings: int) -> None:
+        self.encodings = encodings
+        self.next = 0  # the number of the next item to hand on
+        self.count = 0  # items registered
+        self.done: dict[int, FileCount | Skipped] = {}
+        self.files: dict[int, list[Any]] = {}  # number -> [found, pieces left, sums, error]
 
     @property
-    def totals(self) -> dict[str, Any]:
-        """Files counted and skipped, bytes, and tokens per encoding."""
-        return {
-            "files": len(self.files),
-            "skipped": len(self.skipped),
-            "bytes": sum(f.bytes for f in self.files),
-            "tokens": {name: sum(f.tokens[name] for f in self.files) for name in self.encodings},
-        }
+    def waiting(self) -> int:
+        """Items registered and not handed on yet."""
+        return self.count - self.next
+
+    def register(self, item: Found | Skipped) -> int:
+        number = self.count
+        self.count += 1
+        if isinstance(item, Skipped):
+            self.done[number] = item
+        else:
+            self.files[number] = [item, 0, [0] * self.encodings, None]
+        return number
+
+    def expect(self, pieces: Iterable[Piece]) -> None:
+        for piece in pieces:
+            self.files[piece.file][1] += 1
+
+    def take(self, batch: Iterable[PieceResult], names: Sequence[str]) -> Iterator[Any]:
+        """Fold in a batch of results; hand on every item now ready, in order."""
+        for result in batch:
+            state = self.files[result.file]
+            if result.error is not None:
+                state[3] = state[3] or result.error
+            else:
+                for i, n in enumerate(result.counts or ()):
+                    state[2][i] += n
+            state[1] -= 1
+            if state[1] == 0:
+                del self.files[result.file]
+                found = state[0]
+                self.done[result.file] = (
+                    Skipped(found.path, state[3])
+                    if state[3] is not None
+                    else FileCount(found.path, found.size, dict(zip(names, state[2], strict=True)))
+                )
+        while self.next in self.done:
+            yield self.done.pop(self.next)
+            self.next += 1
 
 
 def gather(
@@ -155,25 +192,11 @@ def gather(
     results: Iterable[list[PieceResult]],
     encodings: Sequence[str],
 ) -> Iterator[FileCount | Skipped]:
-    """Each file's count (or its skip) as soon as all its pieces are in."""
-    waiting: dict[int, int] = {}
-    for piece in pieces:
-        waiting[piece.file] = waiting.get(piece.file, 0) + 1
-    sums: dict[int, list[int]] = {}
-    failed: dict[int, str] = {}
+    """Each file's count (or its skip), in the order of ``found``, from an engine's results for
+    ``pieces`` (numbered by their place in ``found``)."""
+    order = InOrder(len(encodings))
+    for item in found:
+        order.register(item)
+    order.expect(pieces)
     for batch in results:
-        for result in batch:
-            if result.error is not None:
-                failed.setdefault(result.file, result.error)
-            else:
-                into = sums.setdefault(result.file, [0] * len(encodings))
-                for i, n in enumerate(result.counts or ()):
-                    into[i] += n
-            waiting[result.file] -= 1
-            if waiting[result.file] == 0:
-                item = found[result.file]
-                if result.file in failed:
-                    yield Skipped(item.path, failed[result.file])
-                else:
-                    counts = sums.get(result.file, [0] * len(encodings))
-                    yield FileCount(item.path, item.size, dict(zip(encodings, counts, strict=True)))
+        yield from order.take(batch, encodings)

@@ -10,6 +10,7 @@ dask and distributed are imported only when a count runs on them.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import signal
@@ -17,7 +18,7 @@ import socket
 import threading
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from concurrent.futures import CancelledError
 from dataclasses import replace
 from typing import Any
@@ -31,10 +32,17 @@ NO_WORKERS_SECONDS = 60.0  # a cluster with no workers this long, with tasks lef
 SILENT = logging.CRITICAL + 1  # distributed's logs: stderr carries an Error line or progress only
 LOGGERS = ("distributed", "tornado", "asyncio", "bokeh")  # and their children
 HOST_PORT = ("tcp", "tls", "ws", "wss")  # schemes whose addresses are HOST:PORT
+IN_FLIGHT = 4  # tasks in flight per worker
+RECENT_MESSAGES = 16  # messages of each stream distributed keeps for debugging
+# Signals held while a cluster starts or closes (SIGHUP where there is one).
+_HELD = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+_END = object()
 
 
 def dask_results(
-    tasks: Sequence[tuple[Piece, ...]],
+    tasks: Iterable[tuple[Piece, ...] | None],
     encoding_names: tuple[str, ...],
     errors: str,
     *,
@@ -47,14 +55,27 @@ def dask_results(
     processes (one per core), closed at the end. ``workers`` sizes a LocalCluster only.
 
     A task that still fails after ``retries`` (or whose workers keep dying) comes back as its
-    pieces with the reason; an unreachable or lost scheduler is an :class:`EmbedCLIError`."""
-    if not tasks:
+    pieces with the reason; an unreachable or lost scheduler is an :class:`EmbedCLIError`.
+
+    Tasks are taken as the job streams, a few per worker in flight; a None among them asks to
+    hold (submit nothing more until a result is in), and with nothing in flight an empty batch
+    is yielded instead, so that the caller can hand on what it holds."""
+    source = iter(tasks)
+    wanted = workers or os.cpu_count() or 1
+    head = list(itertools.islice(source, wanted))  # as many workers as tasks, no more
+    if not any(task is not None for task in head):
         return
     distributed = _distributed()
     address = scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS") or None
-    with _quiet_logs(), contextlib.ExitStack() as stack:
-        client = _client(distributed, address, workers, len(tasks), stack)
-        yield from _results(distributed, client, tasks, tuple(encoding_names), errors, retries)
+    import dask
+
+    # distributed keeps the last messages of every stream for debugging (1,000 by default): each
+    # a task of up to TASK_FILES pieces, memory that grew with the corpus. A few will do.
+    logs = {"distributed.admin.low-level-log-length": RECENT_MESSAGES}
+    with _quiet_logs(), dask.config.set(logs), contextlib.ExitStack() as stack:
+        client = _client(distributed, address, workers, len(head), stack)
+        source = itertools.chain(head, source)
+        yield from _results(distributed, client, source, tuple(encoding_names), errors, retries)
 
 
 def _distributed() -> Any:
@@ -192,28 +213,35 @@ def _local_cluster(distributed: Any, workers: int) -> Any:
 
 @contextlib.contextmanager
 def _deferred_interrupt() -> Iterator[None]:
-    """Ctrl-C is held while a cluster or client starts or closes, and acts once that is done
-    (distributed cannot close a half-started cluster, whose processes would outlive the count).
+    """Ctrl-C, SIGTERM and SIGHUP are held while a cluster or client starts or closes, and act
+    once that is done (distributed cannot close a half-started cluster, whose processes would
+    outlive the count, and whose scheduler would log to stderr as the interpreter exits).
     Threads and processes started meanwhile (the cluster's loop, its workers) keep SIGINT
-    blocked: a terminal's Ctrl-C stops this process, which closes them, not each on its own."""
+    blocked: a terminal's Ctrl-C stops this process, which closes them, not each on its own.
+    SIGTERM is held by this process's handler only (its workers must stay able to get one)."""
     main = threading.current_thread() is threading.main_thread()
-    if not main or signal.getsignal(signal.SIGINT) is None:  # None: a handler set outside Python
+    if not main:
         yield
         return
-    held: list[Any] = []
-    previous = signal.signal(signal.SIGINT, lambda *args: held.append(args))
-    blocks = hasattr(signal, "pthread_sigmask")  # POSIX
+    held: list[tuple[int, Any]] = []
+    previous = {}
+    for signum in _HELD:
+        handler = signal.getsignal(signum)
+        if callable(handler):  # not SIG_IGN, SIG_DFL, or a handler set outside Python (None)
+            previous[signum] = signal.signal(signum, lambda *args: held.append(args))
+    blocks = signal.SIGINT in previous and hasattr(signal, "pthread_sigmask")  # POSIX
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if blocks else None
     try:
         yield
     finally:
-        # The command's handler first, then unblock: a Ctrl-C held by the mask reaches that
+        # The command's handlers first, then unblock: a Ctrl-C held by the mask reaches its
         # handler (KeyboardInterrupt, here), never the placeholder a moment too late.
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         if mask is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        if held and callable(previous):
-            previous(*held[0])  # the default handler raises KeyboardInterrupt
+        if held:
+            previous[held[0][0]](*held[0])  # raises: KeyboardInterrupt, or the command's own
 
 
 def _close(thing: Any) -> None:
@@ -224,26 +252,45 @@ def _close(thing: Any) -> None:
 def _results(
     distributed: Any,
     client: Any,
-    tasks: Sequence[tuple[Piece, ...]],
+    tasks: Iterator[tuple[Piece, ...] | None],
     encoding_names: tuple[str, ...],
     errors: str,
     retries: int,
 ) -> Iterator[list[PieceResult]]:
-    """Submit every task (largest first: Dask runs them in that order), then yield each result
-    once, as it finishes."""
+    """Submit tasks in the order given (largest first within each window: Dask runs them in
+    that order), a few per worker in flight, and yield each result once, as it finishes."""
     run = uuid.uuid4().hex[:12]
     address = client.scheduler.address  # kept: a lost client forgets it
     waiting: dict[str, tuple[Piece, ...]] = {}
     finished = distributed.as_completed(loop=client.loop)
-    for number, task in enumerate(tasks):
-        key = f"embedcli-count-{run}-{number}"  # unique per task: no two tasks share a result
-        future = client.submit(
-            count_task, _absolute(task), encoding_names, errors, key=key, retries=retries
-        )
-        waiting[key] = task
-        finished.add(future)
+    numbers = itertools.count()
+    exhausted = False
+    limit = _in_flight(client)
     idle = 0.0
-    while waiting:
+    while True:
+        hold = False
+        while not exhausted and not hold and len(waiting) < limit:
+            task = next(tasks, _END)
+            if task is _END:
+                exhausted = True
+            elif task is None:
+                hold = True
+            else:
+                key = f"embedcli-count-{run}-{next(numbers)}"  # unique: no two share a result
+                try:
+                    future = client.submit(
+                        count_task, _absolute(task), encoding_names, errors, key=key,
+                        retries=retries,
+                    )  # fmt: skip
+                except Exception:  # ClosedClientError: the scheduler went away
+                    raise _lost(address) from None
+                waiting[key] = task
+                finished.add(future)
+        if not waiting:
+            if exhausted:
+                return
+            yield []  # held with nothing in flight: the caller hands on what it has
+            continue
         batch = finished.next_batch(block=False) if finished.has_ready() else []
         if not batch:
             # Nothing ready: wait a little, and watch that someone is still working on it.
@@ -256,6 +303,15 @@ def _results(
                 continue  # already yielded: a task's result counts once
             yield _outcome(future, task, address)
             future.release()  # the cluster may drop the result now
+
+
+def _in_flight(client: Any) -> int:
+    """Tasks in flight at once: a few per worker (the cluster's workers now; at least 32)."""
+    try:
+        workers = len(client.scheduler_info().get("workers") or {})
+    except Exception:  # the scheduler is gone: the first task says so
+        workers = 0
+    return max(32, IN_FLIGHT * workers)
 
 
 def _watch(client: Any, address: str, left: int, idle: float) -> float:
@@ -296,12 +352,16 @@ def _outcome(future: Any, task: tuple[Piece, ...], address: str) -> list[PieceRe
     try:
         return future.result()
     except CancelledError:  # the scheduler, or this client's connection to it, went away
-        raise EmbedCLIError(
-            f"lost the Dask scheduler at {address} in the middle of the count; run it again"
-        ) from None
+        raise _lost(address) from None
     except Exception as exc:  # count_task's own error, or KilledWorker
         why = f"failed on the Dask cluster: {_reason(exc)}"
     return [PieceResult(piece.file, None, why) for piece in task]
+
+
+def _lost(address: str) -> EmbedCLIError:
+    return EmbedCLIError(
+        f"lost the Dask scheduler at {address} in the middle of the count; run it again"
+    )
 
 
 def _reason(exc: BaseException) -> str:

@@ -1,43 +1,93 @@
 """The local engine of ``count``: tasks counted in this process, or in a pool of processes (one per
-core), largest first.
+core), taken from the job as it streams, with a few tasks in flight per process.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 
 from embedcli.corpus.pieces import TASK_BYTES, Piece, PieceResult, count_task, encodings_for
 from embedcli.errors import InputTextError
 
+IN_FLIGHT = 4  # tasks in flight per process: enough to keep it busy, few enough to hold little
+Task = tuple[Piece, ...]
+_END = object()
+
 
 def local_results(
-    tasks: Sequence[tuple[Piece, ...]],
+    tasks: Iterable[Task | None],
     encoding_names: tuple[str, ...],
     errors: str,
     workers: int | None = None,
 ) -> Iterator[list[PieceResult]]:
     """Results of each task as it finishes: in this process for small jobs, else in a pool of
-    processes, one per core."""
+    processes, one per core. A None among the tasks asks to hold (submit nothing more until a
+    result is in); with nothing in flight an empty batch is yielded instead, so that the caller
+    can hand on what it holds."""
     workers = workers or os.cpu_count() or 1
-    total = sum(p.end - p.start for task in tasks for p in task)
-    if workers == 1 or len(tasks) == 1 or total < TASK_BYTES:
-        for task in tasks:
-            yield count_task(task, encoding_names, errors)
+    source = iter(tasks)
+    head, small = _peek(source)
+    if workers == 1 or small:
+        for task in _chained(head, source):
+            yield [] if task is None else count_task(task, encoding_names, errors)
         return
+    yield from _pool(_chained(head, source), encoding_names, errors, workers)
+
+
+def _peek(source: Iterator[Task | None]) -> tuple[list[Task | None], bool]:
+    """The first tasks, until they are worth a pool (TASK_BYTES and two tasks, or a hold);
+    whether that is all there is and it is not."""
+    head: list[Task | None] = []
+    total = 0
+    for task in source:
+        head.append(task)
+        if task is None:
+            return head, False
+        total += sum(p.end - p.start for p in task)
+        if total >= TASK_BYTES and len(head) > 1:
+            return head, False
+    return head, True
+
+
+def _chained(head: list[Task | None], source: Iterator[Task | None]) -> Iterator[Task | None]:
+    yield from head
+    yield from source
+
+
+def _pool(
+    source: Iterator[Task | None], encoding_names: tuple[str, ...], errors: str, workers: int
+) -> Iterator[list[PieceResult]]:
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     encodings_for(encoding_names)  # loaded once here: forked workers inherit them
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    size = min(workers, len(tasks), 4 * (os.cpu_count() or 1))
+    size = min(workers, 4 * (os.cpu_count() or 1))
     pool = ProcessPoolExecutor(size, mp_context=context, initializer=_worker_signals)
+    in_flight: set = set()
+    exhausted = False
     try:
-        futures = [pool.submit(count_task, t, encoding_names, errors) for t in tasks]
-        for future in as_completed(futures):
-            yield future.result()
+        while True:
+            hold = False
+            while not exhausted and not hold and len(in_flight) < IN_FLIGHT * size:
+                task = next(source, _END)
+                if task is _END:
+                    exhausted = True
+                elif task is None:
+                    hold = True
+                else:
+                    in_flight.add(pool.submit(count_task, task, encoding_names, errors))
+            if not in_flight:
+                if exhausted:
+                    break
+                yield []  # held with nothing in flight: the caller hands on what it has
+                continue
+            done, in_flight = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
     except BrokenProcessPool:
         raise InputTextError(
             "a counting process died before its files were counted (killed, or out of "

@@ -95,22 +95,36 @@ def _follows_text(handle: Any, absolute: int) -> bool:
 
 
 def pieces_of(
-    files: Sequence[Found], block_bytes: int = BLOCK_BYTES, cuttable: bool = True
+    files: Sequence[Found],
+    block_bytes: int = BLOCK_BYTES,
+    cuttable: bool = True,
+    *,
+    numbers: Sequence[int] | None = None,
 ) -> list[Piece]:
-    """Each file as one piece, or (large, with encodings that allow it) as blocks."""
+    """Each file as one piece, or (large, with encodings that allow it) as blocks; a piece's
+    ``file`` is the file's number in ``numbers`` (by default its place in ``files``)."""
     pieces = []
-    for number, found in enumerate(files):
+    for number, found in zip(numbers or range(len(files)), files, strict=True):
         if not cuttable or found.size < 2 * block_bytes:
             pieces.append(Piece(number, found.location, 0, found.size))
             continue
-        with _open(found.location) as handle:
-            start = 0
-            while start < found.size:
-                cut = find_cut(handle, start + block_bytes, found.size)
-                end = found.size if cut is None or found.size - cut < block_bytes // 2 else cut
-                pieces.append(Piece(number, found.location, start, end))
-                start = end
+        try:
+            pieces += _blocks(number, found, block_bytes)
+        except OSError:  # gone or changed since it was listed: its worker says how
+            pieces.append(Piece(number, found.location, 0, found.size))
     return pieces
+
+
+def _blocks(number: int, found: Found, block_bytes: int) -> list[Piece]:
+    blocks = []
+    with _open(found.location) as handle:
+        start = 0
+        while start < found.size:
+            cut = find_cut(handle, start + block_bytes, found.size)
+            end = found.size if cut is None or found.size - cut < block_bytes // 2 else cut
+            blocks.append(Piece(number, found.location, start, end))
+            start = end
+    return blocks
 
 
 def tasks_of(pieces: Sequence[Piece]) -> list[tuple[Piece, ...]]:

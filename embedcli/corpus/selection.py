@@ -1,25 +1,39 @@
-"""Which files ``count`` reads: paths, folders walked recursively, globs, ``-`` for stdin, and
-fsspec URLs. ``.gitignore`` files are honoured as git does (nested ones too, through
-``pathspec``), hidden files are left out unless asked for, and binaries (a NUL byte in the first
-block), files over ``--max-file-size``, unreadable files and symlink loops are skipped and
-reported with their reason.
+"""Which files ``count`` reads, in walk order: paths, folders walked recursively, globs, ``-`` for
+stdin, and fsspec URLs (urls.py). ``.gitignore`` files are honoured as git does (ignores.py),
+hidden files are left out unless asked for, and binaries (a NUL byte in the first block), files
+over ``--max-file-size``, unreadable files, broken links and what is not a regular file are
+skipped and reported with their reason.
+
+Symbolic links are handled as ripgrep does: a PATH named outright is followed, links met while
+walking are not (each is reported as skipped) unless ``--follow``. Each real file is counted once
+(told apart by ``st_dev`` and ``st_ino``, never by the name shown), whatever names reach it: a
+second name of a file already counted is skipped as "the same file as" the first.
+
+The walk streams: it holds the folders still to be walked and, to count each file once, the
+identities of the files that another name may reach (hard links, files under --follow, files
+named outright or matched by a glob when there are several PATHs); files met once are forgotten.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-from collections.abc import Sequence
+import stat
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from embedcli.errors import InputTextError, UsageError
+from embedcli.corpus.ignores import Ignores, repository_rules, spec_of
+from embedcli.errors import InputTextError
 
 FIRST_BLOCK = 8192  # bytes read to tell a binary file (a NUL among them), as git does
 BLOCK_BYTES = 8 << 20  # large files are cut into blocks of about this size
-
-
 GLOB_CHARS = frozenset("*?[")
+LINK = "symlink, not followed (name it, or --follow)"
+FOLDER_LINK = "symlink to a folder, not followed (name it, or --follow)"
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a folder"))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -31,6 +45,7 @@ class Selection:
     include: tuple[str, ...] = ()  # --include PATTERN: only files matching one of these
     hidden: bool = False  # --hidden: dotfiles and dot-folders too (never .git)
     max_file_size: int | None = None  # --max-file-size: larger files are skipped
+    follow: bool = False  # --follow: symlinks met while walking are followed too
 
 
 @dataclass(frozen=True)
@@ -50,91 +65,41 @@ class Skipped:
     reason: str
 
 
-class _Ignores:
-    """The .gitignore rules in force in one folder, each ancestor's, deepest last; and the
-    --ignore patterns, which have the last word (a .gitignore negation cannot undo them)."""
-
-    def __init__(
-        self, rules: tuple[tuple[Path, Any], ...] = (), extra: tuple[Path, Any] | None = None
-    ) -> None:
-        self.rules = rules
-        self.extra = extra
-        self.prefixes = [(os.path.join(base, ""), spec) for base, spec in rules]
-        if extra is not None:
-            self.prefixes.append((os.path.join(extra[0], ""), extra[1]))
-
-    def below(self, folder: Path, extra: Any = None) -> _Ignores:
-        """The rules for a sub-folder: these, then its own .gitignore (if any)."""
-        rules = self.rules
-        gitignore = folder / ".gitignore"
-        try:
-            present = gitignore.is_file()
-        except OSError:  # an unreadable folder: the walk reports it
-            present = False
-        if present:
-            spec = _spec(_read_lines(gitignore), str(gitignore))
-            if spec is not None:
-                rules = (*rules, (folder, spec))
-        return _Ignores(rules, (folder, extra) if extra is not None else self.extra)
-
-    def ignored(self, path: str, is_dir: bool) -> bool:
-        """Git's answer: the last rule that matches decides (a negation re-includes)."""
-        decision = False
-        for prefix, spec in self.prefixes:
-            if not path.startswith(prefix):
-                continue
-            relative = path[len(prefix) :].replace(os.sep, "/")
-            result = spec.check_file(relative + ("/" if is_dir else ""))
-            if result.include is None:
-                continue
-            if is_dir and spec.patterns[result.index].pattern.rstrip().endswith("/**"):
-                continue  # in git, dir/** matches what is inside dir, not dir itself
-            decision = result.include
-        return decision
-
-
-def _read_lines(path: Path) -> list[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read(1 << 20).splitlines()
-    except OSError:
-        return []
-
-
-def _spec(lines: Sequence[str], source: str | None = None) -> Any:
-    """Patterns in gitignore syntax. In a .gitignore (``source``), a line git would not
-    understand is left out, as git leaves it out; given as --ignore/--include, it is an error."""
-    from pathspec import GitIgnoreSpec
-
-    lines = list(lines)
-    if lines and lines[0].startswith("\ufeff"):
-        lines[0] = lines[0][1:]
-    try:
-        return GitIgnoreSpec.from_lines(lines)
-    except Exception as exc:  # pathspec's errors for a pattern it cannot parse
-        if source is None:
-            raise UsageError(f"cannot read the pattern {lines[:3]}: {exc}") from None
-    usable = []
-    for line in lines:
-        try:
-            GitIgnoreSpec.from_lines([line])
-        except Exception:
-            continue
-        usable.append(line)
-    return GitIgnoreSpec.from_lines(usable)
-
-
-def _display(path: Path | str) -> str:
-    """A path as reports show it: relative to the working folder when inside it."""
+def _display(path: Path | str, here: str | None = None) -> str:
+    """A path as reports show it: relative to the working folder ``here`` when inside it; a
+    backslash doubled and a byte that is not UTF-8 escaped (\\xff), so that two names never
+    look the same."""
     text = os.fspath(path)
     if os.path.isabs(text):
-        here = os.path.join(os.getcwd(), "")
+        here = os.path.join(here or os.getcwd(), "")
         if text.startswith(here):
             text = text[len(here) :]
     text = text.replace(os.sep, "/")
     text = text[2:] if text.startswith("./") else text
-    # a name that is not UTF-8 (its bytes kept as surrogates) is shown escaped: \xff
+    text = text.replace("\\", "\\\\")
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+class _Met:
+    """The real files and folders met so far, by (st_dev, st_ino), so that each is counted once
+    whatever names reach it, and the name each was first counted under."""
+
+    def __init__(self, follow: bool, explicit: set[tuple[int, int]]) -> None:
+        self.files: dict[tuple[int, int], str] = {}
+        self.folders: dict[tuple[int, int], str] = {}  # walked whole (not through a glob)
+        self.explicit = explicit  # files named outright: another PATH may reach them
+        self.everything = follow  # under --follow any file may be reached twice
+
+    def file(self, info: os.stat_result, shown: str, remember: bool) -> str | None:
+        """The name this file was counted under already, else None (and it is remembered when
+        another name may reach it)."""
+        key = (info.st_dev, info.st_ino)
+        first = self.files.get(key)
+        if first is None and (
+            remember or self.everything or info.st_nlink > 1 or key in self.explicit
+        ):
+            self.files[key] = shown
+        return first
 
 
 @dataclass
@@ -147,221 +112,237 @@ class Discovery:
 
 
 def discover(paths: Sequence[str], selection: Selection = Selection()) -> Discovery:
-    """Every file the PATHs name, in order, with what was skipped and why."""
-    out = Discovery()
-    extra = _spec(selection.ignore) if selection.ignore else None
-    include = _spec(selection.include) if selection.include else None
-    seen: set[str] = set()
+    """Every file the PATHs name, in walk order, with what was skipped and why (held whole:
+    :func:`walk` streams the same)."""
+    out = Discovery(stdin="-" in paths)
+    for item in walk(paths, selection):
+        (out.found if isinstance(item, Found) else out.skipped).append(item)
+    return out
+
+
+def walk(paths: Sequence[str], selection: Selection = Selection()) -> Iterator[Found | Skipped]:
+    """Every file the PATHs name (``-`` aside: stdin is the caller's), in walk order: each
+    PATH in turn; in a folder, its files by name (bytes), then its folders."""
+    explicit = _check(paths)
+    extra = spec_of(selection.ignore) if selection.ignore else None
+    include = spec_of(selection.include) if selection.include else None
+    met = _Met(selection.follow, explicit)
+    several = sum(p != "-" for p in paths) > 1
+    here = os.getcwd()
     for given in paths:
         if given == "-":
-            out.stdin = True
             continue
-        if not given:
-            raise InputTextError("an empty PATH names nothing (. is this folder)")
         if "://" in given:
-            _discover_url(given, selection, out, include, extra)
+            from embedcli.corpus.urls import walk_url
+
+            yield from walk_url(given, selection, include, extra)
             continue
         path = Path(given)
         try:
             is_dir, exists = path.is_dir(), path.exists() or path.is_symlink()
         except OSError as exc:  # inside an unreadable folder, or a name too long
-            out.skipped.append(Skipped(_display(given), f"unreadable: {exc.strerror or exc}"))
+            yield Skipped(_display(given, here), f"unreadable: {exc.strerror or exc}")
             continue
         if is_dir:
-            _walk(path, selection, out, extra, include, None, seen)
+            yield from _walk(path, selection, extra, include, None, met, False)
         elif exists:
-            _consider(path, selection, out, seen)
-        elif GLOB_CHARS & set(given):
-            _glob(given, selection, out, extra, include, seen)
-        else:
-            raise InputTextError(f"cannot read {given}: no such file or folder")
-    return out
+            item = _consider(given, _display(given, here), selection, met, True)
+            if item is not None:
+                yield item
+        elif not (yield from _walk_glob(given, selection, extra, include, met, several)):
+            raise InputTextError(f"no file matches {given}")
 
 
-def _glob(pattern: str, selection: Selection, out: Discovery, extra, include, seen) -> None:
+def _check(paths: Sequence[str]) -> set[tuple[int, int]]:
+    """Refuse a PATH that names nothing before any file is read; the identities of the files
+    named outright (another PATH may reach them too)."""
+    explicit = set()
+    for given in paths:
+        if not given:
+            raise InputTextError("an empty PATH names nothing (. is this folder)")
+        if given == "-" or "://" in given:
+            continue
+        try:
+            info = os.stat(given)
+        except OSError:
+            if not (GLOB_CHARS & set(given) or os.path.lexists(given)):
+                raise InputTextError(f"cannot read {given}: no such file or folder") from None
+            continue
+        if not stat.S_ISDIR(info.st_mode):
+            explicit.add((info.st_dev, info.st_ino))
+        if os.path.islink(given):  # a walk that meets it leaves it to this PATH
+            link = os.lstat(given)
+            explicit.add((link.st_dev, link.st_ino))
+    return explicit
+
+
+def _walk_glob(
+    pattern: str, selection: Selection, extra: Any, include: Any, met: _Met, remember: bool
+) -> Generator[Found | Skipped, None, int]:
     """A glob: the folder before its first wildcard is walked (ignore rules apply there), and
-    the files the pattern matches are kept."""
+    the files the pattern matches are kept; returns how many matched."""
     parts = Path(pattern).parts
-    first = next(i for i, part in enumerate(parts) if GLOB_CHARS & set(part))
+    first = next((i for i, part in enumerate(parts) if GLOB_CHARS & set(part)), None)
+    if first is None:
+        raise InputTextError(f"cannot read {pattern}: no such file or folder")
     root = Path(*parts[:first]) if first else Path(".")
-    rest = "/".join(parts[first:])
-    matcher = _spec(["/" + rest])
-    before = len(out.found)
-    if root.is_dir():
-        _walk(root, selection, out, extra, include, matcher, seen)
-    if len(out.found) == before:
-        raise InputTextError(f"no file matches {pattern}")
-
-
-def _repository_rules(root: Path) -> _Ignores:
-    """The rules git applies inside ``root`` from above it: the .gitignore files of the
-    folders from the repository's top (the folder holding .git) down to ``root``'s parent,
-    and .git/info/exclude."""
-    top = next((p for p in (root, *root.parents) if (p / ".git").exists()), None)
-    if top is None:
-        return _Ignores()
-    rules: tuple[tuple[Path, Any], ...] = ()
-    exclude = top / ".git" / "info" / "exclude"
-    if exclude.is_file():
-        spec = _spec(_read_lines(exclude), str(exclude))
-        rules = ((top, spec),)
-    ignores = _Ignores(rules)
-    for folder in reversed(root.parents):
-        if folder == top or top in folder.parents:
-            ignores = ignores.below(folder)
-    return ignores
+    matcher = spec_of(["/" + "/".join(parts[first:])])
+    if not root.is_dir():
+        return 0
+    return (yield from _walk(root, selection, extra, include, matcher, met, remember))
 
 
 def _walk(
-    root: Path, selection: Selection, out: Discovery, extra, include, matcher, seen: set[str]
-) -> None:
+    root: Path,
+    selection: Selection,
+    extra: Any,
+    include: Any,
+    matcher: Any,
+    met: _Met,
+    remember: bool,
+) -> Generator[Found | Skipped, None, int]:
     """Walk a folder as git would list it: .gitignore rules (its own, its repository's above
-    it, .git/info/exclude), hidden entries, no .git. Paths are absolute inside the walk."""
+    it, .git/info/exclude), hidden entries, no .git. Paths are absolute inside the walk. Folders
+    reached through a link (--follow) are walked last, so that a real path is the name kept.
+    Returns how many files matched ``matcher`` (a glob's), counted or not (a folder another
+    PATH walked already counts as one)."""
     root = Path(os.path.abspath(root))
+    here = os.getcwd()
     if selection.no_ignore:
-        rules = _Ignores((), None if extra is None else (root, extra))
+        rules = Ignores((), None if extra is None else (root, extra))
     else:
-        rules = _repository_rules(root).below(root, extra)
-    visited: set[tuple[int, int]] = set()
+        rules = repository_rules(root).below(root, extra)
     base = os.path.join(os.fspath(root), "")  # paths below root, made relative by cutting this
-    stack: list[tuple[Path, _Ignores]] = [(root, rules)]
-    while stack:
-        folder, rules = stack.pop()
+    mine: dict[tuple[int, int], str] = {}  # this walk's folders
+    stack: list[tuple[Path, Ignores]] = [(root, rules)]
+    linked: list[tuple[Path, Ignores]] = []
+    matched = 0
+    while stack or linked:
+        folder, rules = stack.pop() if stack else linked.pop(0)
+        shown = _display(folder, here)
         try:
             info = folder.stat()
-            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+            entries = sorted(os.scandir(folder), key=lambda e: os.fsencode(e.name))
         except OSError as exc:
-            out.skipped.append(Skipped(_display(folder), f"unreadable folder: {exc.strerror}"))
+            yield Skipped(shown, f"unreadable folder: {exc.strerror}")
             continue
         key = (info.st_dev, info.st_ino)
-        if key in visited:
-            out.skipped.append(Skipped(_display(folder), "symlink loop"))
+        first = met.folders.get(key) or mine.get(key)
+        if first is not None:
+            if first != shown:
+                yield Skipped(shown, f"the same folder as {first}")
+            matched += 1  # (a glob's matches there, if any, were counted under that name)
             continue
-        visited.add(key)
+        (met.folders if matcher is None else mine)[key] = shown
+        folders: list[tuple[Path, Ignores]] = []
         for entry in entries:
             if entry.name == ".git" or (entry.name.startswith(".") and not selection.hidden):
                 continue
             try:
-                is_dir = entry.is_dir()  # follows links: a link to a folder is walked
+                link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=selection.follow)
             except OSError:
-                is_dir = False
+                link, is_dir = False, False
             if rules.ignored(entry.path, is_dir):
                 continue
             if is_dir:
                 path = Path(entry.path)
                 below = rules if selection.no_ignore else rules.below(path)
-                stack.append((path, below))
+                if not link:
+                    folders.append((path, below))
+                elif _loops(entry.path):
+                    yield Skipped(_display(path, here), "symlink loop")
+                else:
+                    linked.append((path, below))
                 continue
             relative = entry.path[len(base) :].replace(os.sep, "/")
+            if link and not selection.follow and matcher is None and _points_to_folder(entry.path):
+                if not _named(entry, met):
+                    yield Skipped(_display(entry.path, here), FOLDER_LINK)
+                continue
             if matcher is not None and not matcher.check_file(relative).include:
                 continue
             if include is not None and not include.check_file(relative).include:
                 continue
-            _consider(entry.path, selection, out, seen, entry=entry)
+            matched += 1
+            shown = _display(entry.path, here)
+            if link and not selection.follow:
+                if _named(entry, met):
+                    continue
+                item: Found | Skipped | None = _link(entry.path, shown)
+            else:
+                item = _consider(entry.path, shown, selection, met, remember, entry=entry)
+            if item is not None:
+                yield item
+        stack.extend(reversed(folders))
+    return matched
+
+
+def _named(entry: os.DirEntry, met: _Met) -> bool:
+    """Whether a link met while walking is a PATH named outright (which counts it)."""
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    return (info.st_dev, info.st_ino) in met.explicit
+
+
+def _loops(path: str) -> bool:
+    """Whether a link to a folder points at a folder it is inside (walking it never ends)."""
+    target = os.path.realpath(path)
+    parent = os.path.realpath(os.path.dirname(path))
+    return parent == target or parent.startswith(os.path.join(target, ""))
+
+
+def _points_to_folder(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _link(path: str, shown: str) -> Skipped:
+    """A link met while walking (not followed), skipped with what it is."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return Skipped(shown, "symlink loop" if exc.errno == errno.ELOOP else "broken link")
+    return Skipped(shown, LINK)
 
 
 def _consider(
-    path: str | Path,
+    path: str,
+    shown: str,
     selection: Selection,
-    out: Discovery,
-    seen: set[str],
+    met: _Met,
+    remember: bool,
     *,
     entry: os.DirEntry | None = None,
-) -> None:
-    """Keep a file, or skip it with its reason: unreadable, binary, too large, not a file."""
-    shown = _display(path)
-    if shown in seen:
-        return
-    seen.add(shown)
+) -> Found | Skipped | None:
+    """Keep a file, or skip it with its reason: unreadable, binary, too large, not a file, or
+    a second name of a file already counted (None: the same name again)."""
     try:
         info = entry.stat() if entry is not None else os.stat(path)
     except OSError as exc:
-        reason = "broken link" if os.path.islink(path) else f"unreadable: {exc.strerror}"
-        if getattr(exc, "errno", None) == 40:  # ELOOP
-            reason = "symlink loop"
-        out.skipped.append(Skipped(shown, reason))
-        return
-    import stat
-
+        if exc.errno == errno.ELOOP:
+            return Skipped(shown, "symlink loop")
+        why = "broken link" if os.path.islink(path) else f"unreadable: {exc.strerror}"
+        return Skipped(shown, why)
     if not stat.S_ISREG(info.st_mode):
-        out.skipped.append(Skipped(shown, "not a regular file"))
-        return
+        kind = next((name for test, name in _KINDS if test(info.st_mode)), "")
+        return Skipped(shown, f"not a regular file ({kind})" if kind else "not a regular file")
+    first = met.file(info, shown, remember)
+    if first is not None:
+        return None if first == shown else Skipped(shown, f"the same file as {first}")
     if selection.max_file_size is not None and info.st_size > selection.max_file_size:
-        out.skipped.append(Skipped(shown, f"{info.st_size:,} bytes, over --max-file-size"))
-        return
+        return Skipped(shown, f"{info.st_size:,} bytes, over --max-file-size")
     if info.st_size >= 2 * BLOCK_BYTES:  # a file that may be cut: its kind is told here
         try:
             with open(path, "rb") as handle:
                 head = handle.read(FIRST_BLOCK)
         except OSError as exc:
-            out.skipped.append(Skipped(shown, f"unreadable: {exc.strerror}"))
-            return
+            return Skipped(shown, f"unreadable: {exc.strerror}")
         if b"\0" in head:
-            out.skipped.append(Skipped(shown, "binary"))
-            return
+            return Skipped(shown, "binary")
     # smaller files are told binary by the worker that reads them: one open a file, not two
-    out.found.append(Found(shown, str(path), info.st_size))
-
-
-def _discover_url(url: str, selection: Selection, out: Discovery, include, extra=None) -> None:
-    """Files under an fsspec URL (s3://, gs://, file://, ...): listed by its file system, with
-    the same rules for dot-names, .git and --ignore/--include (no .gitignore files are read
-    there)."""
-    before = len(out.found) + len(out.skipped)
-    fs, root = _filesystem(url)
-    protocol = url.split("://", 1)[0]
-    try:
-        if GLOB_CHARS & set(root):
-            names = fs.glob(root)
-        elif fs.isdir(root):
-            names = fs.find(root)
-        else:
-            names = [root]
-        for name in sorted(names):
-            info = fs.info(name)
-            if info.get("type") == "directory":
-                continue
-            location = name if "://" in name else f"{protocol}://{name}"
-            relative = name[len(root) :].lstrip("/") if name.startswith(root) else name
-            parts = relative.split("/")
-            if ".git" in parts or (not selection.hidden and any(p.startswith(".") for p in parts)):
-                continue
-            if extra is not None and extra.check_file(relative).include:
-                continue
-            if include is not None and not include.check_file(relative).include:
-                continue
-            size = int(info.get("size") or 0)
-            if selection.max_file_size is not None and size > selection.max_file_size:
-                out.skipped.append(Skipped(location, f"{size:,} bytes, over --max-file-size"))
-                continue
-            with fs.open(name, "rb") as handle:
-                head = handle.read(FIRST_BLOCK)
-            if b"\0" in head:
-                out.skipped.append(Skipped(location, "binary"))
-                continue
-            out.found.append(Found(location, location, size))
-    except FileNotFoundError:
-        raise InputTextError(f"cannot read {url}: no such file or folder") from None
-    except Exception as exc:  # each file system raises its own (connection, parse errors)
-        first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-        raise InputTextError(f"cannot read {url}: {first}") from None
-    if len(out.found) + len(out.skipped) == before and GLOB_CHARS & set(root):
-        raise InputTextError(f"no file matches {url}")
-
-
-def _filesystem(url: str) -> tuple[Any, str]:
-    try:
-        from fsspec.core import url_to_fs
-    except ImportError:
-        raise UsageError(
-            f"{url} is a URL: reading it needs fsspec, which the dask extra brings "
-            "(pip install 'embedcli[dask]'), or pip install fsspec"
-        ) from None
-    try:
-        return url_to_fs(url)
-    except ImportError as exc:
-        first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-        raise UsageError(f"cannot open {url}: {first}") from None
-    except Exception as exc:  # a bad URL, or a file system that cannot start
-        first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-        raise InputTextError(f"cannot open {url}: {first}") from None
+    return Found(shown, str(path), info.st_size)

@@ -1,16 +1,22 @@
-"""``embedcli count``: files by tokens, a tree of folders, the totals, and what was skipped."""
+"""``embedcli count``: files by tokens, a tree of folders, the totals, and what was skipped.
+
+Paths are shown with their control characters visible, and cut in the middle when they do not
+fit, so that the file name stays."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rich.console import Group, RenderableType
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.measure import Measurement
 from rich.text import Text
 
+from embedcli.corpus.report import SKIPPED_SHOWN
 from embedcli.render.common import (
     add_row,
+    cell,
     first_fitting,
     heading,
     items_line,
@@ -20,14 +26,108 @@ from embedcli.render.common import (
 )
 
 if TYPE_CHECKING:
-    from embedcli.corpus.count import CountReport
+    from embedcli.corpus.report import CountReport
     from embedcli.tokenization.modelnames import ModelName
 
-SKIPPED_SHOWN = 5  # skipped files listed by name; --json lists them all
+_CONTROL = ("Cc", "Cf", "Zl", "Zp")  # characters a path shows as a mark or an escape
 
 
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "—"
+
+
+def shown_path(path: str) -> str:
+    """A path with its control characters visible (a newline as ↵, others escaped)."""
+    import unicodedata
+
+    from embedcli.tokenization.encodings import visible
+
+    if all(unicodedata.category(c) not in _CONTROL for c in path):
+        return path
+    out = []
+    for c in path:
+        if unicodedata.category(c) not in _CONTROL:
+            out.append(c)
+            continue
+        mark = visible(c)
+        if mark == c:
+            mark = f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+        out.append(mark)
+    return "".join(out)
+
+
+def _cut_chars(text: str, width: int) -> str:
+    """``text`` cut in its middle to ``width`` cells: its start, …, its end."""
+    if width <= 1:
+        return "…"[:width]
+    left_room = (width - 1) // 2
+    left, used = "", 0
+    for c in text:
+        if used + cell_len(c) > left_room:
+            break
+        left, used = left + c, used + cell_len(c)
+    right, room = "", width - 1 - used
+    for c in reversed(text):
+        if cell_len(right) + cell_len(c) > room:
+            break
+        right = c + right
+    return left + "…" + right
+
+
+def middle_cut(path: str, width: int) -> str:
+    """A path in ``width`` cells: whole if it fits; else its first folders, …/, and its file
+    name whole (pip/_vendor/…/langbulgarianmodel.py); else cut in the middle of the name."""
+    if cell_len(path) <= width:
+        return path
+    head, slash, name = path.rpartition("/")
+    room = width - cell_len(name) - 2  # for "…/"
+    if not slash or room < 0:
+        return _cut_chars(path, width)
+    kept = ""
+    for part in head.split("/"):
+        if cell_len(kept + part + "/") > room:
+            break
+        kept += part + "/"
+    return kept + "…/" + name
+
+
+class PathCell:
+    """A table cell holding a path: as wide as the path when there is room, else cut in the
+    middle (:func:`middle_cut`) to the width the table gives it, so that rows stay apart."""
+
+    def __init__(self, path: str) -> None:
+        self.path = shown_path(path)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        full = cell_len(self.path)
+        name = cell_len(self.path.rpartition("/")[2])
+        return Measurement(min(full, max(8, min(name, 24))), full).clamp(None, options.max_width)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions):
+        yield Text(middle_cut(self.path, options.max_width), no_wrap=True, overflow="crop")
+
+
+def _folded(text: str, width: int) -> Text:
+    """A line folded every ``width`` cells (a long path is not moved to a line of its own)."""
+    lines, line = [], ""
+    for c in text:
+        if line and cell_len(line + c) > width:
+            lines.append(line)
+            line = ""
+        line += c
+    return Text("\n".join([*lines, line]))
+
+
+def _common_folder(paths: Sequence[str]) -> str:
+    """The folder every path is in (with its final /), or "" when they share none."""
+    folders = [p.split("/")[:-1] for p in paths]
+    if not folders or not folders[0]:
+        return ""
+    shared = 0
+    while all(len(f) > shared and f[shared] == folders[0][shared] for f in folders):
+        shared += 1
+    common = "/".join(folders[0][:shared])
+    return common + "/" if shared and common else ""
 
 
 def files_view(
@@ -40,13 +140,15 @@ def files_view(
     plain: bool = True,
 ) -> RenderableType:
     """The files, sorted, with bytes, tokens per encoding and their share of the total; then the
-    totals, what was skipped, and each total against a context window."""
+    totals, what was skipped, and each total against a context window. Paths that do not fit
+    are shown below the folder they share (named above the table), then cut in the middle."""
     files = report.sorted_files(sort)
     shown = files if top is None else files[:top]
-    total = report.totals["tokens"][report.encodings[0]]
+    names = list(report.encodings)
+    total = report.tokens[names[0]]
+    common = _common_folder([f.path for f in shown])
 
-    def table(with_share: bool) -> RenderableType:
-        names = list(report.encodings)
+    def table(with_share: bool, strip: str = "", cut: bool = False) -> RenderableType:
         t = new_table(
             "file",
             "bytes",
@@ -56,19 +158,40 @@ def files_view(
             wrap=("file",),
         )
         for f in shown:
+            path = f.path[len(strip) :]
             share = [_share(f.tokens[names[0]], total)] if with_share else []
-            add_row(t, f.path, f"{f.bytes:,}", *(f"{f.tokens[n]:,}" for n in names), *share)
-        return t
+            cells = [f"{f.bytes:,}", *(f"{f.tokens[n]:,}" for n in names), *share]
+            t.add_row(PathCell(path) if cut else Text(shown_path(path)), *map(cell, cells))
+        return Group(_folded(f"under {shown_path(strip)}", width), t) if strip else t
 
+    layouts = [lambda: table(True), lambda: table(False)]
+    if common:
+        layouts[1:1] = [lambda: table(True, common)]
+        layouts.append(lambda: table(False, common))
+    layouts.append(lambda: table(True, common, cut=True))
     parts: list[RenderableType] = []
     if shown:
-        parts.append(first_fitting(width, lambda: table(True), lambda: table(False)))
-    if len(files) > len(shown):
+        parts.append(first_fitting(width, *layouts))
+    if report.counted > len(shown):
         parts.append(
-            note(f"showing {len(shown):,} of {len(files):,} files: --top N shows more, --json all")
+            note(
+                f"showing {len(shown):,} of {report.counted:,} files: --top N shows more, "
+                "--json all"
+            )
         )
     parts += totals_view(report, context, width)
     return Group(*parts)
+
+
+def _against(tokens: int, context: tuple[str | None, int], encoding: str) -> str:
+    """A total against a context window: a share up to 100%, past it how many windows."""
+    label, size = context
+    window = f"{label}'s {size:,}-token" if label else f"a {size:,}-token"
+    ratio = tokens / size
+    if ratio <= 1:
+        return f"{ratio:.1%} of {window} context ({encoding})"
+    times = f"{ratio:.2f}" if ratio < 10 else f"{ratio:,.1f}"
+    return f"{times}× {window} context ({encoding})"
 
 
 def totals_view(
@@ -89,48 +212,18 @@ def totals_view(
         )
     ]
     if context is not None:
-        label, size = context
         lines.append(
-            items_line(
-                [
-                    f"{totals['tokens'][n] / size:.1%} of "
-                    + (f"{label}'s {size:,}-token" if label else f"a {size:,}-token")
-                    + f" context ({n})"
-                    for n in report.encodings
-                ],
-                width,
-            )
+            items_line([_against(report.tokens[n], context, n) for n in report.encodings], width)
         )
-    if report.skipped:
-        reasons = Counter(_kind(s.reason) for s in report.skipped)
-        summary = ", ".join(f"{n:,} {kind}" for kind, n in reasons.most_common())
-        listed = "; ".join(f"{s.path}: {s.reason}" for s in report.skipped[:SKIPPED_SHOWN])
-        more = len(report.skipped) - SKIPPED_SHOWN
+    if report.skips:
+        kinds = sorted(report.skip_kinds.items(), key=lambda kv: -kv[1])  # ties: first met
+        summary = ", ".join(f"{n:,} {kind}" for kind, n in kinds)
+        listed = report.skipped[:SKIPPED_SHOWN]
+        named = "; ".join(f"{shown_path(s.path)}: {shown_path(s.reason)}" for s in listed)
+        more = report.skips - len(listed)
         tail = f"; and {more:,} more (--json lists them)" if more > 0 else ""
-        lines.append(note(f"skipped ({summary}): {listed}{tail}"))
+        lines.append(note(f"skipped ({summary}): {named}{tail}"))
     return lines
-
-
-def _kind(reason: str) -> str:
-    for kind in ("binary", "not UTF-8", "over --max-file-size", "symlink loop", "unreadable"):
-        if kind in reason:
-            return kind
-    return reason.split(":")[0]
-
-
-def _tree_paths(report: CountReport) -> list[tuple[str, ...]]:
-    """Each file's path as folders and name, the folders every file shares made one root
-    (/work/corpus/ rather than work/, main/, corpus/ spending three levels of --depth)."""
-    paths = [tuple(p for p in f.path.split("/") if p not in ("", ".")) for f in report.files]
-    shared = 0
-    if paths:
-        folders = [p[:-1] for p in paths]
-        while all(len(p) > shared and p[shared] == folders[0][shared] for p in folders):
-            shared += 1
-    if shared < 2 and not (shared and report.files[0].path.startswith("/")):
-        return paths
-    root = ("/" if report.files[0].path.startswith("/") else "") + "/".join(paths[0][:shared])
-    return [(root, *p[shared:]) for p in paths]
 
 
 def tree_view(
@@ -145,46 +238,20 @@ def tree_view(
     """Tokens rolled up per folder, to ``depth`` levels; branches under ``min_share`` of the
     total are folded into one line each."""
     first = report.encodings[0]
-    total = report.totals["tokens"][first] or 0
-    sums: dict[tuple[str, ...], list[int]] = {}
-    files: dict[tuple[str, ...], int] = {}
-    leaves: set[tuple[str, ...]] = set()
-    for f, parts in zip(report.files, _tree_paths(report), strict=True):
-        if len(parts) <= depth:
-            leaves.add(parts)
-        for level in range(1, min(len(parts), depth) + 1):
-            key = parts[:level]
-            into = sums.setdefault(key, [0] * len(report.encodings))
-            for i, name in enumerate(report.encodings):
-                into[i] += f.tokens[name]
-            files[key] = files.get(key, 0) + 1
-    children: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
-    for key in sums:
-        children.setdefault(key[:-1], []).append(key)
+    total = report.tokens[first] or 0
+    rows, hidden = report.tree.rows(total, min_share) if report.tree is not None else ([], 0)
     table = new_table(
         "path", *report.encodings, "share", "files", right=(*report.encodings, "share", "files")
     )
-    hidden = 0
-
-    def ordered(parent: tuple[str, ...]) -> list[tuple[str, ...]]:
-        return sorted(children.get(parent, ()), key=lambda k: (-sums[k][0], k[-1]))
-
-    stack = list(reversed(ordered(())))  # depth first, without recursion: trees can be deep
-    while stack:
-        key = stack.pop()
-        if total and sums[key][0] / total < min_share:
-            hidden += 1
-            continue
-        folder = key not in leaves or key in children
-        label = "  " * (len(key) - 1) + key[-1] + ("/" if folder else "")
+    for row in rows:
+        label = "  " * (row.level - 1) + shown_path(row.name) + ("/" if row.folder else "")
         add_row(
             table,
             label,
-            *(f"{n:,}" for n in sums[key]),
-            _share(sums[key][0], total),
-            f"{files[key]:,}",
+            *(f"{n:,}" for n in row.tokens),
+            _share(row.tokens[0], total),
+            f"{row.files:,}",
         )
-        stack.extend(reversed(ordered(key)))
     levels = f"{depth} level{'s' * (depth != 1)}"
     parts: list[RenderableType] = [heading(f"Tokens by folder ({first}, {levels})"), table]
     if hidden:
