@@ -436,3 +436,59 @@ def test_the_walk_is_scheduled_in_windows_and_held_bounded(tmp_path: Path, monke
     table = run(str(root), "--top", "3").stdout
     assert f"{total:,} tokens (gpt2)" in table and "showing 3 of 3,000 files" in table
     assert max(kept) <= 2 * 3 + 64  # the table holds the rows it can show, not every file
+
+
+# ---------------------------------------------------------------- a file that changes after listing
+
+
+def _listed(path: Path) -> corpus_pieces.Piece:
+    from embedcli.corpus.selection import Found
+
+    info = path.stat()
+    found = Found(path.name, str(path), info.st_size, (info.st_ino, info.st_mtime_ns))
+    (piece,) = corpus_pieces.pieces_of([found])
+    return piece
+
+
+@pytest.mark.parametrize("change", ["longer", "same-size", "symlink", "shorter"])
+def test_a_file_changed_after_listing_is_never_counted_as_a_prefix(
+    tmp_path: Path, change: str
+) -> None:
+    """A file rewritten longer was counted as the prefix of its new text (a count true of no
+    state of it); one swapped for a link was read through it (another file's bytes, counted
+    twice). Both are skipped now, saying so."""
+    path, other = tmp_path / "v.txt", tmp_path / "big.txt"
+    path.write_text("word " * 300)
+    other.write_text("beta " * 600)
+    piece = _listed(path)
+    if change == "longer":
+        path.write_text("Z" * 1000 + " completely different text" * 100)
+    elif change == "same-size":
+        stamp = path.stat().st_mtime_ns
+        path.write_text("xyzw " * 300)
+        os.utime(path, ns=(stamp + 10**9, stamp + 10**9))
+    elif change == "symlink":
+        path.unlink()
+        path.symlink_to(other)
+    else:
+        path.write_text("word")
+    (result,) = corpus_pieces.count_task([piece], ("gpt2",))
+    assert result.counts is None
+    assert result.error.startswith("changed after it was listed")
+
+
+def test_an_unchanged_file_is_counted(tmp_path: Path) -> None:
+    path = tmp_path / "v.txt"
+    path.write_text("word " * 300)
+    (result,) = corpus_pieces.count_task([_listed(path)], ("gpt2",))
+    assert result.counts == (tokens("word " * 300),)
+
+
+def test_a_carriage_return_in_a_path_is_one_csv_field(tmp_path: Path) -> None:
+    (tmp_path / "e\rf.txt").write_text("hi\n")
+    (tmp_path / "plain.txt").write_text("hi\n")
+    result = runner.invoke(app, ["count", str(tmp_path), "--csv", "-q"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(io.StringIO(result.stdout, newline="")))
+    assert [Path(r[0]).name for r in rows[1:]] == ["e\rf.txt", "plain.txt"]
+    assert all(len(r) == 4 for r in rows)

@@ -376,11 +376,15 @@ def _csv(items, names: list[str]) -> None:
     write(buffer.getvalue(), newline=False)  # the header even when nothing is counted
     buffer.seek(0)
     buffer.truncate()
+    # csv quotes a field holding its line terminator ("\n") but not a lone "\r", which CSV
+    # readers take as a line end too: a row with one is written with every field quoted.
+    quoted = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)
     for item in itertools.chain(() if first is None else (first,), items):
         if hasattr(item, "tokens"):
-            writer.writerow([item.path, item.bytes, *(item.tokens[n] for n in names), ""])
+            row = [item.path, item.bytes, *(item.tokens[n] for n in names), ""]
         else:
-            writer.writerow([item.path, "", *("" for _ in names), item.reason])
+            row = [item.path, "", *("" for _ in names), item.reason]
+        (quoted if "\r" in item.path else writer).writerow(row)
         write(buffer.getvalue(), newline=False)
         buffer.seek(0)
         buffer.truncate()

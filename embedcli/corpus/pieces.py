@@ -29,6 +29,8 @@ class Piece:
     location: str
     start: int
     end: int
+    size: int = -1  # the whole file's size when it was listed
+    stamp: tuple[int, int] | None = None  # its (inode, mtime in ns) then; None: not checked
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,15 @@ def _open(location: str) -> Any:
         os.close(fd)
         raise OSError(0, "not a regular file any more")
     return os.fdopen(fd, "rb")
+
+
+def _stamp(handle: Any) -> tuple[int, int, int] | None:
+    """(size, inode, mtime in ns) of an open local file; None for a URL's."""
+    try:
+        info = os.fstat(handle.fileno())
+    except (AttributeError, OSError, ValueError):  # fsspec files have no descriptor
+        return None
+    return (info.st_size, info.st_ino, info.st_mtime_ns)
 
 
 def find_cut(handle: Any, target: int, end: int) -> int | None:
@@ -106,12 +117,12 @@ def pieces_of(
     pieces = []
     for number, found in zip(numbers or range(len(files)), files, strict=True):
         if not cuttable or found.size < 2 * block_bytes:
-            pieces.append(Piece(number, found.location, 0, found.size))
+            pieces.append(Piece(number, found.location, 0, found.size, found.size, found.stamp))
             continue
         try:
             pieces += _blocks(number, found, block_bytes)
         except OSError:  # gone or changed since it was listed: its worker says how
-            pieces.append(Piece(number, found.location, 0, found.size))
+            pieces.append(Piece(number, found.location, 0, found.size, found.size, found.stamp))
     return pieces
 
 
@@ -122,7 +133,7 @@ def _blocks(number: int, found: Found, block_bytes: int) -> list[Piece]:
         while start < found.size:
             cut = find_cut(handle, start + block_bytes, found.size)
             end = found.size if cut is None or found.size - cut < block_bytes // 2 else cut
-            blocks.append(Piece(number, found.location, start, end))
+            blocks.append(Piece(number, found.location, start, end, found.size, found.stamp))
             start = end
     return blocks
 
@@ -184,12 +195,17 @@ def _count_piece(piece: Piece, encodings: Sequence[Any], errors: str) -> PieceRe
         )
     try:
         with _open(piece.location) as handle:
+            before = _stamp(handle)
             handle.seek(piece.start)
             data = handle.read(piece.end - piece.start)
+            after = _stamp(handle)
     except OSError as exc:
         return PieceResult(piece.file, None, f"unreadable: {exc.strerror or exc}")
-    if len(data) != piece.end - piece.start:
-        return PieceResult(piece.file, None, "changed while it was read (shorter than listed)")
+    listed = None if piece.stamp is None else (piece.size, *piece.stamp)
+    if listed is not None and before != listed:  # rewritten, or another file (a link) now
+        return PieceResult(piece.file, None, "changed after it was listed (not counted)")
+    if len(data) != piece.end - piece.start or before != after:
+        return PieceResult(piece.file, None, "changed while it was read (not counted)")
     if piece.start == 0 and b"\0" in data[:FIRST_BLOCK]:
         return PieceResult(piece.file, None, "binary")
     try:

@@ -55,6 +55,7 @@ class Found:
     path: str  # as reports show it
     location: str  # what to open: a path, or an fsspec URL
     size: int
+    stamp: tuple[int, int] | None = None  # (inode, mtime in ns) when listed; None for a URL
 
 
 @dataclass(frozen=True)
@@ -345,4 +346,4 @@ def _consider(
         if b"\0" in head:
             return Skipped(shown, "binary")
     # smaller files are told binary by the worker that reads them: one open a file, not two
-    return Found(shown, str(path), info.st_size)
+    return Found(shown, str(path), info.st_size, (info.st_ino, info.st_mtime_ns))
