@@ -87,10 +87,7 @@ def lookup(name: str) -> ModelName:
 
     close = difflib.get_close_matches(wanted, list(_BY_NAME), n=4, cutoff=0.6)
     hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise UsageError(
-        f"unknown model {name!r}{hint} (--list-models shows them; or pass "
-        "--encoding)"
-    )
+    raise UsageError(f"unknown model {name!r}{hint} (--list-models shows them; or pass --encoding)")
 
 
 def _tiktoken_exact(name: str) -> str | None:
