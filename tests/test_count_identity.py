@@ -492,3 +492,28 @@ def test_a_carriage_return_in_a_path_is_one_csv_field(tmp_path: Path) -> None:
     rows = list(csv.reader(io.StringIO(result.stdout, newline="")))
     assert [Path(r[0]).name for r in rows[1:]] == ["e\rf.txt", "plain.txt"]
     assert all(len(r) == 4 for r in rows)
+
+
+def test_a_file_in_a_folder_that_may_not_be_searched_is_not_called_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a non-root user, stat of a file in a folder without x fails with EACCES, and
+    os.path.lexists says False: the error said "no such file or folder"."""
+    import errno
+
+    from embedcli.corpus import selection
+
+    target = str(tmp_path / "nox" / "f.txt")
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        if str(path) == target:
+            raise PermissionError(errno.EACCES, "Permission denied", target)
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(selection.os, "stat", stat)
+    monkeypatch.setattr(
+        selection.os.path, "lexists", lambda p: False if str(p) == target else os.path.exists(p)
+    )
+    result = runner.invoke(app, ["count", target])
+    expect_error(result, f"cannot read {target}: Permission denied")

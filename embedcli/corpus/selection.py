@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from embedcli.corpus.ignores import Ignores, repository_rules, spec_of
-from embedcli.errors import InputTextError
+from embedcli.errors import InputTextError, os_reason
 
 FIRST_BLOCK = 8192  # bytes read to tell a binary file (a NUL among them), as git does
 BLOCK_BYTES = 8 << 20  # large files are cut into blocks of about this size
@@ -165,9 +165,10 @@ def _check(paths: Sequence[str]) -> set[tuple[int, int]]:
             continue
         try:
             info = os.stat(given)
-        except OSError:
+        except OSError as exc:
             if not (GLOB_CHARS & set(given) or os.path.lexists(given)):
-                raise InputTextError(f"cannot read {given}: no such file or folder") from None
+                # lexists is False for a file in a folder that may not be searched, too
+                raise InputTextError(f"cannot read {given}: {os_reason(exc)}") from None
             continue
         if not stat.S_ISDIR(info.st_mode):
             explicit.add((info.st_dev, info.st_ino))
