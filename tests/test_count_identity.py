@@ -517,3 +517,24 @@ def test_a_file_in_a_folder_that_may_not_be_searched_is_not_called_missing(
     )
     result = runner.invoke(app, ["count", target])
     expect_error(result, f"cannot read {target}: Permission denied")
+
+
+@pytest.mark.parametrize("name_length", [20, 62, 150])
+def test_the_tree_never_cuts_a_number_at_80_columns(
+    tmp_path: Path, monkeypatch, name_length: int
+) -> None:
+    """A long name or three encodings cut the numbers themselves (`8,488…`, `100.…`): the path
+    gives way now, cut in the middle."""
+    monkeypatch.setenv("COLUMNS", "80")
+    deep = tmp_path / "component_long_folder_name" / ("n" * name_length)
+    deep.mkdir(parents=True)
+    (deep / "module.py").write_text("hello there world " * 40)
+    encodings = ["-e", "gpt2", "-e", "cl100k_base", "-e", "o200k_base"]
+    result = runner.invoke(app, ["count", str(tmp_path), "--tree", "-q", *encodings])
+    assert result.exit_code == 0, result.output
+    want = [f"{tokens('hello there world ' * 40, e):,}" for e in encodings[1::2]]
+    rows = [line for line in result.stdout.splitlines() if line.startswith("│")]
+    assert rows and all(len(line) <= 80 for line in rows)
+    for line in rows:
+        cells = [c.strip() for c in line.strip("│").split("│")]
+        assert cells[1:4] == want and cells[4] == "100.0%" and cells[5] == "1", line

@@ -107,6 +107,23 @@ class PathCell:
         yield Text(middle_cut(self.path, options.max_width), no_wrap=True, overflow="crop")
 
 
+class _Indented:
+    """A tree row's path: its indent kept whole, the path cut in the middle after it."""
+
+    def __init__(self, indent: str, path: PathCell) -> None:
+        self.indent, self.path = indent, path
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        inner = self.path.__rich_measure__(console, options)
+        pad = len(self.indent)
+        return Measurement(inner.minimum + pad, inner.maximum + pad).clamp(None, options.max_width)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions):
+        room = max(1, options.max_width - len(self.indent))
+        cut = middle_cut(self.path.path, room)
+        yield Text(self.indent + cut, no_wrap=True, overflow="crop")
+
+
 def _folded(text: str, width: int) -> Text:
     """A line folded every ``width`` cells (a long path is not moved to a line of its own)."""
     lines, line = [], ""
@@ -241,17 +258,18 @@ def tree_view(
     total = report.tokens[first] or 0
     rows, hidden = report.tree.rows(total, min_share) if report.tree is not None else ([], 0)
     table = new_table(
-        "path", *report.encodings, "share", "files", right=(*report.encodings, "share", "files")
+        "path",
+        *report.encodings,
+        "share",
+        "files",
+        right=(*report.encodings, "share", "files"),
+        wrap=("path",),  # the path gives way (cut in the middle), never a number
     )
     for row in rows:
-        label = "  " * (row.level - 1) + shown_path(row.name) + ("/" if row.folder else "")
-        add_row(
-            table,
-            label,
-            *(f"{n:,}" for n in row.tokens),
-            _share(row.tokens[0], total),
-            f"{row.files:,}",
-        )
+        indent = "  " * (row.level - 1)
+        label = row.name + ("/" if row.folder else "")
+        numbers = [*(f"{n:,}" for n in row.tokens), _share(row.tokens[0], total), f"{row.files:,}"]
+        table.add_row(_Indented(indent, PathCell(label)), *map(cell, numbers))
     levels = f"{depth} level{'s' * (depth != 1)}"
     parts: list[RenderableType] = [heading(f"Tokens by folder ({first}, {levels})"), table]
     if hidden:
