@@ -474,10 +474,11 @@ def test_an_interrupted_fetch_resumes_and_never_publishes_half(
     hub, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from embedcli.models import hub as hubmodule
+    from embedcli.models import remote as remotemodule
     from embedcli.models import shards
 
     monkeypatch.setattr(shards, "FETCH_BLOCK", 4096)  # several range reads per table
-    real = hubmodule.Remote.read_range
+    real = remotemodule.Remote.read_range
     calls = {"n": 0}
 
     def flaky(self, filename: str, start: int, end: int, **how: bool) -> bytes:
@@ -487,7 +488,7 @@ def test_an_interrupted_fetch_resumes_and_never_publishes_half(
                 raise hubmodule.HubError("connection reset (simulated)")
         return real(self, filename, start, end, **how)
 
-    monkeypatch.setattr(hubmodule.Remote, "read_range", flaky)
+    monkeypatch.setattr(remotemodule.Remote, "read_range", flaky)
     whole = ["stats", "--weights", "hf:org/llama", "--download", "--json"]  # the whole table
     failed = runner.invoke(app, whole)
     expect_error(failed, "connection reset (simulated)")
@@ -751,7 +752,8 @@ def test_a_server_that_ignores_ranges(
     import http.server
     import threading
 
-    from embedcli.models.hub import HubSpec, Remote
+    from embedcli.models.hub import HubSpec
+    from embedcli.models.remote import Remote
     from tests.hubfixtures import point_hub_at
 
     data = (folders["gpt2"] / "model.safetensors").read_bytes()

@@ -25,45 +25,19 @@ from pathlib import Path
 from typing import Any
 
 from embedcli.corpus.ignores import Ignores, repository_rules, spec_of
+from embedcli.corpus.listing import BLOCK_BYTES as BLOCK_BYTES
+from embedcli.corpus.listing import FIRST_BLOCK as FIRST_BLOCK
+from embedcli.corpus.listing import GLOB_CHARS as GLOB_CHARS
+from embedcli.corpus.listing import Found as Found
+from embedcli.corpus.listing import Selection as Selection
+from embedcli.corpus.listing import Skipped as Skipped
 from embedcli.errors import InputTextError, os_reason
 
-FIRST_BLOCK = 8192  # bytes read to tell a binary file (a NUL among them), as git does
-BLOCK_BYTES = 8 << 20  # large files are cut into blocks of about this size
-GLOB_CHARS = frozenset("*?[")
+EVERY = Selection()  # the defaults: .gitignore honoured, no dotfiles, no size limit
 LINK = "symlink, not followed (name it, or --follow)"
 FOLDER_LINK = "symlink to a folder, not followed (name it, or --follow)"
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
           (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a folder"))  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which files ``count`` reads."""
-
-    no_ignore: bool = False  # --no-ignore: .gitignore files are not read
-    ignore: tuple[str, ...] = ()  # --ignore PATTERN, gitignore syntax
-    include: tuple[str, ...] = ()  # --include PATTERN: only files matching one of these
-    hidden: bool = False  # --hidden: dotfiles and dot-folders too (never .git)
-    max_file_size: int | None = None  # --max-file-size: larger files are skipped
-    follow: bool = False  # --follow: symlinks met while walking are followed too
-
-
-@dataclass(frozen=True)
-class Found:
-    """A file to count."""
-
-    path: str  # as reports show it
-    location: str  # what to open: a path, or an fsspec URL
-    size: int
-    stamp: tuple[int, int] | None = None  # (inode, mtime in ns) when listed; None for a URL
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A file that was not counted, and why."""
-
-    path: str
-    reason: str
 
 
 def _display(path: Path | str, here: str | None = None) -> str:
@@ -112,7 +86,7 @@ class Discovery:
     stdin: bool = False
 
 
-def discover(paths: Sequence[str], selection: Selection = Selection()) -> Discovery:
+def discover(paths: Sequence[str], selection: Selection = EVERY) -> Discovery:
     """Every file the PATHs name, in walk order, with what was skipped and why (held whole:
     :func:`walk` streams the same)."""
     out = Discovery(stdin="-" in paths)
@@ -121,7 +95,7 @@ def discover(paths: Sequence[str], selection: Selection = Selection()) -> Discov
     return out
 
 
-def walk(paths: Sequence[str], selection: Selection = Selection()) -> Iterator[Found | Skipped]:
+def walk(paths: Sequence[str], selection: Selection = EVERY) -> Iterator[Found | Skipped]:
     """Every file the PATHs name (``-`` aside: stdin is the caller's), in walk order: each
     PATH in turn; in a folder, its files by name (bytes), then its folders."""
     explicit = _check(paths)

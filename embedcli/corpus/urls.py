@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from embedcli.corpus.selection import FIRST_BLOCK, GLOB_CHARS, Found, Selection, Skipped
+from embedcli.corpus.listing import FIRST_BLOCK, GLOB_CHARS, Found, Selection, Skipped
 from embedcli.errors import InputTextError, UsageError
 
 

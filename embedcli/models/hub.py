@@ -205,21 +205,6 @@ def cached_commit(spec: HubSpec, cache: Path | None = None) -> str | None:
     return None
 
 
-def cached_snapshot(spec: HubSpec) -> Path | None:
-    """The snapshot folder of ``spec`` in the local cache, or None. Where this command may use
-    the network, a branch or tag is resolved on the hub first (once per command): a branch that
-    moved is not served from its old commit."""
-    if download_allowed(download_requested()) and not is_commit(spec.revision):
-        commit = resolved_commit(spec)
-        if commit is not None:
-            snapshot = snapshot_folder(spec, commit)
-            if snapshot.is_dir():
-                keep_ref(spec, commit)
-                return snapshot
-            return None
-    return offline_snapshot(spec)
-
-
 def offline_snapshot(spec: HubSpec) -> Path | None:
     """The snapshot the cache's ref names (or the commit asked for), without asking the hub."""
     commit = cached_commit(spec)
@@ -229,19 +214,6 @@ def offline_snapshot(spec: HubSpec) -> Path | None:
 def snapshot_folder(spec: HubSpec, commit: str) -> Path:
     """Where the cache keeps the files of ``spec`` at ``commit``."""
     return hub_cache() / spec.folder_name / "snapshots" / commit
-
-
-def resolved_commit(spec: HubSpec) -> str | None:
-    """The commit the hub says ``spec``'s revision is at now (asked once per command), or None
-    when the hub does not say."""
-    if known_commit(spec) is None:
-        from embedcli.models.remote import Remote
-
-        try:
-            Remote(spec).reach()  # remembers what the hub said
-        except Unreachable as exc:
-            raise exc.with_cache(spec) from None
-    return known_commit(spec)
 
 
 def remember_commit(spec: HubSpec, commit: str) -> None:
@@ -313,12 +285,3 @@ def not_cached(
         f"{spec.repo_id}"
         + ("" if spec.revision == DEFAULT_REVISION else f" --revision {spec.revision}")
     )
-
-
-def __getattr__(name: str) -> object:
-    """``Remote`` lives in remote.py; it is still reachable here, where callers know it."""
-    if name == "Remote":
-        from embedcli.models.remote import Remote
-
-        return Remote
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,12 +18,16 @@ from embedcli.models.hub import (
     HubError,
     HubSpec,
     Unreachable,
+    download_allowed,
+    download_requested,
     endpoint,
     hub_cache,
     is_commit,
     keep_ref,
     known_commit,
+    offline_snapshot,
     remember_commit,
+    snapshot_folder,
     whole_fetch_limit,
 )
 from embedcli.models.hubhttp import (
@@ -336,3 +340,29 @@ def _raise_if_transient(exc: BaseException) -> None:
         if dropped(cause):
             raise cause
         _raise_if_transient(cause)
+
+
+def cached_snapshot(spec: HubSpec) -> Path | None:
+    """The snapshot folder of ``spec`` in the local cache, or None. Where this command may use
+    the network, a branch or tag is resolved on the hub first (once per command): a branch that
+    moved is not served from its old commit."""
+    if download_allowed(download_requested()) and not is_commit(spec.revision):
+        commit = resolved_commit(spec)
+        if commit is not None:
+            snapshot = snapshot_folder(spec, commit)
+            if snapshot.is_dir():
+                keep_ref(spec, commit)
+                return snapshot
+            return None
+    return offline_snapshot(spec)
+
+
+def resolved_commit(spec: HubSpec) -> str | None:
+    """The commit the hub says ``spec``'s revision is at now (asked once per command), or None
+    when the hub does not say."""
+    if known_commit(spec) is None:
+        try:
+            Remote(spec).reach()  # remembers what the hub said
+        except Unreachable as exc:
+            raise exc.with_cache(spec) from None
+    return known_commit(spec)

@@ -25,7 +25,7 @@ __all__ = ["FETCH_BLOCK", "RemoteSafetensors", "ShardedCheckpoint", "TensorStore
 if TYPE_CHECKING:
     import torch
 
-    from embedcli.models.hub import Remote
+    from embedcli.models.remote import Remote
 
 HEADER_FIRST_READ = 1 << 13  # most shard headers fit in 8 KiB: one range read, else a second
 FETCH_BLOCK = 16 << 20  # bytes per range read when a table is fetched

@@ -50,7 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import EncodingError, os_reason
 from embedcli.models.config import folder_config
-from embedcli.models.hub import HubSpec, Remote, cached_snapshot, download_allowed, not_cached
+from embedcli.models.hub import HubSpec, download_allowed, not_cached
+from embedcli.models.remote import Remote, cached_snapshot
 from embedcli.tokenization.hfjson import load_tokenizer_json
 from embedcli.tokenization.tiktokenfile import load_tiktoken_file, looks_like_tiktoken
 
