@@ -538,3 +538,37 @@ def test_the_tree_never_cuts_a_number_at_80_columns(
     for line in rows:
         cells = [c.strip() for c in line.strip("│").split("│")]
         assert cells[1:4] == want and cells[4] == "100.0%" and cells[5] == "1", line
+
+
+def test_a_second_name_met_twice_is_one_skip(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sym" / "real").mkdir(parents=True)
+    (tmp_path / "sym" / "other").mkdir()
+    (tmp_path / "sym" / "real" / "a.txt").write_text("hello\n")
+    os.link(tmp_path / "sym" / "real" / "a.txt", tmp_path / "sym" / "other" / "hard.txt")
+    result = runner.invoke(app, ["count", "sym", "sym/real/a.txt", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["totals"]["files"], data["totals"]["skipped"]) == (1, 1)
+    assert data["skipped"] == [
+        {"path": "sym/real/a.txt", "reason": "the same file as sym/other/hard.txt"}
+    ]
+
+
+def test_a_folder_named_outright_is_walked_though_its_repository_ignores_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A venv's site-packages inside a project counted 0 files, silently."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text(".venv/\n")
+    lib = tmp_path / ".venv" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "mod.py").write_text("hello world\n")
+    (lib / ".gitignore").write_text("skip.py\n")
+    (lib / "skip.py").write_text("not this\n")
+    (tmp_path / "main.py").write_text("hi\n")
+    named = json.loads(runner.invoke(app, ["count", ".venv/lib", "--json"]).stdout)
+    assert [f["path"] for f in named["files"]] == [".venv/lib/mod.py"]  # its own rules apply
+    walked = json.loads(runner.invoke(app, ["count", ".", "--json"]).stdout)
+    assert [f["path"] for f in walked["files"]] == ["main.py"]  # ignored when walked into

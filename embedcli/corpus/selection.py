@@ -64,6 +64,7 @@ class _Met:
         self.folders: dict[tuple[int, int], str] = {}  # walked whole (not through a glob)
         self.explicit = explicit  # files named outright: another PATH may reach them
         self.everything = follow  # under --follow any file may be reached twice
+        self.said: set[tuple[tuple[int, int], str]] = set()  # second names already reported
 
     def file(self, info: os.stat_result, shown: str, remember: bool) -> str | None:
         """The name this file was counted under already, else None (and it is remembered when
@@ -75,6 +76,15 @@ class _Met:
         ):
             self.files[key] = shown
         return first
+
+    def first_time_said(self, info: os.stat_result, shown: str) -> bool:
+        """Whether this second name of a file is reported for the first time (a name met by the
+        walk and named outright too is one skipped file, not two)."""
+        said = ((info.st_dev, info.st_ino), shown)
+        if said in self.said:
+            return False
+        self.said.add(said)
+        return True
 
 
 @dataclass
@@ -187,7 +197,10 @@ def _walk(
     if selection.no_ignore:
         rules = Ignores((), None if extra is None else (root, extra))
     else:
-        rules = repository_rules(root).below(root, extra)
+        above = repository_rules(root)
+        if above.ignored(os.fspath(root), True):  # named outright (a venv in a repo): walked,
+            above = Ignores()  # as a file named outright is counted; its own rules still apply
+        rules = above.below(root, extra)
     base = os.path.join(os.fspath(root), "")  # paths below root, made relative by cutting this
     mine: dict[tuple[int, int], str] = {}  # this walk's folders
     stack: list[tuple[Path, Ignores]] = [(root, rules)]
@@ -309,7 +322,9 @@ def _consider(
         return Skipped(shown, f"not a regular file ({kind})" if kind else "not a regular file")
     first = met.file(info, shown, remember)
     if first is not None:
-        return None if first == shown else Skipped(shown, f"the same file as {first}")
+        if first == shown or not met.first_time_said(info, shown):
+            return None
+        return Skipped(shown, f"the same file as {first}")
     if selection.max_file_size is not None and info.st_size > selection.max_file_size:
         return Skipped(shown, f"{info.st_size:,} bytes, over --max-file-size")
     if info.st_size >= 2 * BLOCK_BYTES:  # a file that may be cut: its kind is told here
