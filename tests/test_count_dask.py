@@ -416,3 +416,21 @@ def test_a_cluster_without_workers_is_an_error_not_a_hang(corpus, monkeypatch) -
     )  # fmt: skip
     with empty, pytest.raises(EmbedCLIError, match="has had no workers for 1 s"):
         list(dask_results(tasks, ENCODINGS, "skip", scheduler=empty.scheduler_address))
+
+
+@pytest.mark.parametrize(
+    ("address", "said"),
+    [
+        ("tcp://127.0.0.1:99999", "port 99999 is not between 1 and 65535"),  # wrapped to 34463
+        ("tcp://127.0.0.1:0", "port 0 is not between 1 and 65535"),
+        ("inproc://x", "an inproc address names a process and a thread"),
+    ],
+)
+def test_a_scheduler_address_that_cannot_be_is_a_usage_error(
+    tmp_path: Path, address: str, said: str
+) -> None:
+    (tmp_path / "a.txt").write_text("hi\n")
+    result = runner.invoke(
+        app, ["count", str(tmp_path), "--engine", "dask", "--scheduler", address]
+    )
+    expect_error(result, said, code=2)

@@ -147,6 +147,10 @@ def _reach(address: str) -> None:
         scheme = parse_address(address)[0]
         get_backend(scheme)
         host_port = get_address_host_port(address) if scheme in HOST_PORT else None
+        if host_port is not None and not 0 < host_port[1] < 65536:  # the socket wraps 99999
+            raise ValueError(f"port {host_port[1]} is not between 1 and 65535")
+        if scheme == "inproc" and "/" not in address.removeprefix("inproc://"):
+            raise ValueError("an inproc address names a process and a thread (inproc://IP/PID/N)")
     except ValueError as exc:
         raise UsageError(
             f"{address} is not a Dask scheduler address: {exc}; one looks like tcp://HOST:8786"
