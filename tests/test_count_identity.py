@@ -572,3 +572,50 @@ def test_a_folder_named_outright_is_walked_though_its_repository_ignores_it(
     assert [f["path"] for f in named["files"]] == [".venv/lib/mod.py"]  # its own rules apply
     walked = json.loads(runner.invoke(app, ["count", ".", "--json"]).stdout)
     assert [f["path"] for f in walked["files"]] == ["main.py"]  # ignored when walked into
+
+
+def test_a_link_to_a_file_that_may_not_be_read_is_not_called_broken(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """As a non-root user, stat through a link into a folder without x fails with EACCES: the
+    target is there, so the link is not broken."""
+    import errno
+
+    from embedcli.corpus import selection
+
+    target = tmp_path / "nox" / "f.txt"
+    target.parent.mkdir()
+    target.write_text("t\n")
+    (tmp_path / "ok").mkdir()
+    link = tmp_path / "ok" / "link"
+    link.symlink_to(target)
+    real = os.stat
+
+    def stat(path, *args, **kwargs):
+        if os.fspath(path) in (str(link), str(target)) and kwargs.get("follow_symlinks", True):
+            raise PermissionError(errno.EACCES, "Permission denied", os.fspath(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(selection.os, "stat", stat)
+    result = runner.invoke(app, ["count", str(link), "--json"])
+    assert result.exit_code == 0, result.output
+    assert [s["reason"] for s in json.loads(result.stdout)["skipped"]] == [
+        "unreadable: Permission denied"
+    ]
+
+
+def test_a_folder_whose_git_cannot_be_looked_for_is_walked(tmp_path: Path, monkeypatch) -> None:
+    """Path.exists raises PermissionError in a folder that may not be searched: count of such a
+    folder named outright failed with an Error naming a .git nobody gave."""
+    (tmp_path / "a.txt").write_text("hi\n")
+    real = Path.exists
+
+    def exists(self, *args, **kwargs):
+        if self.name == ".git" and self.parent == tmp_path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "exists", exists)
+    result = runner.invoke(app, ["count", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["totals"]["files"] == 1

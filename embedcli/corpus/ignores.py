@@ -91,7 +91,8 @@ def repository_rules(root: Path) -> Ignores:
     """The rules git applies inside ``root`` from above it: the .gitignore files of the
     folders from the repository's top (the folder holding .git) down to ``root``'s parent,
     and .git/info/exclude."""
-    top = next((p for p in (root, *root.parents) if (p / ".git").exists()), None)
+    # os.path.exists, not Path.exists: a folder that may not be searched has no .git to tell
+    top = next((p for p in (root, *root.parents) if os.path.exists(p / ".git")), None)
     if top is None:
         return Ignores()
     rules: tuple[tuple[Path, Any], ...] = ()

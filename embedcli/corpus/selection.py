@@ -315,7 +315,8 @@ def _consider(
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return Skipped(shown, "symlink loop")
-        why = "broken link" if os.path.islink(path) else f"unreadable: {exc.strerror}"
+        gone = exc.errno in (errno.ENOENT, errno.ENOTDIR)  # else the target is there: EACCES
+        why = "broken link" if gone and os.path.islink(path) else f"unreadable: {exc.strerror}"
         return Skipped(shown, why)
     if not stat.S_ISREG(info.st_mode):
         kind = next((name for test, name in _KINDS if test(info.st_mode)), "")
