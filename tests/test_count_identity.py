@@ -619,3 +619,25 @@ def test_a_folder_whose_git_cannot_be_looked_for_is_walked(tmp_path: Path, monke
     result = runner.invoke(app, ["count", str(tmp_path), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["totals"]["files"] == 1
+
+
+def test_rows_whose_cut_paths_would_look_alike_are_folded_whole(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """With four encodings at 80 columns two paths cut in the middle read 'compon…name.py'
+    twice: rows that cannot be told apart. They are folded whole then."""
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.chdir(tmp_path)
+    tail = "another_long_folder_name/yet_more_depth/module_file_name.py"
+    for which, text in (("aaa", "hello world one two"), ("bbb", "hello world one")):
+        path = tmp_path / "deep2" / f"component_{which}_long" / tail
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+    names = ["-e", "gpt2", "-e", "cl100k_base", "-e", "o200k_base", "-e", "r50k_base"]
+    result = runner.invoke(app, ["count", "deep2", "-q", *names])
+    assert result.exit_code == 0, result.output
+    lines = [x for x in result.stdout.splitlines() if x.startswith("│")]
+    assert all(len(x) <= 80 for x in lines)
+    first_column = "".join(x.split("│")[1].strip() for x in lines)
+    assert f"component_aaa_long/{tail}" in first_column
+    assert f"component_bbb_long/{tail}" in first_column

@@ -6,7 +6,7 @@ fit, so that the file name stays."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType
@@ -135,6 +135,15 @@ def _folded(text: str, width: int) -> Text:
     return Text("\n".join([*lines, line]))
 
 
+def _apart(paths: Sequence[str], rows: Sequence[Sequence[str]], table: Any, width: int) -> bool:
+    """Whether ``paths`` cut in the middle to the room the other columns leave stay apart."""
+    columns = [str(c.header) for c in table.columns[1:]]
+    widths = [max([cell_len(h), *(cell_len(r[i]) for r in rows)]) for i, h in enumerate(columns)]
+    room = width - sum(w + 3 for w in widths) - 4  # each column's padding and rule, the edges
+    cut = [middle_cut(shown_path(p), max(room, 1)) for p in paths]
+    return len(set(cut)) == len(cut)
+
+
 def _common_folder(paths: Sequence[str]) -> str:
     """The folder every path is in (with its final /), or "" when they share none."""
     folders = [p.split("/")[:-1] for p in paths]
@@ -174,11 +183,23 @@ def files_view(
             right=("bytes", *names, "share"),
             wrap=("file",),
         )
+        rows = []
         for f in shown:
-            path = f.path[len(strip) :]
             share = [_share(f.tokens[names[0]], total)] if with_share else []
-            cells = [f"{f.bytes:,}", *(f"{f.tokens[n]:,}" for n in names), *share]
-            t.add_row(PathCell(path) if cut else Text(shown_path(path)), *map(cell, cells))
+            rows.append(
+                (
+                    f.path[len(strip) :],
+                    [f"{f.bytes:,}", *(f"{f.tokens[n]:,}" for n in names), *share],
+                )
+            )
+        # Cut in the middle only where the cut paths stay apart; else they are folded whole.
+        fold = cut and not _apart([p for p, _ in rows], [c for _, c in rows], t, width)
+        for path, cells in rows:
+            if fold:
+                first = Text(shown_path(path), overflow="fold")
+            else:
+                first = PathCell(path) if cut else Text(shown_path(path))
+            t.add_row(first, *map(cell, cells))
         return Group(_folded(f"under {shown_path(strip)}", width), t) if strip else t
 
     layouts = [lambda: table(True), lambda: table(False)]
