@@ -641,3 +641,9 @@ def test_rows_whose_cut_paths_would_look_alike_are_folded_whole(
     first_column = "".join(x.split("│")[1].strip() for x in lines)
     assert f"component_aaa_long/{tail}" in first_column
     assert f"component_bbb_long/{tail}" in first_column
+
+
+@pytest.mark.parametrize("value", ["1.5", "x", "-1%"])
+def test_a_bad_min_share_names_its_option(value: str) -> None:
+    result = runner.invoke(app, ["count", ".", "--tree", "--min-share", value])
+    expect_error(result, "Invalid value for '--min-share'", code=2)

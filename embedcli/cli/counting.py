@@ -37,9 +37,13 @@ def _share(value: str) -> float:
     try:
         share = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
-        raise typer.BadParameter(f"{value!r} is not a share; write 0.01 or 1%") from None
+        raise typer.BadParameter(
+            f"{value!r} is not a share; write 0.01 or 1%", param_hint="'--min-share'"
+        ) from None
     if not 0 <= share <= 1:
-        raise typer.BadParameter(f"{value!r} is not a share between 0 and 1 (0% and 100%)")
+        raise typer.BadParameter(
+            f"{value!r} is not a share between 0 and 1 (0% and 100%)", param_hint="'--min-share'"
+        )
     return share
 
 
