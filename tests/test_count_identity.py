@@ -647,3 +647,24 @@ def test_rows_whose_cut_paths_would_look_alike_are_folded_whole(
 def test_a_bad_min_share_names_its_option(value: str) -> None:
     result = runner.invoke(app, ["count", ".", "--tree", "--min-share", value])
     expect_error(result, "Invalid value for '--min-share'", code=2)
+
+
+def test_a_glob_in_a_folder_that_may_not_be_searched_names_its_files(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Path.exists of the pattern itself raises EACCES there: the pattern was listed as the one
+    skipped file; each file it matches is judged on its own now."""
+    (tmp_path / "f.txt").write_text("hi\n")
+    pattern = str(tmp_path / "*.txt")
+    real = Path.exists
+
+    def exists(self, *args, **kwargs):
+        if str(self) == pattern:
+            raise PermissionError(13, "Permission denied", pattern)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "exists", exists)
+    result = runner.invoke(app, ["count", pattern, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [Path(f["path"]).name for f in data["files"]] == ["f.txt"] and data["skipped"] == []

@@ -125,9 +125,11 @@ def walk(paths: Sequence[str], selection: Selection = EVERY) -> Iterator[Found |
         path = Path(given)
         try:
             is_dir, exists = path.is_dir(), path.exists() or path.is_symlink()
-        except OSError as exc:  # inside an unreadable folder, or a name too long
-            yield Skipped(_display(given, here), f"unreadable: {exc.strerror or exc}")
-            continue
+        except OSError as exc:  # inside a folder that may not be searched, or a name too long
+            if not GLOB_CHARS & set(given):
+                yield Skipped(_display(given, here), f"unreadable: {exc.strerror or exc}")
+                continue
+            is_dir = exists = False  # a pattern: each file it matches is judged on its own
         if is_dir:
             yield from _walk(path, selection, extra, include, None, met, False)
         elif exists:
