@@ -233,6 +233,7 @@ def test_sigterm_while_streaming_leaves_no_file(
         stderr=subprocess.PIPE,
         env=script_env(tmp_path),
         cwd=tmp_path,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),  # not nohup's SIG_IGN
     )
     process.stdin.write(b"one two three four five six seven eight nine ten " * 2000)
     process.stdin.flush()

@@ -682,6 +682,9 @@ def test_a_signal_during_the_renames_waits_for_them(tmp_path: Path) -> None:
         if len(seen) == 1:  # Ctrl-C between the first rename and the second
             os.kill(os.getpid(), signal.SIGINT)
 
+    # Python's own Ctrl-C handler, whatever this process was started with (under nohup or in
+    # the background of a shell, SIGINT is ignored and no KeyboardInterrupt could come)
+    started = signal.signal(signal.SIGINT, signal.default_int_handler)
     before = signal.getsignal(signal.SIGINT)
     os.replace = replace_then_interrupt
     try:
@@ -694,3 +697,4 @@ def test_a_signal_during_the_renames_waits_for_them(tmp_path: Path) -> None:
     assert seen == ["a.txt", "b.txt"]  # the second rename still happened
     assert (tmp_path / "b.txt").read_bytes() == b"b.txt"
     assert signal.getsignal(signal.SIGINT) is before  # and the handler is back
+    signal.signal(signal.SIGINT, started)

@@ -28,6 +28,13 @@ SMALL = ("-d", "4", "--device", "cpu")
 # ---------------------------------------------------------------- what a signal says
 
 
+def default_signals() -> None:
+    """In the child: Ctrl-C and SIGHUP as a terminal's foreground job has them (a test run under
+    nohup, or in a shell's background, ignores them, and a child would inherit that)."""
+    for signum in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def test_signal_after_the_output_is_in_place_says_so(tmp_path: Path) -> None:
     """A Ctrl-C that comes while a big --json is still being printed, after -o's file was renamed
     into place, says that file is whole: not "no output file was written"."""
@@ -40,6 +47,7 @@ def test_signal_after_the_output_is_in_place_says_so(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         env=script_env(tmp_path),
         cwd=tmp_path,
+        preexec_fn=default_signals,
     )
     for _ in range(600):  # until the new array is in place
         if out.read_bytes()[:6] == b"\x93NUMPY":
@@ -61,6 +69,7 @@ def test_signal_during_the_renames_is_delivered_after_them(tmp_path: Path) -> No
     outputs.WRITTEN.reset()
     got: list[int] = []
     previous = signal.signal(signal.SIGUSR1, lambda s, _: got.append(s))
+    started = signal.signal(signal.SIGINT, signal.default_int_handler)  # not SIG_IGN (nohup)
     try:
         stage = outputs.Staging()
         for name in ("a.bin", "b.bin"):
@@ -79,6 +88,7 @@ def test_signal_during_the_renames_is_delivered_after_them(tmp_path: Path) -> No
             os.replace = real
     finally:
         signal.signal(signal.SIGUSR1, previous)
+        signal.signal(signal.SIGINT, started)
     assert [p.name for p in outputs.WRITTEN.paths] == ["a.bin", "b.bin"]
     assert (tmp_path / "b.bin").read_bytes() == b"b.bin"
 
@@ -481,6 +491,6 @@ def test_a_name_tiktoken_knows_exactly_is_not_taken_for_its_prefix() -> None:
 
 
 def test_bare_embedcli_prints_its_help_once() -> None:
-    done = subprocess.run(["embedcli"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "embedcli"], capture_output=True, text=True)
     assert done.returncode == 0
     assert (done.stdout + done.stderr).count("Usage: embedcli") == 1
