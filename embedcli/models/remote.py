@@ -89,17 +89,8 @@ class Remote:
         for the rest of the command (None where the hub names none)."""
         if self._reached:
             return self.commit
-        from huggingface_hub.utils import get_session
-
-        url, headers = self._request(CONFIG, self.spec.revision)
-
-        def head() -> Any:
-            response = get_session().head(url, headers=headers, timeout=10)
-            raise_transient(response)
-            return response
-
         try:
-            response = with_retries(head, first_contact=True)
+            response = self._head(CONFIG, first_contact=True)
         except GaveUp as exc:
             raise self._gave_up(CONFIG, exc) from None
         except HubError:
@@ -113,6 +104,20 @@ class Remote:
         self._note_commit(response.headers.get("x-repo-commit"))
         self._reached = True
         return self.commit
+
+    def _head(self, filename: str, first_contact: bool = False) -> Any:
+        """One HEAD of ``filename`` at the revision asked for, transient answers retried (the
+        first contact fails at once on a refused connection); raises GaveUp after the last."""
+        from huggingface_hub.utils import get_session
+
+        url, headers = self._request(filename, self.spec.revision)
+
+        def head() -> Any:
+            response = get_session().head(url, headers=headers, timeout=10)
+            raise_transient(response)
+            return response
+
+        return with_retries(head, first_contact=first_contact)
 
     def _check_head(self, response: Any) -> None:
         """A first answer that says the repo or revision is not there (or not for this token)
@@ -256,17 +261,8 @@ class Remote:
         self.reach()
         if self.commit is not None:
             return self.commit
-        from huggingface_hub.utils import get_session
-
-        url, headers = self._request(filename, self.spec.revision)
-
-        def head() -> Any:
-            response = get_session().head(url, headers=headers, timeout=10)
-            raise_transient(response)
-            return response
-
         try:
-            response = with_retries(head)
+            response = self._head(filename)
         except GaveUp as exc:
             raise self._gave_up(filename, exc) from None
         except Exception as exc:
