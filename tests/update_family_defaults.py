@@ -1,6 +1,11 @@
 """Write embedcli/models/familydefaults.json: for every model_type of the registry, the defaults
 transformers' own config class gives the fields embedcli reads, so that a config.json that
-leaves a field out is read as transformers reads it (never with a generic guess).
+leaves a field out is read as transformers reads it (never with a generic guess); and what its
+config class does with other names: ``aliases`` (a key the class stores under another name:
+GPT-2's ``hidden_size`` is ``n_embd``, BLOOM's legacy ``n_embed`` is ``hidden_size``) and
+``derived`` (a field whose default follows another: OPT's ``word_embed_proj_dim`` is the
+``hidden_size`` given). Both are observed, by giving the class each name and reading back what
+it stored.
 
     python tests/update_family_defaults.py
 
@@ -56,12 +61,60 @@ def _derived_head_dim(text: object, data: dict) -> bool:
     return again.get("head_dim") != data["head_dim"]
 
 
+LEGACY = ("n_embed",)  # names a config class pops in its own code (BLOOM's, Falcon's)
+
+
+def names_of(model_type: str) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """({alias: the READ field the class stores it as}, {READ field: the fields it follows}),
+    observed by passing each name a probe value (a multiple of the default head count, so that
+    the class accepts it) and reading back which READ field changed."""
+    from transformers import AutoConfig
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    mapped = getattr(CONFIG_MAPPING[model_type], "attribute_map", {})
+    base = AutoConfig.for_model(model_type).get_text_config().to_dict()
+    heads = next(
+        (base[k] for k in ("num_attention_heads", "n_head", "n_heads", "num_heads")
+         if isinstance(base.get(k), int)),
+        1,
+    )  # fmt: skip
+    probe = heads * 960
+    aliases: dict[str, str] = {}
+    derived: dict[str, list[str]] = {}
+    for name in sorted({*READ, *LEGACY, *mapped, *mapped.values()}):
+        if isinstance(base.get(name), bool) or not isinstance(base.get(name, 0), int):
+            continue
+        try:
+            data = AutoConfig.for_model(model_type, **{name: probe}).get_text_config().to_dict()
+        except Exception:  # a value the class refuses: no alias observed
+            continue
+        for key in READ:
+            if key in (name, "head_dim", "rope_parameters") or data.get(key) == base.get(key):
+                continue
+            if name not in base and data.get(key) == probe:
+                aliases[name] = key
+            elif name in base and key in base:
+                derived.setdefault(key, []).append(name)
+    return aliases, derived
+
+
 def render() -> str:
     import json
+    import warnings
+
+    from transformers.utils import logging
 
     from embedcli.models.families import FAMILIES
 
-    table = {t: defaults_of(t) for f in FAMILIES for t in f.model_types}
+    logging.set_verbosity_error()
+    warnings.filterwarnings("ignore")
+    types = [t for f in FAMILIES for t in f.model_types]
+    names = {t: names_of(t) for t in types}
+    table = {
+        "aliases": {t: names[t][0] for t in types if names[t][0]},
+        "defaults": {t: defaults_of(t) for t in types},
+        "derived": {t: names[t][1] for t in types if names[t][1]},
+    }
     return json.dumps(table, indent=1, sort_keys=True) + "\n"
 
 

@@ -126,7 +126,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         text = data.get("text_config")
         if not isinstance(text, dict):
             raise ConfigError(f"{where}: a {model_type} config keeps its text_config as an object")
-    text = with_defaults(text, family_defaults(model_type))
+    text = with_defaults(_named(text, model_type, where), family_defaults(model_type, text))
     _check_types(text, where)
     for name, wanted in family.requires.items():
         if text.get(name) not in (None, wanted):
@@ -264,9 +264,35 @@ def _defaults() -> dict[str, dict[str, Any]]:
     return json.loads(files("embedcli.models").joinpath("familydefaults.json").read_text())
 
 
-def family_defaults(model_type: str) -> dict[str, Any]:
-    """transformers' defaults of the fields embedcli reads, for ``model_type``."""
-    return _defaults().get(model_type, {})
+def family_defaults(model_type: str, text: dict[str, Any] | None = None) -> dict[str, Any]:
+    """transformers' defaults of the fields embedcli reads, for ``model_type``; without those
+    whose default follows a field ``text`` gives (OPT's word_embed_proj_dim: the width)."""
+    defaults = _defaults()["defaults"].get(model_type, {})
+    derived = _defaults()["derived"].get(model_type, {})
+    given = text or {}
+    return {
+        key: value
+        for key, value in defaults.items()
+        if not any(source in given for source in derived.get(key, ()))
+    }
+
+
+def _named(text: dict[str, Any], model_type: str, where: str) -> dict[str, Any]:
+    """``text`` with each field its config class knows under another name (GPT-2's
+    hidden_size is n_embd, BLOOM's legacy n_embed is hidden_size) also under the name
+    embedcli reads; the two names disagreeing is refused."""
+    aliases = _defaults()["aliases"].get(model_type, {})
+    named = dict(text)
+    for alias, stored in aliases.items():
+        if text.get(alias) is None:
+            continue
+        if text.get(stored) is not None and text[stored] != text[alias]:
+            raise ConfigError(
+                f"{where}: {alias} ({text[alias]!r}) and {stored} ({text[stored]!r}) name the "
+                f"same field of a {model_type} model and disagree"
+            )
+        named[stored] = text[alias]
+    return named
 
 
 _V4_ROPE = ("rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct")
