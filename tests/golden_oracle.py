@@ -344,17 +344,68 @@ PUBLISHED = {  # parameters as the models' own papers and cards count them
 LAYERS = {"gpt2": 12, "gpt2-medium": 24, "gpt2-large": 36, "gpt2-xl": 48, "gpt3": 96}
 
 
+def short(n: int) -> str:
+    """A count in three significant digits with its unit, as the hub writes it (8.03B)."""
+    for unit, size in (("T", 10**12), ("B", 10**9), ("M", 10**6), ("K", 10**3)):
+        if n >= size:
+            value = n / size
+            return f"{value:.{2 if value < 10 else 1 if value < 100 else 0}f}{unit}"
+    return str(n)
+
+
+def same_figure(shown: str, published: str) -> bool:
+    """``shown`` (8.03B) read at the precision ``published`` gives: its significant digits
+    (110M has two: a trailing zero of a whole number is not one)."""
+    if shown[-1] != published[-1]:
+        return False
+    digits = published[:-1].replace(".", "").lstrip("0")
+    if "." not in published:
+        digits = digits.rstrip("0")
+    value = float(shown[:-1])
+    exponent = math.floor(math.log10(value))
+    return round(value, len(digits) - 1 - exponent) == float(published[:-1])
+
+
+def published_presets() -> dict[str, dict]:
+    """presets.json's entries: each model's config.json and the count its hub page shows."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "embedcli" / "models" / "presets.json"
+    return {e["name"]: e for e in json.loads(path.read_text())["presets"]}
+
+
 @checker("presets")
 def _presets(stem: str, text: str) -> None:
-    checked = 0
-    for row in table_lines(text):
-        numeric = [c for c in row if re.fullmatch(r"[\d,]+", c)]
-        if row[0] in LAYERS and len(numeric) == 4:
-            vocab, d, context = (int(number(v)) for v in numeric[:3])
-            count = gpt2_parameters(vocab, d, context, LAYERS[row[0]])
-            assert number(numeric[3]) == PUBLISHED.get(row[0], count) == count, row
-            checked += 1
-    assert checked == 5
+    """GPT-2's counts from the formula; a real family's sizes from its config.json, and its
+    count as its hub page shows it (Falcon 40B's page counts its tied head twice: 0.53B more)."""
+    real = published_presets()
+    flat = re.sub(r"\n {4,}", " ", text)  # a preset's continuation lines, onto its own
+    checked = set()
+    pattern = (
+        r"^  (\S+)\s+(?:([\d.]+[KMBT]) params.*?(?:· | ))?"  # a line break drops the ·
+        r"vocab ([\d,]+)(?: · | )d ([\d,]+)(?: · | )context ([\d,]+|no limit)"
+    )
+    for match in re.finditer(pattern, flat, re.M):
+        name, count, vocab, d, context = match.groups()
+        vocab, d = int(number(vocab)), int(number(d))
+        if name in LAYERS:
+            whole = gpt2_parameters(vocab, d, int(number(context)), LAYERS[name])
+            assert count == short(PUBLISHED.get(name, whole)) == short(whole), name
+        elif name in real:
+            config = real[name]["config"]
+            config = config.get("text_config", config)
+            width = config.get("hidden_size", config.get("n_embed", config.get("d_model")))
+            assert (vocab, d) == (config["vocab_size"], width), name
+            if "published_note" in real[name]:
+                assert count == "41.3B" and real[name]["published"] == "41.8B"
+            else:
+                shown = real[name]["published"]
+                if "," in shown:  # an exact count, as its paper gives it
+                    shown = short(int(number(shown)))
+                assert same_figure(count, shown), (name, count, shown)
+        checked.add(name)
+    assert {*LAYERS, *real} <= checked, sorted({*LAYERS, *real} - checked)
 
 
 # ---------------------------------------------------------------- broadcast

@@ -17,10 +17,11 @@ from safetensors.torch import save_file
 from embedcli.analysis.neighbors import neighbors_report
 from embedcli.analysis.stats import table_stats
 from embedcli.core.broadcast import explain
-from embedcli.core.config import PRESETS, EmbedConfig, Overrides, preset_config
+from embedcli.core.config import EmbedConfig, Overrides, preset_config
 from embedcli.core.devices import DeviceInfo
 from embedcli.corpus.windows import batches, plan_windows
 from embedcli.models.inventory import inspect_weights
+from embedcli.models.presets import get_preset, preset_names
 from embedcli.pipeline.embed import run_embed
 from embedcli.pipeline.positions import position_table, positions_heatmap
 from embedcli.pipeline.shapes import run_inspect
@@ -162,7 +163,7 @@ def views(tmp_path: Path) -> dict[str, tuple[Callable[..., RenderableType], tupl
             (inspect(*preset_config("gpt2", Overrides(positional="sinusoidal"))),),
             {},
         ),
-        "presets": (presets_table, (list(PRESETS.values()),), {}),
+        "presets": (presets_table, ([get_preset(n) for n in preset_names()],), {}),
         "broadcast": (broadcast_view, (explain((8, 1, 6, 1), (7, 1, 5), ()),), {}),
         "weights": (weights_view, (replace(inspect_weights(path), path="model.safetensors"),), {}),
         "neighbors_seeded": (

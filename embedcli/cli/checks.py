@@ -10,8 +10,9 @@ from collections.abc import Callable, Sequence
 
 import typer
 
-from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES, PRESETS
+from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES
 from embedcli.errors import UsageError
+from embedcli.models.presets import preset_names
 from embedcli.tokenization.encodings import BUNDLED_ENCODINGS
 
 _DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16"}
@@ -197,7 +198,23 @@ dtype_check, dtype_complete = choices(DTYPES, _DTYPE_ALIASES)
 positional_check, positional_complete = choices(
     tuple(f for f in POSITIONAL_FAMILIES if f not in ("alibi", "relative"))
 )
-preset_check, preset_complete = choices(tuple(PRESETS))
+_preset_choices = choices(preset_names())
+preset_complete = _preset_choices[1]
+
+
+def preset_check(value: str | None) -> str | None:
+    """A preset's name (case folded); a mistyped one names the closest and --list-presets,
+    rather than listing every preset on one line."""
+    try:
+        return _preset_choices[0](value)
+    except typer.BadParameter as exc:
+        hint = str(exc).partition("?")[0].rpartition("; ")[2]
+        close = f"{hint}? " if hint.startswith("did you mean") else ""
+        raise typer.BadParameter(
+            f"{value!r} is not a preset; {close}the presets: embedcli inspect-shapes --list-presets"
+        ) from None
+
+
 pool_check, pool_complete = choices(("none", "mean", "last"))
 optimizer_check, optimizer_complete = choices(("adamw", "sgd"), {"adam": "adamw"})
 

@@ -236,7 +236,10 @@ DType = Annotated[
 Preset = Annotated[
     str | None,
     typer.Option(
-        help="Named configuration (see --list-presets). \\[default: gpt2]",
+        help="Named configuration: GPT-2's sizes, GPT-3, the book's chapter 2, or a real "
+        "model's published config.json (llama-3.1-8b, mixtral-8x7b, gemma-2-9b, bloom-176b, "
+        "...; all of them: --list-presets), read as a folder of that model is. "
+        "\\[default: gpt2]",
         callback=checks.preset_check,
         autocompletion=checks.preset_complete,
         metavar="NAME",

@@ -12,9 +12,14 @@ from embedcli.errors import UsageError
 
 def inspect_shapes(
     preset: o.Preset = None,
-    list_presets: Annotated[
+    listing: Annotated[
         bool,
-        typer.Option("--list-presets", help="List the presets and exit.", rich_help_panel=o.TABLES),
+        typer.Option(
+            "--list-presets",
+            help="List the presets by family (parameters, sizes, where the values come from) "
+            "and exit.",
+            rich_help_panel=o.TABLES,
+        ),
     ] = False,
     batch_size: o.BatchSize = None,
     seq_len: o.SeqLen = None,
@@ -55,16 +60,16 @@ def inspect_shapes(
 
     \b
       embedcli inspect-shapes --preset book-ch2
+      embedcli inspect-shapes --preset llama-3.1-8b
+      embedcli inspect-shapes --preset mixtral-8x7b --train
       embedcli inspect-shapes --preset gpt3 --dtype bfloat16
       embedcli inspect-shapes -b 2 -t 16 -d 64 --device cpu --json | jq '.tensors'
       embedcli inspect-shapes --preset gpt2-xl -b 8 -t 1024 --train --optimizer sgd
     """
-    from embedcli.render.json import presets_json, shapes_json
+    from embedcli.render.json import shapes_json
 
-    if list_presets:
-        from embedcli.core.config import PRESETS
-
-        return emit(as_json, presets_json, "presets_table", list(PRESETS.values()))
+    if listing:
+        return list_presets(as_json)
     from embedcli.pipeline.shapes import run_inspect
     from embedcli.pipeline.sources import shapes_source
 
@@ -81,6 +86,14 @@ def inspect_shapes(
         train=(optimizer or "adamw") if train else None,
     )  # fmt: skip
     emit(as_json, shapes_json, "shapes_tables", report)
+
+
+def list_presets(as_json: bool) -> None:
+    """Every preset, grouped by family (inspect-shapes and positions --list-presets)."""
+    from embedcli.models.presets import get_preset, preset_names
+    from embedcli.render.json import presets_json
+
+    emit(as_json, presets_json, "presets_table", [get_preset(n) for n in preset_names()])
 
 
 def broadcast(

@@ -240,6 +240,14 @@ class Preset:
     seq_len: int = DEFAULT_SEQ_LEN
     n_layers: int | None = None  # transformer blocks of the full GPT-2-style model, when known
     parameters: int | None = None  # the whole model's parameters, when counted (a checkpoint)
+    # a real family's preset (embedcli.models.presets): its registry family, the hub id its
+    # values come from, and for a mixture of experts the parameters one token runs through
+    family: str | None = None
+    source: str | None = None
+    active_parameters: int | None = None
+    experts: int | None = None
+    experts_per_token: int | None = None
+    tied: bool = True  # the output head is the token table (GPT-2's); False: a separate head
 
     @property
     def model_parameters(self) -> int | None:
@@ -262,21 +270,26 @@ def _gpt(d_model: int, context_length: int = DEFAULT_CONTEXT_LENGTH) -> EmbedCon
     return EmbedConfig(d_model=d_model, context_length=context_length)
 
 
+_GPT2 = {"family": "GPT-2"}
 PRESETS = {
     p.name: p
     for p in (
-        Preset("gpt2", "GPT-2 small, 124M", _gpt(768), n_layers=12),
-        Preset("gpt2-medium", "GPT-2 medium, 355M", _gpt(1024), n_layers=24),
-        Preset("gpt2-large", "GPT-2 large, 774M", _gpt(1280), n_layers=36),
-        Preset("gpt2-xl", "GPT-2 XL, 1.5B", _gpt(1600), n_layers=48),
-        Preset("gpt3", "GPT-3, 175B", _gpt(12288, 2048), n_layers=96),
-        Preset(
-            "book-ch2",
-            "LLM-from-scratch ch. 2: input (8,4,256)",
-            EmbedConfig(d_model=256, context_length=4),
-        ),
+        Preset("gpt2", "GPT-2 small, 124M", _gpt(768), n_layers=12, source="openai-community/gpt2",
+               **_GPT2),
+        Preset("gpt2-medium", "GPT-2 medium, 355M", _gpt(1024), n_layers=24,
+               source="openai-community/gpt2-medium", **_GPT2),
+        Preset("gpt2-large", "GPT-2 large, 774M", _gpt(1280), n_layers=36,
+               source="openai-community/gpt2-large", **_GPT2),
+        Preset("gpt2-xl", "GPT-2 XL, 1.5B", _gpt(1600), n_layers=48,
+               source="openai-community/gpt2-xl", **_GPT2),
+        Preset("gpt3", "GPT-3, 175B", _gpt(12288, 2048), n_layers=96,
+               family="GPT-3",
+               source="Brown et al. 2020, table 2.1"),
+        Preset("book-ch2", "LLM-from-scratch ch. 2: input (8,4,256)",
+               EmbedConfig(d_model=256, context_length=4), family="LLM from scratch",
+               source="Raschka 2024, chapter 2"),
     )
-}
+}  # fmt: skip
 DEFAULT_PRESET = "gpt2"
 
 
@@ -300,6 +313,17 @@ class Overrides:
         from dataclasses import replace
 
         return replace(base, **self.given())
+
+
+def changes(preset: Preset, config: EmbedConfig) -> dict[str, Any]:
+    """The sizes and position family the flags changed from the preset's own: {field: new
+    value} (the dtype changes no count, and every report names it anyway)."""
+    fields = ("vocab_size", "d_model", "context_length", "positional")
+    return {
+        name: getattr(config, name)
+        for name in fields
+        if getattr(config, name) != getattr(preset.config, name)
+    }
 
 
 def preset_config(name: str | None, overrides: Overrides) -> tuple[Preset, EmbedConfig]:

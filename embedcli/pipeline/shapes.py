@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from embedcli.analysis.training import TrainingMemory, training_memory
 from embedcli.core.broadcast import BroadcastPlan
-from embedcli.core.config import DTYPES, EmbedConfig, Preset
+from embedcli.core.config import DTYPES, EmbedConfig, Preset, changes
 from embedcli.core.devices import dtype_size
 from embedcli.core.shapeplan import TraceStep, planned_trace
 
@@ -31,6 +31,10 @@ class Parameters:
     bytes_by_dtype: dict[str, int]
     model_parameters: int | None  # the whole model's, where the preset knows it
     share_of_model: float | None  # total / model_parameters
+    # a mixture of experts: the parameters one token runs through, and k of the E experts
+    active_parameters: int | None = None
+    experts: int | None = None
+    experts_per_token: int | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,9 @@ class ShapesReport:
     config: dict[str, Any]
     preset: str
     preset_description: str
+    preset_source: str | None  # a real family's hub id
+    preset_changes: dict[str, Any]  # what the flags changed from the preset's own config
+    preset_tied: bool  # the preset's output head is its token table
     tensors: list[TraceStep]  # every tensor of the forward pass, measured from the tensor
     parameters: Parameters
     broadcast: BroadcastPlan | None
@@ -68,6 +75,7 @@ def count_parameters(config: EmbedConfig, preset: Preset) -> Parameters:
     same = ("vocab_size", "d_model", "context_length", "positional")  # the dtype changes no count
     own = all(getattr(config, name) == getattr(preset.config, name) for name in same)
     model = preset.model_parameters if own else None
+    moe = own and preset.experts is not None
     return Parameters(
         token_embeddings=token,
         position_embeddings=position,
@@ -76,6 +84,9 @@ def count_parameters(config: EmbedConfig, preset: Preset) -> Parameters:
         bytes_by_dtype={name: total * dtype_size(name) for name in DTYPES},
         model_parameters=model,
         share_of_model=None if model is None else total / model,
+        active_parameters=preset.active_parameters if moe else None,
+        experts=preset.experts if moe else None,
+        experts_per_token=preset.experts_per_token if moe else None,
     )
 
 
@@ -128,6 +139,9 @@ def run_inspect(
         config={**config.to_dict(), "batch_size": batch_size, "seq_len": seq_len, "device": device},
         preset=preset.name,
         preset_description=preset.description,
+        preset_source=preset.source,
+        preset_changes=changes(preset, config),
+        preset_tied=preset.tied,
         tensors=steps,
         parameters=parameters,
         broadcast=addition,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from embedcli.core.config import EmbedConfig, Overrides, Preset, preset_config
+from embedcli.core.config import EmbedConfig, Overrides, Preset
 from embedcli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -171,9 +171,12 @@ def shapes_source(
     load: bool = False,
 ) -> tuple[Preset, EmbedConfig, tuple[torch.Tensor, torch.Tensor | None] | None]:
     """(preset, config, tables or None) for inspect-shapes: a named preset with the flags
-    applied, or a checkpoint's shapes (its tables too when ``load``)."""
+    applied (a real family's read through its registry entry), or a checkpoint's shapes (its
+    tables too when ``load``)."""
     _keys_need_weights(weights, token_key, position_key)
     if weights is None:
+        from embedcli.models.presets import preset_config
+
         base, config = preset_config(preset, overrides)
         return base, config, None
     if preset is not None:

@@ -26,7 +26,7 @@ _WHERE = {
     "models_view": "count",
     "neighbors_view": "checkpoints",
     "plural": "common",
-    "presets_table": "shapes",
+    "presets_table": "presets",
     "project_view": "project",
     "shapes_tables": "shapes",
     "stats_view": "checkpoints",

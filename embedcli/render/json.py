@@ -129,7 +129,12 @@ def tokenize_jsons(reports: TokenizeReport | Sequence[TokenizeReport]) -> dict[s
 def shapes_json(report: ShapesReport) -> dict[str, Any]:
     """``{"config", "tensors", "parameters", "broadcast", ...}`` for ``inspect-shapes --json``."""
     return {
-        "config": {**report.config, "preset": report.preset},
+        "config": {
+            **report.config,
+            "preset": report.preset,
+            "preset_source": report.preset_source,
+            "preset_changes": report.preset_changes,
+        },
         "tensors": [
             {
                 "name": t.name,
@@ -149,25 +154,32 @@ def shapes_json(report: ShapesReport) -> dict[str, Any]:
 
 
 def presets_json(presets: Sequence[Preset]) -> dict[str, Any]:
-    """``inspect-shapes --list-presets --json``: ``{"presets": [...]}``."""
-    return {
-        "presets": [
-            {
-                "name": p.name,
-                "description": p.description,
-                **{
-                    k: v
-                    for k, v in p.config.to_dict().items()
-                    if k in ("vocab_size", "d_model", "context_length")
-                },
-                "batch_size": p.batch_size,
-                "seq_len": p.seq_len,
-                "n_layers": p.n_layers,
-                "model_parameters": p.model_parameters,
-            }
-            for p in presets
-        ]
-    }
+    """``inspect-shapes --list-presets --json``: ``{"presets": [...]}``, in family order."""
+    from embedcli.models.presets import preset_entry
+
+    def one(p: Preset) -> dict[str, Any]:
+        entry = preset_entry(p.name) or {}
+        cfg = p.config
+        return {
+            "name": p.name,
+            "description": p.description,
+            "family": p.family,
+            "source": p.source,
+            "vocab_size": cfg.vocab_size,
+            "d_model": cfg.d_model,
+            "context_length": cfg.context_length if cfg.context_limit else None,
+            "positional": cfg.positional,
+            "batch_size": p.batch_size,
+            "seq_len": p.seq_len,
+            "n_layers": p.n_layers,
+            "model_parameters": p.model_parameters,
+            "active_parameters": p.active_parameters,
+            "experts": p.experts,
+            "experts_per_token": p.experts_per_token,
+            "published": entry.get("published"),
+        }
+
+    return {"presets": [one(p) for p in presets]}
 
 
 def weights_json(report: WeightsReport) -> dict[str, Any]:

@@ -20,17 +20,14 @@ from embedcli.render.common import (
     items_line,
     new_table,
     note,
-    pack,
     to_text,
 )
 
 if TYPE_CHECKING:
     from embedcli.analysis.training import TrainingMemory
-    from embedcli.core.config import Preset
     from embedcli.pipeline.shapes import ShapesReport
 
 TENSOR_NAMES = ("token_embeddings", "position_embeddings")
-MODEL_WIDTH = 18  # a preset's description wraps at this width under its name, on narrow terminals
 ADDITION_TITLE = "Broadcast: position embeddings are added to every sequence of the batch"
 
 
@@ -129,6 +126,8 @@ def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> Rende
             f"{dim or cfg['d_model']} dimensions: one attention head)"
         )
         scaling = (cfg.get("model") or {}).get("rope_scaling")
+        if cfg.get("rope_scaling"):  # the type, also where no model summary comes with it
+            scaling = scaling or cfg["rope_scaling"].get("rope_type")
         if cfg.get("rope_scaling") and cfg["rope_scaling"].get("applied", True):
             unscaled = f", with the model's {scaling} rope scaling applied to the frequencies"
         elif scaling:
@@ -209,7 +208,7 @@ def shapes_tables(report: ShapesReport, *, width: int = 100, plain: bool = True)
     cfg = report.config
     header = items_line(
         [
-            f"preset {report.preset} ({report.preset_description})",
+            configuration_label(report),
             f"vocab {cfg['vocab_size']:,}",
             f"d {cfg['d_model']:,}",
             "no context limit"
@@ -235,6 +234,23 @@ def shapes_tables(report: ShapesReport, *, width: int = 100, plain: bool = True)
     if report.training is not None:
         parts.append(training_block(report.training, width))
     return Group(*parts)
+
+
+CHANGE_NAMES = {"vocab_size": "vocab", "d_model": "d", "context_length": "context"}
+
+
+def configuration_label(report: ShapesReport) -> str:
+    """The configuration actually used: the preset and where its values come from, or what
+    the flags changed in it ("custom: gpt2 with d 4,096"), never the bare preset's name."""
+    if report.preset_changes and report.preset != "checkpoint":
+        changed = ", ".join(
+            f"{CHANGE_NAMES.get(k, k)} {v:,}" if isinstance(v, int) else f"{k} {v}"
+            for k, v in report.preset_changes.items()
+        )
+        return f"custom: {report.preset} with {changed}"
+    hub = report.preset_source and "/" in report.preset_source  # a model's hub id
+    source = f", {report.preset_source}" if hub else ""
+    return f"preset {report.preset} ({report.preset_description}{source})"
 
 
 PRECISION_HEADS = {"float32": "float32", "bfloat16": "bf16 / fp16", "mixed": "mixed"}
@@ -345,18 +361,41 @@ def parameters_block(report: ShapesReport, width: int) -> Group:
     ]
     if report.config["positional"] == "sinusoidal":
         parts.append(note("sinusoidal positions are a fixed (context, d) buffer: no parameters"))
-    elif report.config["positional"] == "rope":
-        parts.append(note("rope angles are computed inside attention: no parameters"))
+    else:
+        inside = {
+            "rope": "rope angles are computed inside attention: no parameters",
+            "alibi": "ALiBi's slopes are fixed numbers, one per head, used inside attention: "
+            "no parameters",
+            "relative": "T5's relative position bias is a small learned table (buckets × heads) "
+            "inside attention: counted in the model, not here",
+        }.get(report.config["positional"])
+        if inside:
+            parts.append(note(inside))
     if p.model_parameters is not None and p.share_of_model is not None:
-        whole = (
-            f"the {p.model_parameters:,} parameters in {report.preset_description} (tied tensors "
-            "counted once)"
-            if report.preset == "checkpoint"
-            else f"the whole {report.preset} model's {p.model_parameters:,} parameters (output "
-            "head tied to the token table)"
+        parts.append(Text(f"the embeddings are {p.share_of_model:.2%} of {_whole(report)}"))
+    if p.active_parameters is not None and p.experts is not None:
+        parts.append(
+            Text(
+                f"a mixture of experts: each token runs through {p.experts_per_token} of the "
+                f"{p.experts} experts of every layer, {p.active_parameters:,} parameters "
+                f"({p.total / p.active_parameters:.2%} of them are the embeddings); every "
+                "expert is counted in the total and held in memory"
+            )
         )
-        parts.append(Text(f"the embeddings are {p.share_of_model:.2%} of {whole}"))
     return Group(*parts)
+
+
+def _whole(report: ShapesReport) -> str:
+    """What the share is of: the checkpoint's parameters, or the preset model's."""
+    count = f"{report.parameters.model_parameters:,}"
+    if report.preset == "checkpoint":
+        return f"the {count} parameters in {report.preset_description} (tied tensors counted once)"
+    head = (
+        "output head tied to the token table"
+        if report.preset_tied
+        else "its output head is a separate vocab × d matrix, not counted in the embeddings"
+    )
+    return f"the whole {report.preset} model's {count} parameters ({head})"
 
 
 def combine_block(report: ShapesReport) -> Group:
@@ -379,52 +418,4 @@ def combine_block(report: ShapesReport) -> Group:
         heading("Add or concatenate token and position vectors?"),
         table,
         Text(f"concatenating costs {extra:,} more parameters in that layer alone"),
-    )
-
-
-# ---------------------------------------------------------------- presets
-
-
-def _presets_table(presets: Sequence[Preset], *, stacked: bool) -> Table:
-    columns = ["preset", "vocab", "d_model", "context", "batch × seq", "parameters"]
-    if not stacked:
-        columns.insert(1, "model")
-    table = new_table(
-        *columns,
-        right=columns[2 if not stacked else 1 :],
-        wrap=("model", "batch × seq"),
-    )
-    for p in presets:
-        cfg = p.config
-        name = Text(p.name)
-        if stacked:
-            lines = pack(p.description.split(" "), MODEL_WIDTH, " ")
-            name.append("\n" + "\n".join(lines), style="dim")
-        model = [p.description] if not stacked else []
-        params = "" if p.model_parameters is None else f"{p.model_parameters:,}"
-        add_row(
-            table,
-            name,
-            *model,
-            f"{cfg.vocab_size:,}",
-            f"{cfg.d_model:,}",
-            f"{cfg.context_length:,}",
-            f"{p.batch_size:,} × {p.seq_len:,}",
-            params,
-            end_section=stacked,
-        )
-    return table
-
-
-def presets_table(
-    presets: Sequence[Preset], *, width: int = 100, plain: bool = True
-) -> RenderableType:
-    """``inspect-shapes --list-presets``; narrow terminals show each model under its name."""
-    return Group(
-        heading("Presets (explicit flags override their values)"),
-        first_fitting(
-            width,
-            lambda: _presets_table(presets, stacked=False),
-            lambda: _presets_table(presets, stacked=True),
-        ),
     )

@@ -1,0 +1,126 @@
+"""Offline presets of real model families: each one a published ``config.json`` (presets.json),
+read through its family's registry entry exactly as a model folder's is, with its parameter
+count worked out from the config (models/paramcount.py).
+
+The GPT-2 sizes, GPT-3 and the book's chapter 2 stay in embedcli.core.config (no registry
+needed); every name is looked up here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from embedcli.core.config import DEFAULT_PRESET, PRESETS, Overrides, Preset
+from embedcli.errors import ConfigError
+
+if TYPE_CHECKING:
+    from embedcli.core.config import EmbedConfig
+    from embedcli.models.config import ModelConfig
+
+
+@cache
+def _entries() -> dict[str, dict[str, Any]]:
+    from importlib.resources import files
+
+    data = json.loads(files("embedcli.models").joinpath("presets.json").read_text())
+    return {entry["name"]: entry for entry in data["presets"]}
+
+
+def preset_names() -> tuple[str, ...]:
+    """Every preset's name: GPT-2's sizes, GPT-3 and the book's first, then the real families."""
+    return (*PRESETS, *_entries())
+
+
+def preset_entry(name: str) -> dict[str, Any] | None:
+    """A real family's entry of presets.json (name, description, hub_id, published, config)."""
+    return _entries().get(name)
+
+
+def preset_model(name: str) -> ModelConfig | None:
+    """The preset's config.json read through its family's registry entry (None for the
+    presets of embedcli.core.config, which have no config.json)."""
+    entry = preset_entry(name)
+    if entry is None:
+        return None
+    return _model(name)
+
+
+@cache
+def _model(name: str) -> ModelConfig:
+    from embedcli.models.config import parse_config
+
+    return parse_config(_entries()[name]["config"], f"preset {name}")
+
+
+def get_preset(name: str | None) -> Preset:
+    """The preset called ``name`` (default gpt2), or a ConfigError listing them."""
+    name = name or DEFAULT_PRESET
+    if name in PRESETS:
+        return PRESETS[name]
+    if name not in _entries():
+        raise ConfigError(f"unknown preset {name!r}; see embedcli inspect-shapes --list-presets")
+    return _real_preset(name)
+
+
+@cache
+def _real_preset(name: str) -> Preset:
+    from embedcli.models.paramcount import count_parameters
+
+    entry = _entries()[name]
+    counted = count_parameters(entry["config"])
+    return Preset(
+        name,
+        entry["description"],
+        preset_embed_config(_model(name)),
+        parameters=counted.total,
+        family=_model(name).family.name,  # type: ignore[union-attr]
+        source=entry["hub_id"],
+        active_parameters=counted.active,
+        experts=counted.experts,
+        experts_per_token=counted.experts_per_token,
+        tied=bool(_model(name).tie_word_embeddings),
+    )
+
+
+def preset_embed_config(model: ModelConfig) -> EmbedConfig:
+    """The input layer a folder of this model would give: its tables' shapes as the config
+    states them, through the same reading of the family (models/tables.tables_config)."""
+    from embedcli.models.tables import position_rows_before, tables_config
+
+    if model.vocab_size is None or model.d_model is None:
+        raise ConfigError(f"{model.file}: the preset gives no vocab_size or width")
+    width = model.token_width or model.d_model
+    position = None
+    if model.positional == "learned":
+        assert model.context_length is not None
+        position = (model.context_length + position_rows_before(model), model.d_model)
+    return tables_config(
+        (model.vocab_size, width), position, Overrides(), model=model, table_dtype=model.dtype
+    )
+
+
+def preset_config(name: str | None, overrides: Overrides) -> tuple[Preset, EmbedConfig]:
+    """A preset by name (default gpt2) and its config with the flags applied; a flag that
+    leaves the preset's model incomplete (a positional table for a model with no context
+    limit, a width narrower than one rotated head) is refused, never filled in."""
+    preset = get_preset(name)
+    base = preset.config
+    table = overrides.positional in ("learned", "sinusoidal")
+    if not base.context_limit and overrides.context_length is None and table:
+        raise ConfigError(
+            f"{preset.name} has no context limit (its {base.positional} positions act inside "
+            f"attention): a {overrides.positional} table needs its rows, pass --context-length"
+        )
+    if overrides.context_length is not None and not base.context_limit:
+        base = replace(base, context_limit=True)  # the flag sets one
+    rotated = base.rope_dim if base.positional == "rope" else None
+    width = overrides.d_model
+    if rotated and width is not None and width < rotated and overrides.positional in (None, "rope"):
+        raise ConfigError(
+            f"{preset.name} rotates {rotated} dimensions in each attention head, more than "
+            f"--d-model {width}; pass a width of at least {rotated}"
+        )
+    return preset, overrides.apply(base)
