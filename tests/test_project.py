@@ -698,3 +698,14 @@ def test_a_signal_during_the_renames_waits_for_them(tmp_path: Path) -> None:
     assert (tmp_path / "b.txt").read_bytes() == b"b.txt"
     assert signal.getsignal(signal.SIGINT) is before  # and the handler is back
     signal.signal(signal.SIGINT, started)
+
+
+def test_an_empty_export_folder_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--export-projector "$DIR"` with DIR unset: before, the three files landed in the
+    current folder (the contract fuzzer's stray files)."""
+    from helpers import expect_error
+
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["project", "hi", "--export-projector", ""])
+    expect_error(result, "name a folder (. for this one), not an empty string", 2)
+    assert list(tmp_path.iterdir()) == []

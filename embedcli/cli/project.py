@@ -11,6 +11,16 @@ from embedcli.cli.output import emit, models_listed
 from embedcli.core.config import DEFAULT_SEED, Overrides
 
 
+def _named_folder(value: str | None) -> Path | None:
+    """An empty --export-projector (an unset shell variable) would write into the current
+    folder: a folder must be named (``.`` for this one)."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise typer.BadParameter("name a folder (. for this one), not an empty string")
+    return Path(value)
+
+
 def project(
     ctx: typer.Context,
     texts: o.JoinedText = None,
@@ -47,10 +57,11 @@ def project(
     device: o.Device = "auto",
     png: o.Png = None,
     export_projector: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             help="Also write tensors.tsv, metadata.tsv and projector_config.pbtxt into this "
             "folder, for TensorBoard's Embedding Projector.",
+            callback=_named_folder,
             metavar="DIR",
             show_default=False,
             rich_help_panel=o.OUTPUT,
