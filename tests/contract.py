@@ -170,7 +170,8 @@ def _family_folders(folder: Path) -> None:
             "bert.embeddings.token_type_embeddings.weight": table(2, d),
             **{f"bert.embeddings.LayerNorm.{k}": v for k, v in norm.items()}}),
         "model-opt": ({"model_type": "opt", "hidden_size": d, "word_embed_proj_dim": d,
-                       "max_position_embeddings": 16, "vocab_size": vocab}, {
+                       "max_position_embeddings": 16, "num_attention_heads": 2,
+                       "vocab_size": vocab}, {
             "model.decoder.embed_tokens.weight": table(vocab, d),
             "model.decoder.embed_positions.weight": table(18, d)}),
         "model-bloom": ({"model_type": "bloom", "hidden_size": d, "n_head": 2,
@@ -268,7 +269,8 @@ SMALL_INTS = {"d_model": (1, 16), "context_length": (1, 64), "vocab_size": (1, 6
               "seq_len": (1, 16), "batch_size": (1, 8), "stride": (1, 16), "truncate": (0, 20),
               "show": (1, 8), "max_positions": (1, 70), "limit": (1, 5), "k": (1, 20),
               "seed": (0, 2**64 - 1), "pad_id": (0, 60000), "window": (1, 16),
-              "max_length": (1, 16), "top": (1, 300)}  # fmt: skip
+              "max_length": (1, 16), "top": (1, 300), "heads": (1, 16),
+              "head": (0, 12)}  # fmt: skip
 # Options drawn more often than the rest: a default d of 768 is slow, and --json is checked.
 OFTEN = {"d_model": 0.7, "as_json": 0.5}
 # Sets of options that lead deep into a command (streaming, checkpoints, ...).
@@ -283,7 +285,10 @@ FOCUS = {
     "project": (("texts",), ("top",), ("ids_file",), ("weights", "top"), ("export_projector",),
                 ("png", "texts"), ("top", "ids_file", "as_json")),
     "stats": (("weights",),),
-    "positions": (("weights",), ("png",), ("similarity",)),
+    "positions": (("weights",), ("png",), ("similarity",), ("positional",), ("preset",),
+                  ("preset", "head"), ("preset", "as_json"), ("positional", "heads", "head"),
+                  ("positional", "rope_theta", "rope_scaling"), ("positional", "similarity"),
+                  ("weights", "positional"), ("list_presets",), ("positional", "png")),
     "inspect-shapes": (("preset",), ("weights",), ("device",), ("train", "optimizer")),
     "weights": (("path",), ("path", "download")),
     "broadcast": (("shapes",),),
@@ -375,11 +380,40 @@ def _named_values() -> dict[str, Values]:
     }
 
 
-def value_strategies(param: Any) -> Values:
-    """(usual, odd) values for ``param``: by its name where it says what it holds, else by its
-    type. Odd ints are mostly extremes that parse (2**63, 10**30), so they reach the code."""
+@functools.lru_cache(maxsize=1)
+def _command_values() -> dict[str, dict[str, Values]]:
+    """command -> (usual, odd) values of the parameters that mean something of their own there."""
+    from embedcli.models.presets import preset_names
+
+    odd = _odd_strings()
+
+    def pair(usual: tuple[str, ...], unusual: tuple[str, ...]) -> Values:
+        return st.sampled_from(usual), st.one_of(st.sampled_from(unusual), odd)
+
+    return {
+        "positions": {
+            # every preset: rope (llama3 scaling, two bases), ALiBi (112 heads), learned, T5
+            "preset": pair(preset_names(), ("gpt-2", "GPT2 ", "llama", "t5")),
+            "rope_theta": pair(("10000", "500000", "1e6", "2.5"),
+                               ("1", "0", "-5", "nan", "inf", "1e400", "abc", "")),
+            "rope_scaling": pair(
+                ("linear:8", "llama3:8", "llama3:8:1:4:8192", "linear:1", "LLAMA3:2"),
+                ("yarn:4", "linear", "linear:", "linear:0.5", "llama3:8:4:1:8192",
+                 "llama3:8:1:4", "linear:nan", "linear:1e400", ":", "llama3:8:1:4:0",
+                 "llama3:8:1:4:81.5", "dynamic:2", "linear:2:3"),
+            ),
+        },
+    }  # fmt: skip
+
+
+def value_strategies(param: Any, command: str | None = None) -> Values:
+    """(usual, odd) values for ``param`` (of ``command``): by its name where it says what it
+    holds, else by its type. Odd ints are mostly extremes that parse (2**63, 10**30), so they
+    reach the code."""
     named = _named_values()
     name, kind = param.name, param.type.name
+    if name in _command_values().get(command or "", {}):
+        return _command_values()[command][name]
     if name == "path":  # `weights SOURCE`
         return named["weights"]
     if name in named:
@@ -545,7 +579,7 @@ def cases(draw: st.DrawFn, command: str | None = None, shells: tuple[str, ...] =
     odd_tenths = draw(st.sampled_from((0, 1, 3, 6)))  # of the values, odd
 
     def value(param: Any) -> str:
-        usual, odd = value_strategies(param)
+        usual, odd = value_strategies(param, name)
         return draw(odd if draw(st.integers(0, 9)) >= 10 - odd_tenths else usual)
 
     chunks: list[tuple[str, ...]] = []

@@ -83,6 +83,8 @@ def test_a_shared_option_is_declared_once() -> None:
         ("positions", "--d-model"),
         ("positions", "--context-length"),
         ("positions", "--positional"),
+        # without --preset, positions draws from its flags: no gpt2 default there
+        ("positions", "--preset"),
         # tokenize and count compare encodings: -e and -m repeat.
         ("tokenize", "--encoding"),
         ("tokenize", "--model"),

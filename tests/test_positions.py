@@ -129,7 +129,16 @@ def test_positions_golden(golden) -> None:
 
 
 @pytest.mark.parametrize("width", [40, 60, 100])
-@pytest.mark.parametrize("args", [[], ["--similarity"], ["--positional", "learned"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--similarity"],
+        ["--positional", "learned"],
+        ["--positional", "rope"],  # 256 pairs of rotated dimensions: columns sampled
+        ["--positional", "rope", "--similarity"],
+    ],
+)
 def test_heatmap_fits_the_terminal_and_has_a_legend(width: int, args: list[str]) -> None:
     result = runner.invoke(
         app,

@@ -8,6 +8,7 @@ import itertools
 import re
 
 import golden_oracle as oracle
+import golden_oracle_tables as tables
 import numpy as np
 import pytest
 import torch
@@ -85,8 +86,8 @@ def readme_checkpoint() -> tuple[np.ndarray, np.ndarray]:
 
 def test_the_checkpoint_tables() -> None:
     token, position = readme_checkpoint()
-    oracle.check_neighbors(output_of('embedcli neighbors " king" --weights ckpt.pt -k 4'), token)
-    rows = oracle.stats_cells(output_of("embedcli stats --weights ckpt.pt"))
+    tables.check_neighbors(output_of('embedcli neighbors " king" --weights ckpt.pt -k 4'), token)
+    rows = tables.stats_cells(output_of("embedcli stats --weights ckpt.pt"))
     for column, table in enumerate((token, position)):
         values = table.ravel()
         assert abs(oracle.number(rows["mean"][column]) - values.mean()) <= 6e-5
@@ -97,12 +98,12 @@ def test_the_checkpoint_tables() -> None:
 
 def test_the_positional_pictures() -> None:
     text = output_of("embedcli positions --context-length 16 -d 64")
-    oracle.check_position_map(text, oracle.sinusoids(16, 64), False)
+    tables.check_position_map(text, oracle.sinusoids(16, 64), False)
     text = output_of(
         "embedcli positions --positional learned --similarity --context-length 12 -d 64"
     )
     _, position = oracle.recipe(50257, 64, 12, 123)
-    oracle.check_position_map(text, oracle.cosine(position), True)
+    tables.check_position_map(text, tables.cosine(position), True)
 
 
 def test_the_projection_of_a_stretched_table() -> None:

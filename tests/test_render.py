@@ -23,7 +23,8 @@ from embedcli.corpus.windows import batches, plan_windows
 from embedcli.models.inventory import inspect_weights
 from embedcli.models.presets import get_preset, preset_names
 from embedcli.pipeline.embed import run_embed
-from embedcli.pipeline.positions import position_table, positions_heatmap
+from embedcli.pipeline.positions import position_table, positions_heatmap, positions_report
+from embedcli.pipeline.positionsource import PositionsRequest
 from embedcli.pipeline.shapes import run_inspect
 from embedcli.pipeline.sources import source_tables
 from embedcli.render import (
@@ -35,6 +36,7 @@ from embedcli.render import (
     heatmap_view,
     neighbors_view,
     plural,
+    positions_view,
     presets_table,
     shapes_tables,
     stats_view,
@@ -72,6 +74,10 @@ def render(view: Callable[..., RenderableType], *args: object, width: int, **kwa
 
 
 # ---------------------------------------------------------------- reports, from the core
+
+
+LLAMA3_SMALL = (("rope_type", "llama3"), ("factor", 4.0), ("low_freq_factor", 1.0),
+                ("high_freq_factor", 4.0), ("original_max_position_embeddings", 64.0))  # fmt: skip
 
 
 def seeded_tables(d_model: int = 16) -> tuple[torch.Tensor, torch.Tensor | None, str]:
@@ -114,6 +120,8 @@ def views(tmp_path: Path) -> dict[str, tuple[Callable[..., RenderableType], tupl
     plan = plan_windows(len(window_ids), 3, None, 3, False)
     sinusoids, where, _ = position_table("sinusoidal", 64, 128, 123)
     learned, learned_where, _ = position_table("learned", 48, 32, 123)
+    # rope with llama3 scaling over an original context of 64, so that its three bands show
+    rope = PositionsRequest(positional="rope", d_model=64, rope_scaling=LLAMA3_SMALL)
     devices = [
         DeviceInfo("cpu", True, "x86_64, 16 cores", None, None),
         DeviceInfo("cuda:0", True, "NVIDIA H200", 150_000_000_000, 149_000_000_000),
@@ -200,6 +208,22 @@ def views(tmp_path: Path) -> dict[str, tuple[Callable[..., RenderableType], tupl
             (positions_heatmap(learned, learned_where, True),),
             {},
         ),
+        "positions_rope": (positions_view, (positions_report(rope),), {}),
+        "positions_rope_similarity": (
+            positions_view,
+            (positions_report(PositionsRequest("rope", 40, 32, similarity=True)),),
+            {},
+        ),
+        "positions_alibi": (
+            positions_view,
+            (positions_report(PositionsRequest("alibi", 24, heads=12)),),
+            {},
+        ),
+        "positions_alibi_head": (
+            positions_view,
+            (positions_report(PositionsRequest("alibi", 20, head=2)),),
+            {},
+        ),
         "devices": (devices_table, (devices, "2.5.1", "12.4", "cuda:0"), {}),
     }
 
@@ -235,6 +259,10 @@ VIEW_NAMES = [
     "positions",
     "positions_similarity",
     "positions_learned_similarity",
+    "positions_rope",
+    "positions_rope_similarity",
+    "positions_alibi",
+    "positions_alibi_head",
     "devices",
 ]
 

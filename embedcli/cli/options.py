@@ -248,6 +248,15 @@ Preset = Annotated[
     ),
 ]
 
+ListPresets = Annotated[
+    bool,
+    typer.Option(
+        "--list-presets",
+        help="List the presets by family (parameters, sizes, where the values come from) and exit.",
+        rich_help_panel=TABLES,
+    ),
+]
+
 # ---------------------------------------------------------------- shapes
 
 BatchSize = Annotated[

@@ -1,4 +1,5 @@
-"""`embedcli positions`: a positional encoding as a picture (or its cosine similarities)."""
+"""`embedcli positions`: a positional encoding as a picture (or its cosine similarities):
+learned and sinusoidal tables, rope's rotation angles, ALiBi's biases."""
 
 from typing import Annotated
 
@@ -9,15 +10,38 @@ from embedcli.cli.output import emit
 from embedcli.core.config import DEFAULT_SEED, PICTURE_D_MODEL, PICTURE_POSITIONS
 from embedcli.tokenization.display import visible_name
 
-_FAMILY_CHECK, _FAMILY_COMPLETE = o.choices(("learned", "sinusoidal"))
+_FAMILY_CHECK, _FAMILY_COMPLETE = o.choices(("learned", "sinusoidal", "rope", "alibi"))
+ROPE = "RoPE and ALiBi"  # their options' help panel
+
+
+def _check_theta(value: float | None) -> float | None:
+    import math
+
+    if value is not None and not (math.isfinite(value) and value > 1):
+        raise typer.BadParameter(f"rope's base must be a finite number above 1, got {value!r}")
+    return value
+
+
+def _parse_scaling(value: str | None) -> tuple | None:
+    """--rope-scaling's spec as core.positions reads it; a bad one is a usage error."""
+    from embedcli.core.positions import parse_rope_scaling
+    from embedcli.errors import UsageError
+
+    if value is None:
+        return None
+    try:
+        return parse_rope_scaling(value)
+    except ValueError as exc:
+        raise UsageError(f"--rope-scaling {exc}") from None
 
 
 def positions(
     positional: Annotated[
         str | None,
         typer.Option(
-            help="learned (the seeded table, or --weights) or sinusoidal. "
-            "\\[default: sinusoidal; learned with --weights]",
+            help="learned (the seeded table, or --weights), sinusoidal, rope (the rotation "
+            "angles) or alibi (the bias of each head). \\[default: sinusoidal; the model's own "
+            "with --weights or --preset]",
             callback=_FAMILY_CHECK,
             autocompletion=_FAMILY_COMPLETE,
             metavar="FAMILY",
@@ -25,11 +49,26 @@ def positions(
             rich_help_panel=o.TABLES,
         ),
     ] = None,
+    preset: Annotated[
+        str | None,
+        typer.Option(
+            help="Draw a real model's own positions (see --list-presets): rope's theta, "
+            "scaling and head dimension, ALiBi's heads and slopes, or a learned table at its "
+            "width (seeded); not with --weights.",
+            callback=o.checks.preset_check,
+            autocompletion=o.checks.preset_complete,
+            metavar="NAME",
+            show_default=False,
+            rich_help_panel=o.TABLES,
+        ),
+    ] = None,
+    list_presets: o.ListPresets = False,
     context_length: Annotated[
         int | None,
         o.count(
-            help="Positions (rows); fewer than embed's 1024, so the picture fits a terminal. "
-            f"\\[default: {PICTURE_POSITIONS}; the checkpoint's with --weights]",
+            help="Positions (rows; ALiBi: queries and keys); fewer than embed's 1024, so the "
+            f"picture fits a terminal. \\[default: {PICTURE_POSITIONS}; the checkpoint's with "
+            "a learned --weights]",
             metavar="ROWS",
             show_default=False,
             rich_help_panel=o.TABLES,
@@ -40,11 +79,56 @@ def positions(
         o.count(
             "-d",
             "--d-model",
-            help="Dimensions (columns); fewer than embed's 768, to fit a terminal. "
-            f"\\[default: {PICTURE_D_MODEL}; the checkpoint's with --weights]",
+            help="Dimensions (columns); for rope, the rotated dimensions of one head "
+            "(head_dim), drawn as d/2 pairs. "
+            f"\\[default: {PICTURE_D_MODEL}; the model's with --weights or --preset]",
             metavar="D",
             show_default=False,
             rich_help_panel=o.TABLES,
+        ),
+    ] = None,
+    rope_theta: Annotated[
+        float | None,
+        typer.Option(
+            help="rope's base theta (Llama 3: 500000). \\[default: 10000]",
+            callback=_check_theta,
+            metavar="THETA",
+            show_default=False,
+            rich_help_panel=ROPE,
+        ),
+    ] = None,
+    rope_scaling: Annotated[
+        str | None,
+        typer.Option(
+            help="rope's frequency scaling: linear:FACTOR, llama3:FACTOR (Llama 3.1's low 1, "
+            "high 4, original 8192) or llama3:FACTOR:LOW:HIGH:ORIGINAL. \\[default: none]",
+            metavar="SPEC",
+            show_default=False,
+            rich_help_panel=ROPE,
+        ),
+    ] = None,
+    heads: Annotated[
+        int | None,
+        typer.Option(
+            help="ALiBi's attention heads (their slopes: Press et al.'s). \\[default: 8, the "
+            "paper's; the model's with --weights or --preset]",
+            min=1,
+            max=1024,
+            metavar="N",
+            show_default=False,
+            rich_help_panel=ROPE,
+        ),
+    ] = None,
+    head: Annotated[
+        int | None,
+        typer.Option(
+            help="ALiBi: draw this one head large, numbered from 0 (the first) to heads - 1. "
+            "\\[default: every head, small]",
+            min=0,
+            callback=o.bounded,
+            metavar="H",
+            show_default=False,
+            rich_help_panel=ROPE,
         ),
     ] = None,
     seed: o.Seed = DEFAULT_SEED,
@@ -56,7 +140,8 @@ def positions(
         bool,
         typer.Option(
             "--similarity",
-            help="Position-by-position cosine similarity instead.",
+            help="Position-by-position cosine similarity instead (rope: that of rotated "
+            "copies of one vector, by distance).",
             rich_help_panel=o.DISPLAY,
         ),
     ] = False,
@@ -70,25 +155,35 @@ def positions(
       embedcli positions                  # sinusoids: stripes, slower to the right
       embedcli positions --similarity     # the bands of sinusoids
       embedcli positions --positional learned --similarity    # untrained: noise
+      embedcli positions --positional rope --rope-scaling llama3:8 -d 64
+      embedcli positions --preset llama-3.1-8b --similarity   # by distance
+      embedcli positions --positional alibi --heads 12        # every head's bias
+      embedcli positions --preset bloom-176b --head 0          # one head, large
       embedcli positions --png sinusoidal.png
     """
+    if list_presets:
+        from embedcli.cli.shapes import list_presets as listed
+
+        return listed(as_json)
     from embedcli.io.outputs import check_png
-    from embedcli.render.png import heatmap_png
 
     check_png(png)
-    from embedcli.pipeline.positions import position_table, positions_heatmap
-    from embedcli.render.json import heatmap_json
+    from embedcli.pipeline.positions import positions_report
+    from embedcli.pipeline.positionsource import PositionsRequest
+    from embedcli.render.positionsjson import positions_json
 
-    table, source, family = position_table(
-        positional, context_length, d_model, seed, weights, position_key
-    )
-    heatmap = positions_heatmap(table, source, similarity)
+    request = PositionsRequest(
+        positional, context_length, d_model, seed, weights, position_key, preset, rope_theta,
+        _parse_scaling(rope_scaling), heads, head, similarity,
+    )  # fmt: skip
+    report = positions_report(request)
     if png is not None:
         from embedcli.io.outputs import check_not_an_input
+        from embedcli.render.png import positions_png
 
         check_not_an_input(png, [weights], "--png")
-        heatmap_png(heatmap, png)
-    emit(as_json, lambda h: heatmap_json(family, h), "heatmap_view", heatmap)
+        positions_png(report, png)
+    emit(as_json, positions_json, "positions_view", report)
     if png is not None and not as_json:
         from embedcli.cli.output import write
 

@@ -12,15 +12,7 @@ from embedcli.errors import UsageError
 
 def inspect_shapes(
     preset: o.Preset = None,
-    listing: Annotated[
-        bool,
-        typer.Option(
-            "--list-presets",
-            help="List the presets by family (parameters, sizes, where the values come from) "
-            "and exit.",
-            rich_help_panel=o.TABLES,
-        ),
-    ] = False,
+    listing: o.ListPresets = False,
     batch_size: o.BatchSize = None,
     seq_len: o.SeqLen = None,
     d_model: o.DModel = None,

@@ -9,6 +9,9 @@
 - ``hfreference``: ``--verify``'s third, a model folder's own transformers code up to block 0.
 - ``shapes``: the inspect-shapes job.
 - ``positions``: the positions job: a positional table, or its similarities, as a heatmap.
+- ``positionsource``: which encoding ``positions`` draws (flags, a preset, or ``--weights``), and
+  the checks of its flags.
+- ``positionmaps``: rope's angles and similarity by distance, ALiBi's biases and slopes.
 
 Imports: analysis, corpus, tokenization, models, core, io, errors.
 """

@@ -1,4 +1,6 @@
-"""Positional encodings as matrices to look at: the table itself, or its cosine similarities."""
+"""Positional encodings as matrices to look at: the table itself, or its cosine similarities;
+rope's angles and ALiBi's biases come from pipeline.positionmaps, the encoding to draw from
+pipeline.positionsource."""
 
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ if TYPE_CHECKING:
     import numpy as np
     import torch
 
+    from embedcli.pipeline.positionmaps import AlibiReport, RopeReport
+    from embedcli.pipeline.positionsource import Encoding, PositionsRequest
+
 
 @dataclass
 class Heatmap:
@@ -26,12 +31,20 @@ class Heatmap:
     row_labels: list[str] | None = None  # None: rows are numbered
     column_labels: list[str] | None = None
     source: str | None = None  # where the matrix came from (positions: the table's source)
+    positional: str | None = None  # positions: the family drawn (learned, sinusoidal, rope)
+    bounds: tuple[float, float] | None = None  # a fixed colour scale (rope's angles: -π, π)
+    scale_note: str | None = None  # what the scale is, said beside its numbers
+    masked: str | None = None  # NaN cells are masked, not values: what they are (ALiBi's j > i)
+    details: tuple[str, ...] = ()  # short "key value" facts under the title
+    notes: tuple[str, ...] = ()  # sentences under the scale
 
     @property
     def limit(self) -> float:
         """The largest magnitude: the colour scale runs from -limit to +limit."""
         import numpy as np
 
+        if self.bounds is not None:
+            return max(abs(self.bounds[0]), abs(self.bounds[1])) or 1.0
         finite = np.abs(self.matrix[np.isfinite(self.matrix)]) if len(self.matrix) else []
         return float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
 
@@ -77,12 +90,53 @@ def position_table(
     return position.detach().double(), f"learned, {source}", positional
 
 
+def positions_report(request: PositionsRequest) -> Heatmap | RopeReport | AlibiReport:
+    """What ``embedcli positions`` draws: a table (or its similarities), rope's angles (or
+    their similarity by distance), or ALiBi's biases, from the flags, a preset or a model."""
+    from embedcli.core.config import PICTURE_POSITIONS
+    from embedcli.pipeline.positionmaps import alibi_report, rope_report
+    from embedcli.pipeline.positionsource import resolve
+
+    encoding = resolve(request)
+    rows = request.context_length or PICTURE_POSITIONS
+    if encoding.family == "rope":
+        return rope_report(encoding, rows, request.similarity)
+    if encoding.family == "alibi":
+        return alibi_report(encoding, rows, request.head)
+    if encoding.from_model and request.weights is None:  # a preset's width, a seeded table
+        rows = request.context_length or min(PICTURE_POSITIONS, encoding.context_length or rows)
+        table, source = _preset_table(encoding, rows, request.seed)
+    else:
+        table, source, _ = position_table(
+            encoding.family, request.context_length, request.d_model, request.seed,
+            request.weights, request.position_key,
+        )  # fmt: skip
+    heatmap = positions_heatmap(table, source, request.similarity)
+    heatmap.positional = encoding.family
+    return heatmap
+
+
+def _preset_table(encoding: Encoding, rows: int, seed: int) -> tuple[torch.Tensor, str]:
+    """A preset's learned table, seeded, at its width: ``torch.manual_seed(seed)``, then
+    ``nn.Embedding(rows, d)`` alone (no token table drawn first: GPT-3's would be 2.5 GB)."""
+    import torch
+
+    assert encoding.d_model is not None
+    _check_picture_memory(rows, encoding.d_model)
+    torch.manual_seed(seed)
+    table = torch.nn.Embedding(rows, encoding.d_model).weight.detach().double()  # (rows, d)
+    return table, (
+        f"learned, seeded nn.Embedding({rows:,}, {encoding.d_model:,}) drawn alone, seed "
+        f"{seed}, at the width of {encoding.source}"
+    )
+
+
 def _check_picture_memory(rows: int, d_model: int, similarity: bool = False) -> None:
     """The (rows, d) table in float64 (and its (rows, rows) similarities) must fit."""
     from embedcli.core.memory import ensure_host_fits
 
     need = rows * d_model * 8 * 2 + (rows * rows * 8 if similarity else 0)
-    what = f"a picture of {rows:,} positions × {d_model:,} dimensions"
+    what = f"the numbers of a picture of {rows:,} positions × {d_model:,} dimensions"
     ensure_host_fits(
         what + (" and its similarities" if similarity else ""),
         need,

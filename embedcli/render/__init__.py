@@ -13,6 +13,7 @@ Imports: pipeline, analysis, corpus, tokenization, models, core, io, errors.
 # command imports the rich modules its own view needs, not every view's.
 _WHERE = {
     "addition_view": "shapes",
+    "alibi_view": "alibi",
     "broadcast_table": "shapes",
     "broadcast_view": "shapes",
     "coloured_text": "tokens",
@@ -26,6 +27,7 @@ _WHERE = {
     "models_view": "count",
     "neighbors_view": "checkpoints",
     "plural": "common",
+    "positions_view": "positions",
     "presets_table": "presets",
     "project_view": "project",
     "shapes_tables": "shapes",

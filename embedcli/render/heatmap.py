@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from embedcli.pipeline.positions import Heatmap
 
 RAMP = " .:-=+*#%@"  # low to high, for terminals without colour
+MASK = "·"  # a masked cell (ALiBi's keys after the query) in plain text; blank in colour
 HEATMAP_MAX_ROWS = 64  # more rows are sampled evenly
 LABEL_WIDTH = 14  # longer row labels end in "…"
 
@@ -44,8 +45,11 @@ def sample(n: int, k: int) -> list[int]:
 
 
 def scale(heatmap: Heatmap) -> tuple[float, float, str]:
-    """(low, high, what they are): a similarity map runs over its off-diagonal values, so that
-    bands stand out and the diagonal (1) sits at the top; anything else is symmetric around 0."""
+    """(low, high, what they are): the report's own bounds where it has them (rope's angles,
+    ALiBi's biases); a similarity map runs over its off-diagonal values, so that bands stand out
+    and the diagonal (1) sits at the top; anything else is symmetric around 0."""
+    if heatmap.bounds is not None:
+        return heatmap.bounds[0], heatmap.bounds[1], heatmap.scale_note or ""
     if heatmap.kind == "similarity":
         import numpy as np
 
@@ -77,7 +81,8 @@ def _pick(heatmap: Heatmap, width: int, label_width: int) -> tuple[list[int], li
     n_rows = len(heatmap.matrix)
     n_columns = len(heatmap.matrix[0]) if len(heatmap.matrix) else 0
     available = max(8, width - label_width - 1)
-    square = heatmap.kind == "similarity" and n_rows == n_columns
+    # a similarity map and ALiBi's biases keep their diagonal straight
+    square = heatmap.kind in ("similarity", "bias") and n_rows == n_columns
     if square:
         rows = sample(n_rows, min(HEATMAP_MAX_ROWS, available))
         cell = max(1, min(3, available // max(len(rows), 1)))
@@ -101,8 +106,6 @@ def _grid(
     labels: list[str],
     bounds: tuple[float, float, str],
 ) -> Text:
-    low, high, _ = bounds
-    span = high - low or 1.0
     matrix = heatmap.matrix
     half = not plain and heatmap.row_labels is None  # two numbered rows a line, in colour
     step = 2 if half else 1
@@ -111,33 +114,63 @@ def _grid(
         if k:
             lines.append("\n")
         line = Text(labels[k] + " ", style="dim")
-        upper = matrix[rows[k]]
-        lower = matrix[rows[k + 1]] if half and k + 1 < len(rows) else None
-        for j in columns:
-            t = (upper[j] - low) / span
-            t = t if math.isfinite(t) else 0.0  # NaN or infinity: drawn as the lowest value
-            if plain:
-                line.append(_ramp(t) * cell)
-            elif half:
-                below_t = None if lower is None else (lower[j] - low) / span
-                below = (
-                    "default"
-                    if below_t is None
-                    else _colour(below_t if math.isfinite(below_t) else 0.0)
-                )
-                line.append("▀" * cell, style=f"{_colour(t)} on {below}")
-            else:
-                line.append("█" * cell, style=_colour(t))
+        upper = [on_scale(matrix[rows[k]][j], bounds, heatmap.masked) for j in columns]
+        lower = None
+        if half and k + 1 < len(rows):
+            lower = [on_scale(matrix[rows[k + 1]][j], bounds, heatmap.masked) for j in columns]
+        cells_line(line, upper, lower, cell, plain=plain, half=half)
         line.rstrip()
         lines.append_text(line)
     return lines
 
 
-def _legend(plain: bool, bounds: tuple[float, float, str]) -> Text:
+def on_scale(value: float, bounds: tuple[float, float, str], masked: str | None) -> float | None:
+    """Where ``value`` sits on the scale, 0 to 1; None for a masked cell (NaN where the report
+    masks cells). Any other NaN or infinity is drawn as the lowest value."""
+    low, high, _ = bounds
+    t = (value - low) / (high - low or 1.0)
+    if math.isfinite(t):
+        return t
+    return None if masked and not math.isfinite(value) else 0.0
+
+
+def cells_line(
+    line: Text,
+    upper: Sequence[float | None],
+    lower: Sequence[float | None] | None,
+    cell: int,
+    *,
+    plain: bool,
+    half: bool,
+) -> None:
+    """Append one line of cells to ``line``: ``upper`` as ramp characters (plain), as full
+    blocks, or over ``lower`` as half blocks (two rows a line); None is a masked cell."""
+    for j, t in enumerate(upper):
+        if plain:
+            line.append((MASK if t is None else _ramp(t)) * cell)
+        elif half:
+            below = None if lower is None else lower[j]
+            if t is None and below is None:
+                line.append(" " * cell)
+            elif t is None:
+                line.append("▄" * cell, style=_colour(below))
+            else:
+                under = "default" if below is None else _colour(below)
+                line.append("▀" * cell, style=f"{_colour(t)} on {under}")
+        else:
+            line.append(
+                " " * cell if t is None else "█" * cell, style="" if t is None else _colour(t)
+            )
+
+
+def legend(plain: bool, bounds: tuple[float, float, str], width: int = 100) -> Text:
+    """The scale: its low end, the ramp (or colours), its high end, and what it is; a shorter
+    ramp where the whole would not fit ``width`` (it must not wrap inside)."""
     low, high, what = bounds
     legend = Text(f"scale: {low:+.2f} ")
-    for i in range(21):
-        t = i / 20
+    steps = 20 if len(f"scale: {low:+.2f}  {high:+.2f}") + 21 <= width else 10
+    for i in range(steps + 1):
+        t = i / steps
         legend.append(_ramp(t) if plain else "█", style="" if plain else _colour(t))
     legend.append(f" {high:+.2f}")
     if what:
@@ -166,9 +199,20 @@ def heatmap_view(heatmap: Heatmap, *, width: int = 100, plain: bool = True) -> R
     if not plain and heatmap.row_labels is None and len(rows) > 1:
         axes.append("two rows a line (upper and lower half)")
     bounds = scale(heatmap)  # a pass over the whole matrix: once, for the cells and the legend
-    return Group(
-        heading(heatmap.title),
+    parts: list[RenderableType] = [heading(heatmap.title)]
+    if heatmap.details:
+        parts.append(items_line(heatmap.details, width))
+    parts += [
         items_line(axes, width),
         _grid(heatmap, rows, columns, cell, plain, labels, bounds),
-        _legend(plain, bounds),
-    )
+        legend(plain, bounds, width),
+    ]
+    if heatmap.masked:
+        parts.append(masked_line(heatmap.masked, plain))
+    parts.extend(Text(line) for line in heatmap.notes)
+    return Group(*parts)
+
+
+def masked_line(masked: str, plain: bool) -> Text:
+    """What a masked cell looks like, and what it is."""
+    return Text(f"{MASK} = {masked}" if plain else f"blank = {masked}")

@@ -1,5 +1,6 @@
-"""PNG figures (matplotlib, the ``embedcli[plot]`` extra): a positional heatmap, and the
-projection's map of a token table. Drawing only: the numbers come in a report.
+"""PNG figures (matplotlib, the ``embedcli[plot]`` extra): a positional heatmap (rope's angles
+and ALiBi's biases too), and the projection's map of a token table. Drawing only: the numbers
+come in a report.
 
 A figure is written atomically, or into a file staged with others (``project`` writes its PNG
 and the projector's files together); where matplotlib is missing, an error says how to install
@@ -19,17 +20,22 @@ from embedcli.io.outputs import NO_MATPLOTLIB, atomic_write
 
 if TYPE_CHECKING:
     from embedcli.analysis.projection import Projection
+    from embedcli.pipeline.positionmaps import AlibiReport, RopeReport
     from embedcli.pipeline.positions import Heatmap
 
 
 @contextmanager
 def png_figure(
-    path: Path, width_px: int, height_px: int, handle: BinaryIO | None = None
+    path: Path,
+    width_px: int,
+    height_px: int,
+    handle: BinaryIO | None = None,
+    grid: tuple[int, int] = (1, 1),
 ) -> Iterator[tuple[Any, Any]]:
-    """(figure, axes) to draw on, saved as a PNG at ``path`` (named *.png) when the block ends,
-    written atomically (or into ``handle``, a file staged for ``path``), and closed whatever
-    happens. matplotlib is the ``embedcli[plot]`` extra: where it is missing, an error says
-    how to install it."""
+    """(figure, axes) to draw on (an array of axes for a ``grid`` of rows and columns), saved
+    as a PNG at ``path`` (named *.png) when the block ends, written atomically (or into
+    ``handle``, a file staged for ``path``), and closed whatever happens. matplotlib is the
+    ``embedcli[plot]`` extra: where it is missing, an error says how to install it."""
     if path.suffix.lower() != ".png":
         raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {path.name}")
     try:
@@ -40,7 +46,9 @@ def png_figure(
     except ImportError:
         raise OutputError(NO_MATPLOTLIB) from None
     dpi = 100
-    figure, axes = pyplot.subplots(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
+    figure, axes = pyplot.subplots(
+        *grid, figsize=(width_px / dpi, height_px / dpi), dpi=dpi, squeeze=grid == (1, 1)
+    )
     try:
         yield figure, axes
         if handle is not None:
@@ -54,15 +62,23 @@ def png_figure(
         pyplot.close(figure)
 
 
+# a colour map by kind of matrix: rope's angles go round (-π and +π are one turn), ALiBi's
+# biases run one way (from the lowest to 0); the rest diverge around 0
+CMAPS = {"angle": "twilight_shifted", "bias": "viridis"}
+
+
 def heatmap_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px: int = 500) -> None:
-    """The heatmap as a PNG, written atomically: the matrix on a colour scale symmetric around 0."""
+    """The heatmap as a PNG, written atomically: the matrix on the report's own colour scale
+    (rope's -π to π, ALiBi's lowest bias to 0), else one symmetric around 0; masked cells
+    blank."""
+    low, high = heatmap.bounds or (-heatmap.limit, heatmap.limit)
     with png_figure(path, width_px, height_px) as (figure, axes):
         image = axes.imshow(
             heatmap.matrix,
             aspect="auto",
-            cmap="RdBu_r",
-            vmin=-heatmap.limit,
-            vmax=heatmap.limit,
+            cmap=CMAPS.get(heatmap.kind, "RdBu_r"),
+            vmin=low,
+            vmax=high,
             interpolation="nearest",
         )
         axes.set_title(heatmap.title, fontsize=10)
@@ -75,6 +91,47 @@ def heatmap_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px:
                 range(len(heatmap.column_labels)), heatmap.column_labels, fontsize=7, rotation=90
             )
         figure.colorbar(image, ax=axes)
+
+
+def positions_png(report: Heatmap | RopeReport | AlibiReport, path: Path) -> None:
+    """``embedcli positions --png``: the picture of whichever report the pipeline made."""
+    if hasattr(report, "slopes") and report.heatmap is None:  # ALiBi, every head
+        return alibi_png(report, path)
+    heatmap_png(getattr(report, "heatmap", None) or report, path)  # rope, ALiBi's --head
+
+
+ALIBI_PNG_HEADS = 16  # small multiples in a figure at most, sampled evenly
+
+
+def alibi_png(
+    report: AlibiReport, path: Path, *, width_px: int = 900, height_px: int = 600
+) -> None:
+    """Every head's bias as a small multiple on one shared colour scale (16 heads at most,
+    evenly sampled), each titled with its slope; masked cells blank."""
+    import math
+
+    from embedcli.pipeline.positionmaps import power_of_two
+
+    heads = report.bias.shape[0]
+    count = min(heads, ALIBI_PNG_HEADS)
+    shown = [round(i * (heads - 1) / (count - 1)) for i in range(count)] if count > 1 else [0]
+    columns = math.ceil(math.sqrt(count * width_px / height_px))
+    rows = math.ceil(count / columns)
+    low, high = report.bounds
+    with png_figure(path, width_px, height_px, grid=(rows, columns)) as (figure, axes):
+        flat = list(axes.flat)
+        for axis, head in zip(flat, shown, strict=False):
+            image = axis.imshow(report.bias[head], cmap="viridis", vmin=low, vmax=high,
+                                interpolation="nearest")  # fmt: skip
+            slope = power_of_two(report.slopes[head].log2)
+            axis.set_title(f"head {head}: slope {slope}", fontsize=8)
+            axis.set_xticks([])
+            axis.set_yticks([])
+        for axis in flat[len(shown) :]:
+            axis.set_visible(False)
+        sampled = f" ({count} of {heads} heads, evenly sampled)" if count < heads else ""
+        figure.suptitle(f"{report.title}{sampled}\nrows: query i · columns: key j", fontsize=9)
+        figure.colorbar(image, ax=flat, shrink=0.8, label="bias on the attention scores")
 
 
 LABELS_IN_PNG = 60  # the first points (the text's tokens first) are labelled in a PNG

@@ -1,0 +1,233 @@
+"""The encodings that act inside attention, as matrices to look at: rope's rotation angles (or
+the similarity they give two positions), and ALiBi's bias of each head on the attention scores.
+Neither adds anything to the input embeddings, and neither has parameters.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from embedcli.pipeline.positions import Heatmap
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from embedcli.pipeline.positionsource import Encoding
+
+
+@dataclass
+class RopeReport:
+    """Rope's picture (``heatmap``) and the numbers behind it."""
+
+    heatmap: Heatmap  # angles (positions × pairs, wrapped) or the similarity by distance
+    theta: float
+    rope_dim: int  # rotated dimensions of one head: rope_dim / 2 pairs (the columns)
+    scaling: dict[str, Any] | None  # linear or llama3, as the model's config gives it
+    inverse_frequencies: np.ndarray  # (rope_dim / 2,) float32 values, scaling applied
+    profile: np.ndarray | None = None  # --similarity: S by distance m - n = 0..T-1
+    rope_bases: dict[str, float] | None = None  # every layer type's base, where they differ
+
+
+@dataclass
+class SlopeRow:
+    """One head's ALiBi slope: slope = 2^log2; the bias reaches -1 at distance 1/slope."""
+
+    head: int  # 0-based, as --head counts
+    slope: float
+    log2: float
+    distance_to_minus_one: float
+
+
+@dataclass
+class AlibiReport:
+    """ALiBi's biases: every head (``head`` None) or one, and every head's slope."""
+
+    title: str
+    source: str
+    slopes: list[SlopeRow]
+    slope_rule: str  # how the slopes are made, in words
+    bias: np.ndarray  # (heads, T, T) float64; (1, T, T) with --head; NaN where masked (j > i)
+    bounds: tuple[float, float]  # the colour scale, shared by every head: lowest bias to 0
+    head: int | None = None  # --head: the one head drawn large
+    heatmap: Heatmap | None = None  # that head, drawn large
+    notes: tuple[str, ...] = ()
+    masked: str = "masked: key j after query i (a causal query never sees it)"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.10g}"
+
+
+def power_of_two(log2: float) -> str:
+    """A slope as the power of two it is: '2^-1', '2^-0.5', '2^-6.9375'."""
+    return f"2^{round(log2, 6):g}"
+
+
+def scaling_words(scaling: dict[str, Any] | None) -> str:
+    """'scaling llama3 (factor 8, low 1, high 4, original 8,192)', or 'no scaling'."""
+    if not scaling:
+        return "no scaling"
+    if scaling["rope_type"] == "linear":
+        return f"scaling linear (factor {_number(scaling['factor'])})"
+    return (
+        f"scaling llama3 (factor {_number(scaling['factor'])}, low "
+        f"{_number(scaling['low_freq_factor'])}, high {_number(scaling['high_freq_factor'])}, "
+        f"original {_number(scaling['original_max_position_embeddings'])})"
+    )
+
+
+def _scaling_note(scaling: dict[str, Any] | None) -> tuple[str, ...]:
+    if not scaling:
+        return ()
+    factor = _number(scaling["factor"])
+    if scaling["rope_type"] == "linear":
+        return (f"linear scaling: every pair turns {factor}× slower than theta alone says",)
+    original = _number(scaling["original_max_position_embeddings"])
+    low, high = _number(scaling["low_freq_factor"]), _number(scaling["high_freq_factor"])
+    return (
+        f"llama3 scaling: pairs whose wavelength 2π/inv_freq exceeds {original}/{low} turn "
+        f"{factor}× slower, those under {original}/{high} keep their speed, and the band "
+        "between is blended",
+    )
+
+
+def rope_report(encoding: Encoding, rows: int, similarity: bool) -> RopeReport:
+    """Rope's angle per position (rows) and pair of rotated dimensions (columns), wrapped to
+    (-π, π]; or, with ``similarity``, the similarity it gives two positions, by distance."""
+    import torch
+
+    from embedcli.core.positions import rope_angles, rope_inverse_frequencies, wrap_angles
+
+    dim = encoding.rope_dim
+    assert dim is not None
+    pairs = dim // 2
+    _check_memory(rows * (rows if similarity else pairs) * 16, f"{rows:,} positions")
+    scaling = None if encoding.rope_scaling is None else dict(encoding.rope_scaling)
+    inverse = rope_inverse_frequencies(dim, encoding.rope_theta, encoding.rope_scaling)
+    details = (f"theta {_number(encoding.rope_theta)}", f"rope_dim {dim}", f"{pairs} pairs",
+               scaling_words(scaling))  # fmt: skip
+    bases = encoding.rope_bases
+    notes = _scaling_note(scaling)
+    if bases:
+        listed = ", ".join(f"{name} {_number(base)}" for name, base in bases.items())
+        notes += (
+            f"each layer type has its base ({listed}); the first block's, "
+            f"{_number(encoding.rope_theta)}, is drawn",
+        )
+    parameters = "nothing is added to the input embeddings, and nothing is learned (0 parameters)"
+    if similarity:
+        return _rope_similarity(encoding, rows, inverse, details, notes, parameters, scaling)
+    angles = wrap_angles(
+        rope_angles(torch.arange(rows), dim, encoding.rope_theta, encoding.rope_scaling)
+    )  # (T, r/2) float64, fmt: skip
+    heatmap = Heatmap(
+        f"RoPE rotation angles: {encoding.source}", "angle", "position",
+        f"pair i of the {dim} rotated dimensions", angles.numpy(), source=encoding.source,
+        positional="rope", bounds=(-math.pi, math.pi), scale_note="radians, wrapped",
+        details=details,
+        notes=(
+            f"angle[pos, i] = pos · inv_freq_i, with inv_freq_i = theta^(-2i/{dim}), drawn "
+            "wrapped to (-π, π]: the rotation itself (-π and +π are the same turn)",
+            f"attention rotates pair i of every query and key by this angle; {parameters}",
+            *notes,
+        ),
+    )  # fmt: skip
+    return RopeReport(heatmap, encoding.rope_theta, dim, scaling, inverse.double().numpy(),
+                      rope_bases=bases)  # fmt: skip
+
+
+def _rope_similarity(
+    encoding: Encoding,
+    rows: int,
+    inverse: Any,
+    details: tuple[str, ...],
+    notes: tuple[str, ...],
+    parameters: str,
+    scaling: dict[str, Any] | None,
+) -> RopeReport:
+    from embedcli.core.positions import by_distance, rope_distance_similarity
+
+    profile = rope_distance_similarity(inverse, rows)  # (T,)
+    pairs = len(inverse)
+    distances = sorted({0, *(2**k for k in range(rows.bit_length()) if 2**k < rows), rows - 1})
+    shown = ", ".join(f"{k}→{float(profile[k]):+.3f}" for k in distances)
+    heatmap = Heatmap(
+        f"RoPE similarity between positions: {encoding.source}", "similarity", "position",
+        "position", by_distance(profile).numpy(), source=encoding.source, positional="rope",
+        details=details,
+        notes=(
+            f"S[m, n] = mean over the {pairs} pairs of cos((m - n) · inv_freq_i): the cosine "
+            "between rotated copies, at positions m and n, of one vector whose pairs have "
+            "equal magnitudes",
+            "S depends on m - n alone, so the matrix is constant along each diagonal (a "
+            f"Toeplitz matrix); S by distance: {shown}",
+            f"rope acts on queries and keys inside attention; {parameters}",
+            *notes,
+        ),
+    )  # fmt: skip
+    return RopeReport(heatmap, encoding.rope_theta, encoding.rope_dim or 0, scaling,
+                      inverse.double().numpy(), profile.numpy(), encoding.rope_bases)  # fmt: skip
+
+
+def slope_rule(encoding: Encoding) -> str:
+    """How the slopes of ``encoding.heads`` heads are made, in words."""
+    n = encoding.heads or 0
+    if encoding.slope_rule == "mpt":
+        m = 2 ** math.ceil(math.log2(n))
+        odd = f", odd k first, the first {n}" if m != n else ""
+        return (
+            f"MPT's slopes: 2^(-b·k/{m}) for k = 1..{m}, {m} the power of two at or above "
+            f"{n} heads{odd} (b = alibi_bias_max, 8 unless its config says otherwise)"
+        )
+    p = 2 ** math.floor(math.log2(n))
+    if p == n:
+        return f"Press et al.'s slopes: 2^(-8k/{n}) for k = 1..{n}, a geometric sequence"
+    return (
+        f"Press et al.'s slopes for {n} heads, not a power of two: 2^(-8k/{p}) for k = 1..{p}, "
+        f"then the odd k of 2^(-8k/{2 * p}) for the other {n - p}"
+    )
+
+
+def alibi_report(encoding: Encoding, rows: int, head: int | None = None) -> AlibiReport:
+    """ALiBi's bias of every head (or of ``head`` alone) on the attention scores, T × T."""
+    from embedcli.core.positions import alibi_bias
+
+    slopes = list(encoding.slopes or ())
+    drawn = slopes if head is None else [slopes[head]]
+    _check_memory(len(drawn) * rows * rows * 16, f"{len(drawn):,} heads × {rows:,} positions²")
+    bias = alibi_bias(drawn, rows).numpy()  # (H, T, T)
+    low = -max(drawn) * (rows - 1)
+    bounds = (low if low < 0 else -1.0, 0.0)
+    table = [SlopeRow(h, s, math.log2(s), 1 / s) for h, s in enumerate(slopes)]
+    notes = [
+        "bias[h, i, j] = -slope_h · (i - j), added to head h's attention score q_i·k_j/√d "
+        "before softmax: nothing is added to the input embeddings, and nothing is learned "
+        "(0 parameters)",
+        slope_rule(encoding),
+    ]
+    if encoding.model_family == "BLOOM":
+        notes.append(
+            "BLOOM's code (build_alibi_tensor) adds +slope·j instead: that differs by slope·i, "
+            "the same for every key of a query, which softmax cancels"
+        )
+    report = AlibiReport(
+        f"ALiBi biases, all {len(slopes)} heads: {encoding.source}",
+        encoding.source, table, slope_rule(encoding), bias, bounds, head, notes=tuple(notes),
+    )  # fmt: skip
+    if head is not None:
+        slope = power_of_two(table[head].log2)
+        report.title = f"ALiBi bias of head {head} (slope {slope}): {encoding.source}"
+        report.heatmap = Heatmap(
+            report.title, "bias", "query position i", "key position j", bias[0],
+            source=encoding.source, positional="alibi", bounds=bounds,
+            scale_note="bias on the attention scores", masked=report.masked,
+        )  # fmt: skip
+    return report
+
+
+def _check_memory(need: int, what: str) -> None:
+    from embedcli.core.memory import ensure_host_fits
+
+    ensure_host_fits(f"the numbers of a picture of {what}", need, "lower --context-length")

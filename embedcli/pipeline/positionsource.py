@@ -1,0 +1,285 @@
+"""Which positional encoding `embedcli positions` draws: the one the flags describe, a preset's,
+or a model's own (``--weights``: its config.json), with every flag checked against it.
+
+A model brings its family and its numbers (rope's base, rotated dimensions and scaling; ALiBi's
+head count and slopes; a learned table's sizes): a flag that says otherwise is an error, never
+a silent override, and a flag of another family (``--heads`` for rope) is a usage error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+from embedcli.core.config import DEFAULT_SEED, PICTURE_D_MODEL
+from embedcli.errors import ConfigError, UsageError
+from embedcli.tokenization.display import plural
+
+if TYPE_CHECKING:
+    from embedcli.core.positions import Scaling
+    from embedcli.models.config import ModelConfig
+
+DEFAULT_HEADS = 8  # ALiBi's paper draws 8 heads: slopes 1/2, 1/4, ..., 1/256
+
+
+@dataclass(frozen=True)
+class PositionsRequest:
+    """What the flags of ``embedcli positions`` ask for; None where a flag was not given."""
+
+    positional: str | None = None
+    context_length: int | None = None  # rows: positions (ALiBi: queries and keys)
+    d_model: int | None = None  # columns; for rope, the rotated dimensions of one head
+    seed: int = DEFAULT_SEED
+    weights: str | None = None
+    position_key: str | None = None
+    preset: str | None = None
+    rope_theta: float | None = None
+    rope_scaling: Scaling | None = None  # parsed from --rope-scaling
+    heads: int | None = None  # ALiBi's head count
+    head: int | None = None  # ALiBi: the one head drawn large (0-based)
+    similarity: bool = False
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """The positional encoding to draw, as the flags, a preset or a model describe it."""
+
+    family: str  # learned, sinusoidal, rope or alibi
+    source: str  # "from the flags", "preset llama-3.1-8b (Llama)", "model-llama (Llama)"
+    from_model: bool = False  # a preset or --weights: its numbers are not the flags'
+    d_model: int | None = None  # learned: the table's width
+    context_length: int | None = None  # learned: the table's rows (the most a picture shows)
+    rope_theta: float = 10000.0
+    rope_dim: int | None = None  # rotated dimensions of one head (r): r/2 pairs
+    rope_scaling: Scaling | None = None  # linear or llama3, as rope_angles takes it
+    rope_bases: dict[str, float] | None = None  # other layer types' bases (Gemma 3)
+    heads: int | None = None
+    slopes: tuple[float, ...] | None = None
+    slope_rule: str = "press"  # press (the paper, BLOOM, Falcon) or mpt
+    model_family: str | None = None  # the registry's name (BLOOM, Llama), for the notes
+
+
+# flag -> (its name on the command line, the families it means something for)
+_FAMILY_FLAGS = {
+    "rope_theta": ("--rope-theta", ("rope",)),
+    "rope_scaling": ("--rope-scaling", ("rope",)),
+    "heads": ("--heads", ("alibi",)),
+    "head": ("--head", ("alibi",)),
+    "d_model": ("-d", ("learned", "sinusoidal", "rope")),
+    "similarity": ("--similarity", ("learned", "sinusoidal", "rope")),
+}
+
+
+def resolve(request: PositionsRequest) -> Encoding:
+    """The encoding ``request`` asks for, every flag checked against the model it names."""
+    if request.weights is not None and request.preset is not None:
+        raise UsageError("pass --preset or --weights, not both")
+    if request.weights is None and request.position_key is not None:
+        raise UsageError("--position-key names a table in --weights: pass --weights")
+    if request.weights is not None:
+        encoding = _weights_encoding(request.weights)
+    elif request.preset is not None:
+        encoding = _preset_encoding(request.preset)
+    else:
+        encoding = _flags_encoding(request)
+    _check_family(request, encoding)
+    _check_agrees(request, encoding)
+    return encoding
+
+
+def _weights_encoding(weights: str) -> Encoding:
+    """A model's own encoding from its config.json; a checkpoint without one holds a learned
+    table (the only kind a checkpoint can hold)."""
+    from embedcli.models.sources import open_weights
+
+    source = open_weights(weights)
+    if source.config is None or source.config.positional == "learned":
+        return Encoding("learned", source.label, from_model=True)
+    return _model_encoding(source.config, source.label)
+
+
+def _preset_encoding(name: str) -> Encoding:
+    from embedcli.models.presets import preset_model
+
+    model = preset_model(name)
+    if model is not None:
+        return _model_encoding(model, f"preset {name}")
+    from embedcli.models.presets import get_preset
+
+    config = get_preset(name).config  # GPT-2's sizes, GPT-3, the book's: learned tables
+    return Encoding(
+        config.positional,
+        f"preset {name}",
+        from_model=True,
+        d_model=config.d_model,
+        context_length=config.context_length,
+    )
+
+
+def _model_encoding(model: ModelConfig, label: str) -> Encoding:
+    """What a model's config says, or a refusal naming what it uses instead."""
+    family = model.family.name if model.family is not None else model.model_type
+    where = f"{label} ({str(family).replace(' (', ', ').replace(')', '')})"  # T5, encoder
+    positional = model.positional
+    if positional == "rope":
+        return _model_rope(model, where, family)
+    if positional == "alibi":
+        if not model.alibi_slopes or not model.heads:
+            raise ConfigError(f"{where}: config.json gives no head count for ALiBi's slopes")
+        rule = model.family.alibi if model.family is not None and model.family.alibi else "press"
+        return Encoding("alibi", where, True, heads=model.heads, slopes=model.alibi_slopes,
+                        slope_rule=rule, model_family=family)  # fmt: skip
+    if positional == "learned":
+        return Encoding("learned", where, True, d_model=model.d_model,
+                        context_length=model.context_length, model_family=family)  # fmt: skip
+    raise ConfigError(_refusal(model, where))
+
+
+def _model_rope(model: ModelConfig, where: str, family: str | None) -> Encoding:
+    params = dict(model.rope_scaling_params or ())
+    if params.get("applied") is False:
+        raise ConfigError(
+            f"{where} scales rope with {model.rope_scaling!r}, which embedcli does not compute "
+            "(it computes linear and llama3): its angles are not drawn rather than drawn wrong"
+        )
+    if not model.rope_dim:
+        raise ConfigError(
+            f"{where}: config.json gives no head dimension (num_attention_heads or head_dim), "
+            "so the dimensions rope rotates are unknown"
+        )
+    bases = model.rope_bases
+    return Encoding(
+        "rope",
+        where,
+        True,
+        rope_theta=model.rope_theta or 10000.0,
+        rope_dim=model.rope_dim,
+        rope_scaling=model.rope_scaling_params,
+        rope_bases=dict(bases) if bases else None,
+        model_family=family,
+    )
+
+
+def _refusal(model: ModelConfig, where: str) -> str:
+    """Why a model's positions are not drawn: what it uses instead."""
+    if model.positional == "relative":
+        buckets = model.relative or {}
+        return (
+            f"{where} uses relative position buckets: a learned bias per head for each of "
+            f"{buckets.get('num_buckets', '?')} distance buckets (up to "
+            f"{buckets.get('max_distance', '?')} positions), added to the attention scores; "
+            "embedcli positions does not draw them"
+        )
+    if model.positional == "sinusoidal":
+        return (
+            f"{where} adds fixed sinusoids that its checkpoint does not hold; draw the "
+            "original Transformer's with --positional sinusoidal"
+        )
+    return f"{where} has no positional encoding (positional {model.positional}): nothing to draw"
+
+
+def _flags_encoding(request: PositionsRequest) -> Encoding:
+    from embedcli.core.config import PICTURE_POSITIONS, EmbedConfig
+
+    family = request.positional or "sinusoidal"
+    if family == "rope":
+        dim = request.d_model or PICTURE_D_MODEL
+        theta = 10000.0 if request.rope_theta is None else request.rope_theta
+        # the one check of rope's numbers: an even width, a base above 1
+        rows = request.context_length or PICTURE_POSITIONS
+        EmbedConfig(d_model=dim, context_length=rows, positional="rope", rope_theta=theta)
+        return Encoding("rope", "from the flags", rope_theta=theta, rope_dim=dim,
+                        rope_scaling=request.rope_scaling)  # fmt: skip
+    if family == "alibi":
+        from embedcli.core.positions import alibi_slopes
+
+        heads = request.heads or DEFAULT_HEADS
+        return Encoding("alibi", "from the flags", heads=heads, slopes=tuple(alibi_slopes(heads)))
+    return Encoding(family, "from the flags")
+
+
+def _check_family(request: PositionsRequest, encoding: Encoding) -> None:
+    """--positional must be the model's family; a flag of another family is a usage error."""
+    family = encoding.family
+    if encoding.from_model and request.positional not in (None, family):
+        raise UsageError(
+            f"{encoding.source} has {family} positions: drop --positional "
+            f"(or pass --positional {family})"
+        )
+    for name in (f.name for f in fields(request)):
+        value = getattr(request, name, None)
+        if name not in _FAMILY_FLAGS or value is None or value is False:
+            continue
+        flag, families = _FAMILY_FLAGS[name]
+        if family not in families:
+            raise UsageError(_not_this_family(flag, families, encoding))
+    if family == "alibi" and request.head is not None and not 0 <= request.head < encoding.heads:
+        raise UsageError(
+            f"--head {request.head} is out of range: {plural(encoding.heads, 'head')}, "
+            f"numbered 0 to {encoding.heads - 1}"
+        )
+
+
+def _not_this_family(flag: str, families: tuple[str, ...], encoding: Encoding) -> str:
+    """Why ``flag`` means nothing for ``encoding``'s family, and what to do."""
+    family = encoding.family
+    why = (
+        f"{encoding.source} has {family} positions"
+        if encoding.from_model
+        else f"this picture is {family}"
+    )
+    if family == "alibi" and flag == "-d":
+        return (
+            "-d sets the columns of learned, sinusoidal and rope pictures; ALiBi's bias is "
+            "positions by positions (set them with --context-length)"
+        )
+    if family == "alibi" and flag == "--similarity":
+        return (
+            "--similarity compares the vectors of positions, and ALiBi gives a position none "
+            f"(it biases attention scores); {why}: drop --similarity"
+        )
+    hint = "" if encoding.from_model else f" (pass --positional {families[0]})"
+    return f"{flag} is for {' and '.join(families)} pictures; {why}{hint}"
+
+
+def _check_agrees(request: PositionsRequest, encoding: Encoding) -> None:
+    """A flag given beside a model must say what the model says."""
+    if not encoding.from_model:
+        return
+    checks: list[tuple[str, Any, Any, str]] = []
+    if encoding.family == "rope":
+        scaling = None if encoding.rope_scaling is None else dict(encoding.rope_scaling)
+        checks += [
+            ("-d", request.d_model, encoding.rope_dim, "rotated dimensions (head_dim)"),
+            ("--rope-theta", request.rope_theta, encoding.rope_theta, "rope theta"),
+            ("--rope-scaling", _dict(request.rope_scaling), scaling or "none", "rope scaling"),
+        ]
+    elif encoding.family == "alibi":
+        checks.append(("--heads", request.heads, encoding.heads, "attention heads"))
+    elif encoding.d_model is not None:  # a preset's learned table (a checkpoint checks its own)
+        checks.append(("-d", request.d_model, encoding.d_model, "width"))
+    for flag, given, own, what in checks:
+        if given is not None and given != own:
+            raise ConfigError(
+                f"{flag} {_shown(given)} conflicts with the {what} of {encoding.source}, "
+                f"{_shown(own)}; drop {flag}"
+            )
+    rows, limit = request.context_length, encoding.context_length
+    if encoding.family == "learned" and encoding.d_model and rows and limit and rows > limit:
+        raise ConfigError(
+            f"--context-length {rows:,} asks for more rows than {encoding.source}'s learned "
+            f"table has ({limit:,} positions)"
+        )
+
+
+def _dict(scaling: Scaling | None) -> dict[str, Any] | None:
+    return None if scaling is None else dict(scaling)
+
+
+def _shown(value: Any) -> str:
+    """A flag's or a model's value, as a person writes it."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_shown(v)}" for k, v in value.items())
+    if isinstance(value, float):
+        return f"{value:,.10g}"
+    return str(value)
