@@ -327,7 +327,8 @@ def _named_values() -> dict[str, Values]:
     """(usual, odd) values for the parameters whose names say what they hold."""
     from tiktoken.model import MODEL_TO_ENCODING
 
-    from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES, PRESETS
+    from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES
+    from embedcli.models.presets import preset_names
     from embedcli.tokenization.encodings import BUNDLED_ENCODINGS
 
     # Only models whose encoding is bundled: any other would be downloaded.
@@ -348,7 +349,7 @@ def _named_values() -> dict[str, Values]:
         "dtype": pair((*DTYPES, "fp16", "bf16", "half", "torch.float16"), ("float64", "int8")),
         "device": pair(("auto", "cpu", "meta"), ("CPU", " cpu ", "gpu", "cpu:0", "meta:0")),
         "pool": pair(("none", "mean", "last"), ("max",)),
-        "preset": pair(tuple(PRESETS), ("gpt-2", "GPT2")),
+        "preset": pair(preset_names(), ("gpt-2", "GPT2", "Llama-3.1-8B", "llama3")),
         "token_key": pair(
             ("transformer.wte.weight",),
             ("transformer.wpe.weight", "lm_head.weight", "nope", "none"),
@@ -531,16 +532,24 @@ def shell_quote(arg: str) -> str:
 
 def _estimated_elements(command: str, params: dict[str, Any]) -> int:
     """The largest table (or batch tensor) the command line asks for, in elements."""
-    from embedcli.core.config import PRESETS
+    from embedcli.errors import EmbedCLIError
+    from embedcli.models.presets import get_preset
 
     quiet = ("tokenize", "windows", "weights", "broadcast", "devices")  # build no tables
     if params.get("weights") is not None or command in quiet:
         return 0
     if command == "inspect-shapes" and str(params.get("device") or "meta").startswith("meta"):
         return 0
-    preset = PRESETS.get(str(params.get("preset") or "gpt2"), PRESETS["gpt2"]).config
+    try:
+        preset = get_preset(str(params.get("preset") or "gpt2").strip().lower()).config
+    except EmbedCLIError:  # a bad name: refused before any table
+        preset = get_preset("gpt2").config
     d = params.get("d_model") or (64 if command == "positions" else preset.d_model)
-    vocab = params.get("vocab_size") or _vocab_size(params.get("encoding"), params.get("model"))
+    vocab = params.get("vocab_size") or (
+        preset.vocab_size
+        if command == "inspect-shapes"
+        else _vocab_size(params.get("encoding"), params.get("model"))
+    )
     context = params.get("context_length") or preset.context_length
     batch = (params.get("batch_size") or 8) * (params.get("seq_len") or 4)
     return max(vocab * d, context * d, batch * d)
