@@ -175,7 +175,8 @@ def alibi_bias(slope: float, length: int) -> np.ndarray:
 @checker("positions_alibi")
 def _positions_alibi(stem: str, text: str) -> None:
     lines = text.splitlines()
-    heads = int(re.search(r"all (\d+) heads", lines[0]).group(1))
+    found = re.search(r"all (\d+) heads|(its one head)", lines[0])
+    heads = 1 if found.group(2) else int(found.group(1))
     slopes = press_slopes(heads)
     slopes_table(text, slopes)
     titles = [i for i, line in enumerate(lines) if re.match(r"head \d+( |$)", line)]

@@ -123,7 +123,7 @@ def test_an_alibi_preset_draws_its_heads() -> None:
         "bloom-176b",
         "--heads",
         "8",
-        code=1,
+        code=2,
         message="--heads 8 conflicts with the attention heads of preset bloom-176b",
     )
 
@@ -141,10 +141,10 @@ def test_a_learned_preset_is_a_seeded_table_at_its_width() -> None:
         "gpt2",
         "--context-length",
         "2000",
-        code=1,
+        code=2,
         message="more rows than preset gpt2's learned table has (1,024 positions)",
     )
-    fails("--preset", "gpt2", "-d", "64", code=1, message="-d 64 conflicts with the width")
+    fails("--preset", "gpt2", "-d", "64", code=2, message="-d 64 conflicts with the width")
     fails("--preset", "gpt2", "--positional", "sinusoidal", code=2, message="drop --positional")
 
 

@@ -178,7 +178,8 @@ def test_bad_scaling_specs_are_one_error_line(spec: str, message: str) -> None:
         (["--positional", "alibi", "--heads", "0"], 2, "--heads"),
         (["--positional", "alibi", "--heads", "5000"], 2, "--heads"),
         (["--positional", "alibi", "--head", "-1"], 2, "--head"),
-        (["--positional", "alibi", "--context-length", "99999999"], 1, "lower --context-length"),
+        (["--positional", "alibi", "--context-length", "99999999", "--head", "0"], 1,
+         "lower --context-length"),
         (["--position-key", "wpe", "--preset", "gpt2"], 2, "pass --weights"),
         (["--preset", "gtp2"], 2, "'gtp2' is not a preset; did you mean 'gpt2'? the presets: "
          "embedcli inspect-shapes --list-presets"),
@@ -200,7 +201,7 @@ def test_a_rope_preset_draws_its_own_rope() -> None:
     same = run_json("--preset", "llama-3.1-8b", "-d", "128", "--rope-theta", "500000",
                     "--positional", "rope", "--context-length", "8")  # fmt: skip
     assert same["shape"] == [8, 64]
-    fails("--preset", "llama-3.1-8b", "-d", "64", code=1,
+    fails("--preset", "llama-3.1-8b", "-d", "64", code=2,
           message="-d 64 conflicts with the rotated dimensions (head_dim) of preset "
           "llama-3.1-8b (Llama), 128; drop -d")  # fmt: skip
     fails(
@@ -208,10 +209,10 @@ def test_a_rope_preset_draws_its_own_rope() -> None:
         "llama-3.1-8b",
         "--rope-scaling",
         "linear:8",
-        code=1,
+        code=2,
         message="--rope-scaling rope_type linear, factor 8 conflicts with the rope scaling",
     )
-    fails("--preset", "mistral-7b", "--rope-scaling", "linear:8", code=1, message=", none;")
+    fails("--preset", "mistral-7b", "--rope-scaling", "linear:8", code=2, message=", none;")
     fails(
         "--preset",
         "llama-2-7b",

@@ -246,7 +246,7 @@ def test_a_table_for_a_model_with_no_context_limit_needs_its_rows() -> None:
     from helpers import expect_error
 
     result = run_cli("inspect-shapes", "--preset", "bloom-176b", "--positional", "learned")
-    expect_error(result, "bloom-176b has no context limit", 1)
+    expect_error(result, "bloom-176b has no context limit", 2)
     data = shapes_json(
         "--preset", "bloom-176b", "--positional", "learned", "--context-length", "64"
     )
@@ -258,7 +258,7 @@ def test_a_width_narrower_than_one_rotated_head_is_refused() -> None:
     from helpers import expect_error
 
     result = run_cli("inspect-shapes", "--preset", "llama-3.1-8b", "-d", "64")
-    expect_error(result, "llama-3.1-8b rotates 128 dimensions in each attention head", 1)
+    expect_error(result, "llama-3.1-8b rotates 128 dimensions in each attention head", 2)
     assert shapes_json("--preset", "llama-3.1-8b", "-d", "256")["config"]["rope_dim"] == 128
 
 

@@ -67,8 +67,8 @@ def positions(
         int | None,
         o.count(
             help="Positions (rows; ALiBi: queries and keys); fewer than embed's 1024, so the "
-            f"picture fits a terminal. \\[default: {PICTURE_POSITIONS}; the checkpoint's with "
-            "a learned --weights]",
+            f"picture fits a terminal. \\[default: {PICTURE_POSITIONS}; with a learned "
+            "--weights, the checkpoint's whole table (fewer: its first rows)]",
             metavar="ROWS",
             show_default=False,
             rich_help_panel=o.TABLES,
@@ -164,7 +164,22 @@ def positions(
     if list_presets:
         from embedcli.cli.shapes import list_presets as listed
 
-        return listed(as_json)
+        given = {
+            "--preset": preset,
+            "--positional": positional,
+            "--weights": weights,
+            "--context-length": context_length,
+            "-d": d_model,
+            "--rope-theta": rope_theta,
+            "--rope-scaling": rope_scaling,
+            "--heads": heads,
+            "--head": head,
+            "--position-key": position_key,
+            "--similarity": similarity,
+            "--png": png,
+        }
+        return listed(as_json, given)
+    o.checks.check_png_name(png)
     from embedcli.io.outputs import check_png
 
     check_png(png)
@@ -174,7 +189,7 @@ def positions(
 
     request = PositionsRequest(
         positional, context_length, d_model, seed, weights, position_key, preset, rope_theta,
-        _parse_scaling(rope_scaling), heads, head, similarity,
+        _parse_scaling(rope_scaling), heads, head, similarity, png is not None, as_json,
     )  # fmt: skip
     report = positions_report(request)
     if png is not None:

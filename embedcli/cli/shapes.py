@@ -61,7 +61,23 @@ def inspect_shapes(
     from embedcli.render.json import shapes_json
 
     if listing:
-        return list_presets(as_json)
+        given = {
+            "--preset": preset,
+            "-b": batch_size,
+            "-t": seq_len,
+            "-d": d_model,
+            "--vocab-size": vocab_size,
+            "--context-length": context_length,
+            "--positional": positional,
+            "--dtype": dtype,
+            "--weights": weights,
+            "--token-key": token_key,
+            "--position-key": position_key,
+            "--train": train,
+            "--optimizer": optimizer,
+            "--device": None if device == "meta" else device,
+        }
+        return list_presets(as_json, given)
     from embedcli.pipeline.shapes import run_inspect
     from embedcli.pipeline.sources import shapes_source
 
@@ -80,10 +96,17 @@ def inspect_shapes(
     emit(as_json, shapes_json, "shapes_tables", report)
 
 
-def list_presets(as_json: bool) -> None:
-    """Every preset, grouped by family (inspect-shapes and positions --list-presets)."""
+def list_presets(as_json: bool, given: dict[str, object] | None = None) -> None:
+    """Every preset, grouped by family (inspect-shapes and positions --list-presets); another
+    flag beside it (``given``: flag -> value, None or False where not given) is refused."""
     from embedcli.models.presets import get_preset, preset_names
     from embedcli.render.json import presets_json
+
+    extra = [flag for flag, value in (given or {}).items() if value not in (None, False)]
+    if extra:
+        raise UsageError(
+            f"--list-presets lists the presets and uses no other option: drop {', '.join(extra)}"
+        )
 
     emit(as_json, presets_json, "presets_table", [get_preset(n) for n in preset_names()])
 

@@ -248,6 +248,13 @@ class Preset:
     experts: int | None = None
     experts_per_token: int | None = None
     tied: bool = True  # the output head is the token table (GPT-2's); False: a separate head
+    heads: int | None = None  # attention heads per block, where known: a head is d / heads wide
+
+    @property
+    def head_dim(self) -> int | None:
+        """The width of one attention head of the preset's own model (None: unknown)."""
+        d, heads = self.config.d_model, self.heads
+        return d // heads if heads and d % heads == 0 else None
 
     @property
     def model_parameters(self) -> int | None:
@@ -275,14 +282,14 @@ PRESETS = {
     p.name: p
     for p in (
         Preset("gpt2", "GPT-2 small, 124M", _gpt(768), n_layers=12, source="openai-community/gpt2",
-               **_GPT2),
+               heads=12, **_GPT2),
         Preset("gpt2-medium", "GPT-2 medium, 355M", _gpt(1024), n_layers=24,
-               source="openai-community/gpt2-medium", **_GPT2),
+               source="openai-community/gpt2-medium", heads=16, **_GPT2),
         Preset("gpt2-large", "GPT-2 large, 774M", _gpt(1280), n_layers=36,
-               source="openai-community/gpt2-large", **_GPT2),
+               source="openai-community/gpt2-large", heads=20, **_GPT2),
         Preset("gpt2-xl", "GPT-2 XL, 1.5B", _gpt(1600), n_layers=48,
-               source="openai-community/gpt2-xl", **_GPT2),
-        Preset("gpt3", "GPT-3, 175B", _gpt(12288, 2048), n_layers=96,
+               source="openai-community/gpt2-xl", heads=25, **_GPT2),
+        Preset("gpt3", "GPT-3, 175B", _gpt(12288, 2048), n_layers=96, heads=96,
                family="GPT-3",
                source="Brown et al. 2020, table 2.1"),
         Preset("book-ch2", "LLM-from-scratch ch. 2: input (8,4,256)",

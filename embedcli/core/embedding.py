@@ -13,7 +13,7 @@ from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import torch_dtype
 from embedcli.core.positions import halves_sinusoids, rope_angles, sinusoidal_table
 from embedcli.core.shapeplan import TraceStep
-from embedcli.errors import TokenIdError
+from embedcli.errors import TokenIdError, WeightsError
 
 BUFFER_ROWS = 8192  # positions the module's position buffers hold; longer batches compute theirs
 
@@ -119,6 +119,15 @@ def _refuse_id(value: int, row: int, col: int, vocab: int, hint: str) -> None:
     )
 
 
+def _seeded_extra(name: str, shape: tuple[int, ...]) -> torch.Tensor:
+    """A family's other tensor as torch initialises its module (the RNG already seeded)."""
+    if name == "project_in":  # (d, w): nn.Linear(w, d, bias=False)
+        return nn.Linear(shape[1], shape[0], bias=False).weight.detach()
+    if name == "token_type":  # (1, d): type 0's row of nn.Embedding(1, d)
+        return nn.Embedding(*shape).weight.detach()
+    return torch.ones(shape) if name == "norm_weight" else torch.zeros(shape)  # nn.LayerNorm
+
+
 class InputEmbedding(nn.Module):
     """GPT-style input layer: ``token_embedding(ids) + position_embedding(arange(T))``.
 
@@ -157,12 +166,12 @@ class InputEmbedding(nn.Module):
                 ),
             )
         else:
-            # fork_rng keeps the caller's global RNG state untouched.
+            # fork_rng keeps the caller's global RNG state untouched. A family's other tensors
+            # are drawn after the two tables, so the tables are those of the plain recipe.
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(config.seed)
-                if config.width != config.d_model:
-                    raise ValueError("seeded tables have no projection: token_width is d_model")
                 self._create_tables(config, nn.Embedding)
+                self._add_extras(config, extras, meta, seeded=True)
         # Non-persistent buffers: follow .to(device), stay out of the state dict.
         # Both are made for at most BUFFER_ROWS positions: a model whose context is 10^9 (a config
         # can say so) costs no memory beyond the positions a batch reads (see position_rows).
@@ -180,13 +189,22 @@ class InputEmbedding(nn.Module):
             else:
                 table = sinusoidal_table(rows, config.d_model).float()
             self.register_buffer("sinusoidal_table", table, persistent=False)
-        self._add_extras(config, extras, meta)
+        if tables is not None or meta:
+            self._add_extras(config, extras, meta)
 
     def _add_extras(
-        self, config: EmbedConfig, extras: dict[str, torch.Tensor] | None, meta: bool
+        self,
+        config: EmbedConfig,
+        extras: dict[str, torch.Tensor] | None,
+        meta: bool,
+        *,
+        seeded: bool = False,
     ) -> None:
         """What a model family runs besides lookup and addition, as its trained tensors (on the
-        meta device, shapes only): OPT's projection, BERT's token types, a LayerNorm."""
+        meta device, shapes only): OPT's projection, BERT's token types, a LayerNorm. With
+        ``seeded`` (no checkpoint), each is made as torch initialises it: the projection and the
+        token-type row drawn from the seed (nn.Linear, nn.Embedding), the LayerNorm's weight 1
+        and bias 0 (nn.LayerNorm)."""
         given = dict(extras or {})
         d = config.d_model
 
@@ -195,7 +213,11 @@ class InputEmbedding(nn.Module):
                 return given[name]
             if meta:
                 return torch.empty(*shape, device="meta")
-            raise ValueError(f"the configuration needs the {name} tensor")
+            if seeded:
+                return _seeded_extra(name, shape)
+            raise WeightsError(
+                f"the checkpoint has no {name} tensor, which this model's input layer needs"
+            )
 
         self.project_in = None
         if config.token_width is not None and config.token_width != d:

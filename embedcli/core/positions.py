@@ -172,7 +172,8 @@ def alibi_slopes(heads: int, style: str = "press", bias_max: float = 8.0) -> lis
     """ALiBi's slope per attention head (Press et al.): for n heads, a power of two, the
     geometric sequence 2^(-8k/n), k = 1..n; otherwise the n' = largest power of two below n
     first, then every other slope of the sequence for 2n'. ``style="mpt"``: MPT's variant, the
-    sequence 2^(-bias_max·k/m) for m the next power of two, odd k's first when m > n."""
+    sequence 2^(-bias_max·k/m) for m the next power of two, even k's first (then the
+    odd) when m > n, as transformers' ``build_mpt_alibi_tensor`` orders them."""
     if style == "mpt":
         m = 2 ** math.ceil(math.log2(heads))
         slopes = [1.0 / 2 ** (k * bias_max / m) for k in range(1, m + 1)]

@@ -98,12 +98,63 @@ def _alibi(family: Family, text: dict[str, Any], heads: int | None, where: str) 
     return {"alibi": True, "alibi_slopes": tuple(slopes), "heads": heads}
 
 
-def _rope_sets(text: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]:
-    """{layer type: rope parameters}, and the first block's layer type."""
+def per_layer_rope(family: Family) -> bool:
+    """Whether the family's code keeps one rope per layer type (Gemma 3, OLMo 3): its
+    transformers defaults (familydefaults.json, read from the config classes) nest
+    ``rope_parameters`` by layer type. Every other family reads one flat set for all layers."""
+    from embedcli.models.config import family_defaults
+
+    default = family_defaults(family.model_types[0]).get("rope_parameters")
+    return _nested(default)
+
+
+def _nested(params: Any) -> bool:
+    return (
+        isinstance(params, dict)
+        and bool(params)
+        and all(isinstance(v, dict) for v in params.values())
+    )
+
+
+def _first_type(family: Family, text: dict[str, Any], where: str) -> str | None:
+    """The first block's layer type: ``layer_types[0]``, or, where config.json gives a
+    sliding_window_pattern instead, the one transformers derives from it (Gemma 3: block i
+    slides unless (i + 1) % pattern == 0, so pattern 1 makes every block full attention)."""
+    from embedcli.models.config import family_defaults
+
     types = text.get("layer_types")
     first = types[0] if isinstance(types, list) and types and isinstance(types[0], str) else None
+    pattern = text.get("sliding_window_pattern")
+    if pattern is None:
+        return first
+    if isinstance(pattern, bool) or not isinstance(pattern, int) or pattern < 1:
+        raise ConfigError(f"{where}: sliding_window_pattern must be a positive integer")
+    derived = "sliding_attention" if 1 % pattern else "full_attention"
+    if types == family_defaults(family.model_types[0]).get("layer_types"):
+        if text.get("num_hidden_layers") == len(types) and first != derived:
+            raise ConfigError(
+                f"{where}: layer_types {types!r} and sliding_window_pattern {pattern} "
+                "disagree about the first block's attention"
+            )
+        return derived  # the list is the family's default: the pattern decides
+    return first  # config.json's own layer_types come first, as in transformers
+
+
+def _rope_sets(
+    family: Family, text: dict[str, Any], where: str
+) -> tuple[dict[str, dict[str, Any]], str]:
+    """{layer type: rope parameters}, and the first block's layer type."""
+    first = _first_type(family, text, where)
     params = text.get("rope_parameters")
-    if isinstance(params, dict) and params and all(isinstance(v, dict) for v in params.values()):
+    nested = isinstance(params, dict) and any(isinstance(v, dict) for v in params.values())
+    if nested and not (per_layer_rope(family) and _nested(params)):
+        listed = ", ".join(k for k, v in params.items() if isinstance(v, dict))
+        raise ConfigError(
+            f"{where}: rope_parameters holds one set per layer type ({listed}), but "
+            f"{family.name}'s code reads one set for every layer (transformers ignores the "
+            "nested ones): embedcli does not guess which applies"
+        )
+    if nested:
         return {str(k): v for k, v in params.items()}, first or next(iter(params))
     merged: dict[str, Any] = {}
     for source in (params, text.get("rope_scaling")):
@@ -120,19 +171,24 @@ def _rope_sets(text: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]:
 
 
 def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -> dict[str, Any]:
-    sets, first = _rope_sets(text)
+    sets, first = _rope_sets(family, text, where)
     if first not in sets:
         raise ConfigError(f"{where}: layer type {first!r} has no rope_parameters")
+    label = (lambda name: f"{name} rope_theta") if len(sets) > 1 else (lambda _: "rope_theta")
     bases = {
         name: positive(
-            p.get("rope_theta", p.get("rotary_emb_base", 10000.0)), "rope_theta", where, 1
+            p.get("rope_theta", p.get("rotary_emb_base", 10000.0)), label(name), where, 1
         )
         for name, p in sets.items()
     }
+    for name, p in sets.items():
+        kind = p.get("rope_type") or p.get("type") or "default"
+        if not isinstance(kind, str):
+            raise ConfigError(f"{where}: rope_type must be a name, got {kind!r}")
+        if name != first:
+            _scaling(kind, p, where)  # every layer type's entry is checked, not only the drawn
     params = sets[first]
     rope_type = params.get("rope_type") or params.get("type") or "default"
-    if not isinstance(rope_type, str):
-        raise ConfigError(f"{where}: rope_type must be a name, got {rope_type!r}")
     return {
         "rope_theta": bases[first],
         "rope_bases": bases if len(bases) > 1 else None,
@@ -182,6 +238,18 @@ def _scaling(rope_type: str, params: dict[str, Any], where: str) -> Any:
         key: positive(params.get(key), f"rope_scaling {key}", where)
         for key in SCALING_KEYS[rope_type]
     }
+    # the same rules as --rope-scaling's (core.positions.parse_rope_scaling)
+    if values["factor"] < 1:
+        raise ConfigError(
+            f"{where}: rope_scaling factor must be at least 1 (it stretches wavelengths), "
+            f"got {values['factor']:g}"
+        )
     if rope_type == "llama3" and values["high_freq_factor"] <= values["low_freq_factor"]:
         raise ConfigError(f"{where}: rope_scaling high_freq_factor must exceed low_freq_factor")
+    original = values.get("original_max_position_embeddings")
+    if original is not None and (original < 1 or original != int(original)):
+        raise ConfigError(
+            f"{where}: rope_scaling original_max_position_embeddings is a context length, a "
+            f"whole number of tokens; got {original:g}"
+        )
     return (("rope_type", rope_type), *values.items())

@@ -14,7 +14,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from embedcli.core.config import DEFAULT_PRESET, PRESETS, Overrides, Preset
-from embedcli.errors import ConfigError
+from embedcli.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     from embedcli.core.config import EmbedConfig
@@ -82,6 +82,7 @@ def _real_preset(name: str) -> Preset:
         experts=counted.experts,
         experts_per_token=counted.experts_per_token,
         tied=bool(_model(name).tie_word_embeddings),
+        heads=_model(name).heads,
     )
 
 
@@ -110,17 +111,33 @@ def preset_config(name: str | None, overrides: Overrides) -> tuple[Preset, Embed
     base = preset.config
     table = overrides.positional in ("learned", "sinusoidal")
     if not base.context_limit and overrides.context_length is None and table:
-        raise ConfigError(
+        raise UsageError(
             f"{preset.name} has no context limit (its {base.positional} positions act inside "
             f"attention): a {overrides.positional} table needs its rows, pass --context-length"
         )
     if overrides.context_length is not None and not base.context_limit:
         base = replace(base, context_limit=True)  # the flag sets one
     rotated = base.rope_dim if base.positional == "rope" else None
+    if overrides.positional == "rope" and base.positional != "rope":
+        rotated = _head_to_rotate(preset)
+        base = replace(base, rope_dim=rotated)
     width = overrides.d_model
     if rotated and width is not None and width < rotated and overrides.positional in (None, "rope"):
-        raise ConfigError(
+        raise UsageError(
             f"{preset.name} rotates {rotated} dimensions in each attention head, more than "
             f"--d-model {width}; pass a width of at least {rotated}"
         )
     return preset, overrides.apply(base)
+
+
+def _head_to_rotate(preset: Preset) -> int:
+    """What --positional rope rotates in a preset that has other positions: one attention
+    head of its own model (d / heads), as a rope model of that shape would."""
+    head = preset.head_dim
+    if head is None or head % 2:
+        why = "gives no attention head count" if head is None else f"has heads {head} wide, odd"
+        raise UsageError(
+            f"{preset.name} {why}, so the dimensions rope would rotate in one head are "
+            "unknown; --positional rope needs a preset with heads (gpt2, gpt3) or a rope preset"
+        )
+    return head

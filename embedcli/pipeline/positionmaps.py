@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from embedcli.pipeline.positions import Heatmap
+from embedcli.tokenization.display import plural
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,6 +41,46 @@ class SlopeRow:
     distance_to_minus_one: float
 
 
+@dataclass(frozen=True)
+class AlibiBias:
+    """ALiBi's (heads, T, T) bias, float64, computed only for the cells asked for:
+    bias[h, i, j] = -slope_h · (i - j) for a key j at or before the query i, NaN for j > i.
+    Indexed like an array (an int, a slice or a list per axis; lists index each axis on its
+    own), so that a picture of 16 heads × 16 positions never builds BLOOM's 112 × T × T."""
+
+    slopes: tuple[float, ...]
+    length: int  # T: queries and keys
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (len(self.slopes), self.length, self.length)
+
+    @property
+    def size(self) -> int:
+        return len(self.slopes) * self.length * self.length
+
+    def __len__(self) -> int:
+        return len(self.slopes)
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        import numpy as np
+
+        key = key if isinstance(key, tuple) else (key,)
+        key = (*key, *[slice(None)] * (3 - len(key)))
+        axes = [np.asarray(self.slopes, dtype=np.float64), np.arange(self.length, dtype=np.float64),
+                np.arange(self.length, dtype=np.float64)]  # fmt: skip
+        picked = [np.asarray(axis[k]) for axis, k in zip(axes, key, strict=True)]
+        kept = [p.ndim > 0 for p in picked]
+        slope, query, key_j = np.ix_(*[np.atleast_1d(p) for p in picked])
+        behind = key_j - query  # j - i, so that the diagonal is +0, not -0
+        bias = np.where(behind > 0, np.nan, slope * behind)  # (h, i, j) picked
+        return bias.reshape([n for n, k in zip(bias.shape, kept, strict=True) if k])
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        whole = self[:, :, :]
+        return whole if dtype is None else whole.astype(dtype)
+
+
 @dataclass
 class AlibiReport:
     """ALiBi's biases: every head (``head`` None) or one, and every head's slope."""
@@ -48,7 +89,7 @@ class AlibiReport:
     source: str
     slopes: list[SlopeRow]
     slope_rule: str  # how the slopes are made, in words
-    bias: np.ndarray  # (heads, T, T) float64; (1, T, T) with --head; NaN where masked (j > i)
+    bias: AlibiBias  # (heads, T, T) float64, by the cell; (1, T, T) with --head; NaN: j > i
     bounds: tuple[float, float]  # the colour scale, shared by every head: lowest bias to 0
     head: int | None = None  # --head: the one head drawn large
     heatmap: Heatmap | None = None  # that head, drawn large
@@ -103,10 +144,14 @@ def rope_report(encoding: Encoding, rows: int, similarity: bool) -> RopeReport:
     dim = encoding.rope_dim
     assert dim is not None
     pairs = dim // 2
-    _check_memory(rows * (rows if similarity else pairs) * 16, f"{rows:,} positions")
+    if similarity:  # (T, T) and the profile's (T, r/2) cosines
+        _check_memory(rows * (rows + pairs) * 16, f"{rows:,} positions², by distance")
+    else:
+        hint = "lower --context-length" + ("" if encoding.from_model else " or -d")
+        _check_memory(rows * pairs * 16, f"{rows:,} positions × {pairs:,} pairs", hint)
     scaling = None if encoding.rope_scaling is None else dict(encoding.rope_scaling)
     inverse = rope_inverse_frequencies(dim, encoding.rope_theta, encoding.rope_scaling)
-    details = (f"theta {_number(encoding.rope_theta)}", f"rope_dim {dim}", f"{pairs} pairs",
+    details = (f"theta {_number(encoding.rope_theta)}", f"rope_dim {dim}", plural(pairs, "pair"),
                scaling_words(scaling))  # fmt: skip
     bases = encoding.rope_bases
     notes = _scaling_note(scaling)
@@ -151,6 +196,7 @@ def _rope_similarity(
 
     profile = rope_distance_similarity(inverse, rows)  # (T,)
     pairs = len(inverse)
+    over = "the one pair" if pairs == 1 else f"the {pairs:,} pairs"
     distances = sorted({0, *(2**k for k in range(rows.bit_length()) if 2**k < rows), rows - 1})
     shown = ", ".join(f"{k}→{float(profile[k]):+.3f}" for k in distances)
     heatmap = Heatmap(
@@ -158,7 +204,7 @@ def _rope_similarity(
         "position", by_distance(profile).numpy(), source=encoding.source, positional="rope",
         details=details,
         notes=(
-            f"S[m, n] = mean over the {pairs} pairs of cos((m - n) · inv_freq_i): the cosine "
+            f"S[m, n] = mean over {over} of cos((m - n) · inv_freq_i): the cosine "
             "between rotated copies, at positions m and n, of one vector whose pairs have "
             "equal magnitudes",
             "S depends on m - n alone, so the matrix is constant along each diagonal (a "
@@ -176,10 +222,11 @@ def slope_rule(encoding: Encoding) -> str:
     n = encoding.heads or 0
     if encoding.slope_rule == "mpt":
         m = 2 ** math.ceil(math.log2(n))
-        odd = f", odd k first, the first {n}" if m != n else ""
+        # transformers' build_mpt_alibi_tensor: concat(slopes[1::2], slopes[::2])[:n]
+        odd = f", even k first, then odd k, the first {n} of them" if m != n else ""
         return (
             f"MPT's slopes: 2^(-b·k/{m}) for k = 1..{m}, {m} the power of two at or above "
-            f"{n} heads{odd} (b = alibi_bias_max, 8 unless its config says otherwise)"
+            f"{plural(n, 'head')}{odd} (b = alibi_bias_max, 8 unless its config says otherwise)"
         )
     p = 2 ** math.floor(math.log2(n))
     if p == n:
@@ -190,14 +237,25 @@ def slope_rule(encoding: Encoding) -> str:
     )
 
 
-def alibi_report(encoding: Encoding, rows: int, head: int | None = None) -> AlibiReport:
-    """ALiBi's bias of every head (or of ``head`` alone) on the attention scores, T × T."""
-    from embedcli.core.positions import alibi_bias
+JSON_BIAS_VALUES = 1 << 22  # --json writes at most this many bias values (4,194,304)
+PICTURE_HEADS = 16  # small multiples drawn at most, in the terminal and a PNG (sampled evenly)
 
+
+def alibi_report(
+    encoding: Encoding,
+    rows: int,
+    head: int | None = None,
+    *,
+    png: bool = False,
+    as_json: bool = False,
+) -> AlibiReport:
+    """ALiBi's bias of every head (or of ``head`` alone) on the attention scores, T × T, as
+    cells computed when drawn; refused, before any is computed, where what ``png`` and
+    ``as_json`` ask for would not fit (a PNG: up to 16 whole heads; JSON: every value)."""
     slopes = list(encoding.slopes or ())
     drawn = slopes if head is None else [slopes[head]]
-    _check_memory(len(drawn) * rows * rows * 16, f"{len(drawn):,} heads × {rows:,} positions²")
-    bias = alibi_bias(drawn, rows).numpy()  # (H, T, T)
+    bias = AlibiBias(tuple(drawn), rows)
+    _check_alibi_outputs(bias, head is not None, png, as_json)
     low = -max(drawn) * (rows - 1)
     bounds = (low if low < 0 else -1.0, 0.0)
     table = [SlopeRow(h, s, math.log2(s), 1 / s) for h, s in enumerate(slopes)]
@@ -212,8 +270,9 @@ def alibi_report(encoding: Encoding, rows: int, head: int | None = None) -> Alib
             "BLOOM's code (build_alibi_tensor) adds +slope·j instead: that differs by slope·i, "
             "the same for every key of a query, which softmax cancels"
         )
+    heads = "its one head" if len(slopes) == 1 else f"all {len(slopes)} heads"
     report = AlibiReport(
-        f"ALiBi biases, all {len(slopes)} heads: {encoding.source}",
+        f"ALiBi biases, {heads}: {encoding.source}",
         encoding.source, table, slope_rule(encoding), bias, bounds, head, notes=tuple(notes),
     )  # fmt: skip
     if head is not None:
@@ -227,7 +286,25 @@ def alibi_report(encoding: Encoding, rows: int, head: int | None = None) -> Alib
     return report
 
 
-def _check_memory(need: int, what: str) -> None:
-    from embedcli.core.memory import ensure_host_fits
+def _check_alibi_outputs(bias: AlibiBias, one: bool, png: bool, as_json: bool) -> None:
+    """The whole heads a picture or JSON holds must fit; the terminal's small multiples
+    (16 heads × 16 positions) always do."""
+    heads, rows = len(bias), bias.length
+    if as_json and bias.size > JSON_BIAS_VALUES:
+        from embedcli.errors import MemoryLimitError
 
-    ensure_host_fits(f"the numbers of a picture of {what}", need, "lower --context-length")
+        raise MemoryLimitError(
+            f"--json writes every bias value: {plural(heads, 'head')} × {rows:,}² positions "
+            f"= {bias.size:,} values, more than the {JSON_BIAS_VALUES:,} it writes at most; "
+            "pass --head H, or lower --context-length"
+        )
+    whole = (heads if as_json else 0, 1 if one else 0, min(heads, PICTURE_HEADS) if png else 0)
+    if max(whole):
+        # float64 values, and as many again for the NaN mask and the JSON lists or the image
+        _check_memory(max(whole) * rows * rows * 8 * 3, f"{max(whole):,} × {rows:,}² biases")
+
+
+def _check_memory(need: int, what: str, hint: str = "lower --context-length") -> None:
+    from embedcli.pipeline.positions import ensure_room
+
+    ensure_room(f"the numbers of a picture of {what}", need, hint)

@@ -61,15 +61,18 @@ def position_table(
 
     The family defaults to learned with ``weights`` (a checkpoint holds a learned table) and to
     sinusoidal without; sizes default to a terminal-sized picture, and with ``weights`` come from
-    the checkpoint (a size given that disagrees with it is an error)."""
-    from embedcli.core.config import PICTURE_D_MODEL, PICTURE_POSITIONS, Overrides
+    the checkpoint (a width given that disagrees with it is an error; ``context_length``, at
+    most the table's rows, draws its first rows)."""
+    from embedcli.core.config import PICTURE_D_MODEL, PICTURE_POSITIONS
     from embedcli.core.positions import sinusoidal_table
     from embedcli.errors import UsageError
 
     positional = positional or ("learned" if weights is not None else "sinusoidal")
     if weights is not None and positional != "learned":
         raise UsageError("--weights shows a checkpoint's learned table: drop --positional")
-    given = Overrides(d_model=d_model, context_length=context_length)
+    if weights is not None:
+        table, source = _checkpoint_table(weights, context_length, d_model, position_key)
+        return table, source, positional
     d_model = d_model or PICTURE_D_MODEL
     context_length = context_length or PICTURE_POSITIONS
     _check_picture_memory(context_length, d_model)
@@ -77,17 +80,61 @@ def position_table(
         # Validates the sizes (sin and cos pairs need an even d_model) before any work.
         EmbedConfig(d_model=d_model, context_length=context_length, positional="sinusoidal")
         return sinusoidal_table(context_length, d_model), "sinusoidal (fixed)", positional
+    # Validates the sizes as embed would build them; only the positional table is made.
+    EmbedConfig(d_model=d_model, context_length=context_length, seed=seed)
+    table = seeded_positions(context_length, d_model, seed)
+    return table, f"learned, seeded nn.Embedding tables, seed {seed}", positional
+
+
+def _checkpoint_table(
+    weights: Path, rows: int | None, d_model: int | None, position_key: str | None
+) -> tuple[torch.Tensor, str]:
+    """A checkpoint's learned table from position 0 (its first ``rows``), checked as embed
+    checks it, and where it came from."""
+    from embedcli.core.config import Overrides
+    from embedcli.errors import ConfigError
     from embedcli.pipeline.sources import source_tables
 
-    # The recipe draws the token table first, so the seeded positional table is the one `embed`
-    # uses when both are built with embed's default vocabulary (gpt2's 50,257 rows).
-    seeded = EmbedConfig(d_model=d_model, context_length=context_length, seed=seed)
+    given = Overrides(d_model=d_model)  # rows: any number up to the table's
     _, position, source = source_tables(
-        seeded, weights, None, position_key, given, from_position_zero=True
+        EmbedConfig(), weights, None, position_key, given, from_position_zero=True
     )
     if position is None:
         raise WeightsError(f"{weights} has no learned positional table to show")
-    return position.detach().double(), f"learned, {source}", positional
+    if rows is not None and rows > len(position):
+        raise ConfigError(
+            f"--context-length {rows:,} asks for more rows than the learned table of {source} "
+            f"has ({len(position):,} positions)"
+        )
+    position = position[:rows] if rows is not None else position
+    _check_picture_memory(*position.shape)
+    return position.detach().double(), f"learned, {source}"
+
+
+SKIP_CHUNK = 1 << 20  # values drawn at a time while the token table's draws are skipped
+
+
+def seeded_positions(rows: int, d_model: int, seed: int) -> torch.Tensor:
+    """The (rows, d) positional table of embed's seeded recipe, in float64, without its token
+    table: ``torch.manual_seed(seed)``, ``nn.Embedding(50257, d)``, ``nn.Embedding(rows, d)``.
+
+    The token table's normal draws are made a chunk at a time into one small buffer, and
+    dropped: torch fills n >= 16 values from n uniforms (16 more where n is not a multiple of
+    16), each group of 16 from its own, so chunks of a multiple of 16, the last at least 16,
+    leave the generator where the whole table would (tests/test_positions.py checks it)."""
+    import torch
+
+    from embedcli.core.config import DEFAULT_VOCAB_SIZE
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        left = DEFAULT_VOCAB_SIZE * d_model
+        buffer = torch.empty(min(left, SKIP_CHUNK + 16))
+        while left > SKIP_CHUNK + 16:
+            buffer.normal_()  # SKIP_CHUNK + 16 values: a multiple of 16
+            left -= len(buffer)
+        buffer[:left].normal_()
+        return torch.nn.Embedding(rows, d_model).weight.detach().double()  # (rows, d)
 
 
 def positions_report(request: PositionsRequest) -> Heatmap | RopeReport | AlibiReport:
@@ -102,7 +149,7 @@ def positions_report(request: PositionsRequest) -> Heatmap | RopeReport | AlibiR
     if encoding.family == "rope":
         return rope_report(encoding, rows, request.similarity)
     if encoding.family == "alibi":
-        return alibi_report(encoding, rows, request.head)
+        return alibi_report(encoding, rows, request.head, png=request.png, as_json=request.as_json)
     if encoding.from_model and request.weights is None:  # a preset's width, a seeded table
         rows = request.context_length or min(PICTURE_POSITIONS, encoding.context_length or rows)
         table, source = _preset_table(encoding, rows, request.seed)
@@ -131,13 +178,28 @@ def _preset_table(encoding: Encoding, rows: int, seed: int) -> tuple[torch.Tenso
     )
 
 
+ROOM = 0.75  # of the memory available, the most a job may plan to use: the rest is headroom
+
+
+def ensure_room(what: str, need: int, hint: str) -> None:
+    """Refuse, before allocating, a job whose ``need`` bytes exceed ROOM of what this machine
+    has available (a job that fits only by taking nearly all of it is refused too)."""
+    from embedcli.core.memory import format_bytes, host_available_memory
+    from embedcli.errors import MemoryLimitError
+
+    available = host_available_memory()
+    if available is not None and need > available * ROOM:
+        raise MemoryLimitError(
+            f"{what} need {format_bytes(need)}, more than {ROOM:.0%} of the "
+            f"{format_bytes(available)} available on this machine; {hint}"
+        )
+
+
 def _check_picture_memory(rows: int, d_model: int, similarity: bool = False) -> None:
     """The (rows, d) table in float64 (and its (rows, rows) similarities) must fit."""
-    from embedcli.core.memory import ensure_host_fits
-
     need = rows * d_model * 8 * 2 + (rows * rows * 8 if similarity else 0)
     what = f"the numbers of a picture of {rows:,} positions × {d_model:,} dimensions"
-    ensure_host_fits(
+    ensure_room(
         what + (" and its similarities" if similarity else ""),
         need,
         "lower --context-length or -d" + (", or drop --similarity" if similarity else ""),

@@ -38,6 +38,8 @@ class PositionsRequest:
     heads: int | None = None  # ALiBi's head count
     head: int | None = None  # ALiBi: the one head drawn large (0-based)
     similarity: bool = False
+    png: bool = False  # --png: a picture of whole heads (ALiBi) is written too
+    as_json: bool = False  # --json: every number drawn is written
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,7 @@ def resolve(request: PositionsRequest) -> Encoding:
     if request.weights is None and request.position_key is not None:
         raise UsageError("--position-key names a table in --weights: pass --weights")
     if request.weights is not None:
-        encoding = _weights_encoding(request.weights)
+        encoding = _weights_encoding(request.weights, request.position_key)
     elif request.preset is not None:
         encoding = _preset_encoding(request.preset)
     else:
@@ -87,12 +89,19 @@ def resolve(request: PositionsRequest) -> Encoding:
     return encoding
 
 
-def _weights_encoding(weights: str) -> Encoding:
-    """A model's own encoding from its config.json; a checkpoint without one holds a learned
-    table (the only kind a checkpoint can hold)."""
+def _weights_encoding(weights: str, position_key: str | None = None) -> Encoding:
+    """A model's own encoding from its config.json, once config.json is checked against the
+    checkpoint's tables as inspect-shapes and embed check it; a checkpoint without one holds a
+    learned table (the only kind a checkpoint can hold)."""
+    from embedcli.core.config import Overrides
     from embedcli.models.sources import open_weights
+    from embedcli.models.tables import check_source, find_tables
 
     source = open_weights(weights)
+    checkpoint = source.checkpoint
+    keys = find_tables(checkpoint, None, position_key, source.config)
+    position = None if keys.position is None else checkpoint.info(keys.position).shape
+    check_source(checkpoint.info(keys.token).shape, position, Overrides(), source.config)
     if source.config is None or source.config.positional == "learned":
         return Encoding("learned", source.label, from_model=True)
     return _model_encoding(source.config, source.label)
@@ -142,10 +151,22 @@ def _model_rope(model: ModelConfig, where: str, family: str | None) -> Encoding:
             f"{where} scales rope with {model.rope_scaling!r}, which embedcli does not compute "
             "(it computes linear and llama3): its angles are not drawn rather than drawn wrong"
         )
-    if not model.rope_dim:
+    dim = model.rope_dim
+    if dim is None:
         raise ConfigError(
             f"{where}: config.json gives no head dimension (num_attention_heads or head_dim), "
             "so the dimensions rope rotates are unknown"
+        )
+    if dim < 2:
+        raise ConfigError(
+            f"{where}: config.json's partial rotary factor (partial_rotary_factor or "
+            f"rotary_pct) leaves {dim} rotated dimensions in each attention head: nothing for "
+            "rope to turn"
+        )
+    if dim % 2:
+        raise ConfigError(
+            f"{where}: config.json rotates {dim} dimensions of each attention head, an odd "
+            "number: rope turns pairs of dimensions, so its angles are not drawn"
         )
     bases = model.rope_bases
     return Encoding(
@@ -258,15 +279,18 @@ def _check_agrees(request: PositionsRequest, encoding: Encoding) -> None:
         checks.append(("--heads", request.heads, encoding.heads, "attention heads"))
     elif encoding.d_model is not None:  # a preset's learned table (a checkpoint checks its own)
         checks.append(("-d", request.d_model, encoding.d_model, "width"))
+    # a flag against a preset (another flag) is bad usage; against a model's files, bad input
+    error = UsageError if request.preset is not None else ConfigError
     for flag, given, own, what in checks:
         if given is not None and given != own:
-            raise ConfigError(
-                f"{flag} {_shown(given)} conflicts with the {what} of {encoding.source}, "
-                f"{_shown(own)}; drop {flag}"
+            shown, owned = _shown_apart(given, own)
+            raise error(
+                f"{flag} {shown} conflicts with the {what} of {encoding.source}, {owned}; "
+                f"drop {flag}"
             )
     rows, limit = request.context_length, encoding.context_length
     if encoding.family == "learned" and encoding.d_model and rows and limit and rows > limit:
-        raise ConfigError(
+        raise error(
             f"--context-length {rows:,} asks for more rows than {encoding.source}'s learned "
             f"table has ({limit:,} positions)"
         )
@@ -274,6 +298,17 @@ def _check_agrees(request: PositionsRequest, encoding: Encoding) -> None:
 
 def _dict(scaling: Scaling | None) -> dict[str, Any] | None:
     return None if scaling is None else dict(scaling)
+
+
+def _shown_apart(given: Any, own: Any) -> tuple[str, str]:
+    """Two values that differ, shown with enough digits to differ (500,000.5, not 500,000)."""
+    if isinstance(given, float) and isinstance(own, int | float):
+        for digits in range(10, 18):
+            pair = f"{given:,.{digits}g}", f"{float(own):,.{digits}g}"
+            if pair[0] != pair[1]:
+                return pair
+        return repr(given), repr(float(own))
+    return _shown(given), _shown(own)
 
 
 def _shown(value: Any) -> str:

@@ -64,6 +64,9 @@ class ShapesReport:
     broadcast: BroadcastPlan | None
     combine: CombineCost
     training: TrainingMemory | None = None  # with --train
+    # one attention head's width where the preset knows it (rope's note: the part rotated);
+    # not in the JSON, whose config is a model folder's too, and a folder's Preset has no heads
+    head_dim: int | None = None
 
 
 def count_parameters(config: EmbedConfig, preset: Preset) -> Parameters:
@@ -130,6 +133,8 @@ def run_inspect(
     if planned and device == "meta" and tables is None:
         steps, addition = planned_trace(config, batch_size, seq_len)
     else:
+        if tables is None and device != "meta":
+            _check_seeded_room(config)
         device, steps, addition = _module_trace(config, batch_size, seq_len, device, tables)
     parameters = count_parameters(config, preset)
     training = None
@@ -147,6 +152,25 @@ def run_inspect(
         broadcast=addition,
         combine=combine_cost(config.d_model),
         training=training,
+        head_dim=preset.head_dim if config.positional == "rope" else None,
+    )
+
+
+def _check_seeded_room(config: EmbedConfig) -> None:
+    """The seeded tables are made on this machine's CPU in float32 (and converted to the
+    dtype there): refused, before any is made, where they would take most of its memory."""
+    from embedcli.pipeline.positions import ensure_room
+
+    rows = config.vocab_size + (config.position_rows if config.has_positional_table else 0)
+    need = rows * config.width * 4
+    if config.dtype != "float32":
+        need += rows * config.width * dtype_size(config.dtype)
+    ensure_room(
+        f"the seeded float32 tables ({rows:,} rows × {config.width:,})"
+        + ("" if config.dtype == "float32" else f" and their {config.dtype} copy"),
+        need,
+        "lower --d-model or --vocab-size, or leave --device at meta (shapes only, allocates "
+        "nothing)",
     )
 
 

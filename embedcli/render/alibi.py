@@ -132,10 +132,8 @@ def _slopes_table(slopes: list[SlopeRow], groups: int) -> RenderableType:
             else:
                 cells += [""] * len(SLOPE_COLUMNS)
         add_row(table, *cells)
+    what = "The slope of the one head" if len(slopes) == 1 else f"Slopes of the {len(slopes)} heads"
     return Group(
-        heading(
-            f"Slopes of the {len(slopes)} heads (-1 at: the distance i - j at which the bias "
-            "reaches -1, 1/slope)"
-        ),
+        heading(f"{what} (-1 at: the distance i - j at which the bias reaches -1, 1/slope)"),
         table,
     )

@@ -114,11 +114,15 @@ def presets_table(
     model and source under it, with the parameter counts rounded (the exact ones: --json, or
     inspect-shapes --preset NAME)."""
     return Group(
-        heading("Presets by family (explicit flags override their values)"),
+        heading("Presets by family"),
         first_fitting(width, lambda: _table(presets), lambda: _lines(presets, width)),
         note(
             "a real family's preset is its published config.json, read as a model folder of "
             "that family is; a mixture of experts counts every expert, and says how many "
             "parameters one token runs through"
+        ),
+        note(
+            "inspect-shapes --preset NAME: flags such as -d change the preset's sizes; "
+            "positions --preset NAME: a flag that disagrees with the preset is an error"
         ),
     )

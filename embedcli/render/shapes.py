@@ -22,6 +22,7 @@ from embedcli.render.common import (
     note,
     to_text,
 )
+from embedcli.tokenization.display import plural
 
 if TYPE_CHECKING:
     from embedcli.analysis.training import TrainingMemory
@@ -118,13 +119,7 @@ def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> Rende
         names = (source, TENSOR_NAMES[1])  # what the positions are added to
         view: RenderableType = broadcast_block(plan, names, title, width)
     elif cfg["positional"] == "rope":
-        theta, dim = cfg.get("rope_theta", 10000.0), cfg.get("rope_dim")
-        formula = (
-            "10000^(-2i/d)"
-            if theta == 10000.0 and dim is None
-            else f"{_number(theta)}^(-2i/{dim or cfg['d_model']}) (the model's rope_theta, over "
-            f"{dim or cfg['d_model']} dimensions: one attention head)"
-        )
+        formula = _rope_formula(cfg)
         scaling = (cfg.get("model") or {}).get("rope_scaling")
         if cfg.get("rope_scaling"):  # the type, also where no model summary comes with it
             scaling = scaling or cfg["rope_scaling"].get("rope_type")
@@ -153,6 +148,23 @@ def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> Rende
             f"{_normed(source, cfg)}; {how}"
         )
     return view if scaled is None else Group(Text(scaled), view)
+
+
+def _rope_formula(cfg: dict) -> str:
+    """theta^(-2i/r), with what theta and r are: r is one attention head, or the part of each
+    head the model rotates (GPT-NeoX's rotary_pct), where the head's width is known."""
+    theta, dim = cfg.get("rope_theta", 10000.0), cfg.get("rope_dim")
+    if theta == 10000.0 and dim is None:
+        return "10000^(-2i/d)"
+    rotated, head = dim or cfg["d_model"], cfg.get("head_dim")
+    base = "the model's rope_theta" if theta != 10000.0 else "rope_theta"
+    if head == rotated:
+        span = f"over {rotated} dimensions: one attention head"
+    elif head:
+        span = f"over {rotated} of the {head} dimensions of each attention head: the part rotated"
+    else:
+        span = f"over the {rotated} dimensions rotated in each attention head"
+    return f"{_number(theta)}^(-2i/{rotated}) ({base}, {span})"
 
 
 def _normed(source: str, cfg: dict) -> str:
@@ -226,7 +238,7 @@ def shapes_tables(report: ShapesReport, *, width: int = 100, plain: bool = True)
     parts = [
         header,
         tensors_block(report, width),
-        addition_view(report.broadcast, cfg, width=width),
+        addition_view(report.broadcast, {**cfg, "head_dim": report.head_dim}, width=width),
         parameters_block(report, width),
     ]
     if report.broadcast is not None:  # only where position vectors are added at all
@@ -248,6 +260,8 @@ def configuration_label(report: ShapesReport) -> str:
             for k, v in report.preset_changes.items()
         )
         return f"custom: {report.preset} with {changed}"
+    if report.preset == "checkpoint":  # --weights: no preset at all
+        return f"checkpoint {report.preset_description}"
     hub = report.preset_source and "/" in report.preset_source  # a model's hub id
     source = f", {report.preset_source}" if hub else ""
     return f"preset {report.preset} ({report.preset_description}{source})"
@@ -417,5 +431,5 @@ def combine_block(report: ShapesReport) -> Group:
     return Group(
         heading("Add or concatenate token and position vectors?"),
         table,
-        Text(f"concatenating costs {extra:,} more parameters in that layer alone"),
+        Text(f"concatenating costs {plural(extra, 'more parameter')} in that layer alone"),
     )
