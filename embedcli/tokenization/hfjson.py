@@ -60,9 +60,16 @@ class HFTokenizer:
     """A Hugging Face tokenizer.json behind ``tiktoken.Encoding``'s interface."""
 
     def __init__(
-        self, tokenizer: tokenizers.Tokenizer, spec: dict[str, Any], *, name: str, path: Path
+        self,
+        tokenizer: tokenizers.Tokenizer,
+        spec: dict[str, Any],
+        *,
+        name: str,
+        path: Path,
+        config_files: bool = True,  # False: no tokenizer_config.json beside path is read
     ) -> None:
         self.name = name
+        self._config_files = config_files
         self.path = path
         self.family = _family_of_json(path, spec)  # BYTE_LEVEL or SENTENCEPIECE
         tokenizer.no_truncation()  # a tokenizer.json may carry both: ids must be whole
@@ -198,7 +205,7 @@ class HFTokenizer:
     def _eot(self, spec: dict[str, Any]) -> int | None:
         padding = spec.get("padding")
         names = [padding.get("pad_token")] if isinstance(padding, dict) else []
-        pads, eoses = _config_tokens(self.path.parent)
+        pads, eoses = _config_tokens(self.path.parent) if self._config_files else ([], [])
         for token in [*names, *pads, *eoses, *_END_OF_TEXT_NAMES]:
             if isinstance(token, str):
                 found = self._ordinary.token_to_id(token)  # added tokens first, then the model's

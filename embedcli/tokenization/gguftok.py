@@ -1,0 +1,419 @@
+"""The tokenizer of a GGUF file (llama.cpp's format), built from the file's metadata so that its
+ids are the ones llama.cpp gives (``llama_tokenize`` with ``add_special`` off; ``prefix`` and
+``suffix`` say what ``add_special`` adds).
+
+The metadata becomes an in-memory tokenizer.json and runs in
+:class:`embedcli.tokenization.hfjson.HFTokenizer`, so a GGUF tokenizer behaves as a tokenizer.json
+does in every command. What llama.cpp does, and how it is written here:
+
+- ``tokenizer.ggml.model`` "gpt2": byte-level BPE, merges ranked in file order, the
+  pre-tokenizer of ``tokenizer.ggml.pre`` (:mod:`embedcli.tokenization.ggufpre`, which says how
+  llama.cpp's regex engine differs from Oniguruma's); ``ignore_merges`` where llama.cpp sets it.
+- "llama": SentencePiece-style. llama.cpp merges, over the whole text, the adjacent pair whose
+  join is a token of the highest score (ties: the leftmost pair), then spells any piece that is
+  not a token as ``<0xXX>`` byte tokens. Here that is BPE whose merges are every split of every
+  token into two tokens, ranked by the joined token's score (ties: the lower token id, then the
+  lower left id), with byte fallback; a space is prefixed to every text fragment that starts the
+  text or follows a matched token (``tokenizer.ggml.add_space_prefix``, on by default), and
+  spaces become ``▁``. The two can differ only where two equal-score merges compete in one text
+  (llama.cpp takes the leftmost) or where a character that is not a token joins its neighbour
+  into a token (BPE spells it in bytes first). A file whose scores are mostly one value (as
+  ``convert_hf_to_gguf.py`` writes, -1000 for every token, for a model with only a
+  tokenizer.json) makes llama.cpp merge left to right, which ranks cannot say: refused.
+- Token types (NORMAL=1, UNKNOWN=2, CONTROL=3, USER_DEFINED=4, UNUSED=5, BYTE=6): CONTROL and
+  UNKNOWN tokens are special (their text is plain text for ``encode_ordinary``, llama.cpp's
+  ``parse_special`` off); USER_DEFINED tokens always match as one token. llama.cpp also makes a
+  token CONTROL by its text (``<|endoftext|>``, ``</s>``, ``<|eot_id|>``, ... listed below) and
+  four gpt-oss tokens USER_DEFINED, and so does this module. llama.cpp matches the longest
+  token's text first through the whole text, tokenizers the leftmost-longest: they differ only
+  for tokens whose texts overlap in a text.
+- bos and eos ids: the file's, else llama.cpp's defaults (1 and 2 for "llama", 11 and 11 for
+  "gpt2", dropped when out of range). ``add_bos_token``: the file's, else llama.cpp's default
+  (true for "llama" and for the llama3, tekken pre-tokenizers). An id the file gives out of
+  range is refused here (llama.cpp warns and keeps its default).
+
+Other tokenizer models ("bert", "t5", "rwkv", "no_vocab", ...) and unknown pre-tokenizers are
+refused, never guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from embedcli.errors import EncodingError
+from embedcli.tokenization.ggufpre import (
+    CUT_SAFE_REGEXES,
+    GPT2,
+    KNOWN_PRE_NAMES,
+    PreTokenizer,
+    pre_tokenizer,
+)
+from embedcli.tokenization.hfjson import HFTokenizer
+
+NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
+SPECIAL_TYPES = (CONTROL, USER_DEFINED, UNKNOWN)  # llama.cpp's special-token cache
+
+KEY = "tokenizer.ggml."
+MODELS = ("gpt2", "llama")
+# Texts llama.cpp makes CONTROL whatever their type (its EOT, EOM, FIM and EOG lists).
+_CONTROL_TEXTS = (
+    "<|eot_id|> <|im_end|> <|end|> <end_of_turn> <|endoftext|> <|end_of_text|> <EOT> _<EOT> "
+    "[EOT] <｜end▁of▁sentence｜> <end_of_utterance> <|eom_id|> <|fim_prefix|> <fim-prefix> "
+    "<fim_prefix> <｜fim▁begin｜> <PRE> ▁<PRE> <|code_prefix|> <|prefix|> <|fim_suffix|> "
+    "<fim-suffix> <fim_suffix> <｜fim▁hole｜> <SUF> ▁<SUF> <|code_suffix|> <|suffix|> "
+    "<|fim_middle|> <fim-middle> <fim_middle> <｜fim▁end｜> <MID> ▁<MID> <|code_middle|> "
+    "<|middle|> <|fim_pad|> <fim-pad> <fim_pad> <PAD> [PAD] <|fim_repo|> <|repo_name|> "
+    "<fim-repo> <REPO> <reponame> <|file_sep|> <|return|> <|call|> <|flush|> <|calls|> </s> "
+    "[EOS] <eos> <turn|> <|tool_response> [e~["
+)
+CONTROL_TEXTS = frozenset(_CONTROL_TEXTS.split())
+USER_DEFINED_TEXTS = frozenset(("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"))
+_DEFAULT_IDS = {"llama": {"bos": 1, "eos": 2, "unk": 0}, "gpt2": {"bos": 11, "eos": 11}}
+
+
+class _Meta:
+    """Typed reads of tokenizer metadata, each refusal one line naming the file."""
+
+    def __init__(self, metadata: Mapping[str, Any], label: str) -> None:
+        self.metadata = metadata
+        self.label = label
+
+    def fail(self, problem: str) -> EncodingError:
+        return EncodingError(f"{self.label}: {problem}")
+
+    def get(self, key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+        value = self.metadata.get(KEY + key, default)
+        if value is default:
+            return default
+        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+            raise self.fail(f"{KEY}{key} is {value!r}, not a {_kind_name(kind)}")
+        if not isinstance(value, kind):
+            raise self.fail(f"{KEY}{key} is a {type(value).__name__}, not a {_kind_name(kind)}")
+        return value
+
+    def strings(self, key: str, required: bool) -> list[str] | None:
+        value = self.get(key, list)
+        if value is None:
+            if required:
+                raise self.fail(f"the tokenizer has no {KEY}{key}; the file holds no vocabulary")
+            return None
+        bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
+        if bad is not None:
+            raise self.fail(f"{KEY}{key}[{bad}] is a {type(value[bad]).__name__}, not a str")
+        return value
+
+    def numbers(self, key: str, kind: type | tuple[type, ...], n: int) -> list[Any] | None:
+        value = self.get(key, list)
+        if value is None:
+            return None
+        if len(value) != n:
+            raise self.fail(f"{KEY}{key} has {len(value):,} entries for {n:,} tokens")
+        for i, v in enumerate(value):
+            if isinstance(v, bool) or not isinstance(v, kind):
+                raise self.fail(f"{KEY}{key}[{i}] is {v!r}, not a {_kind_name(kind)}")
+        return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+class _Vocab:
+    """The checked tokenizer metadata of one file, with llama.cpp's defaults applied."""
+
+    def __init__(self, metadata: Mapping[str, Any], label: str) -> None:
+        meta = self.meta = _Meta(metadata, label)
+        self.model = meta.get("model", str)
+        if self.model is None:
+            raise meta.fail(f"the file has no {KEY}model, so its tokenizer is unknown")
+        if self.model not in MODELS:
+            raise meta.fail(
+                f"the tokenizer model {self.model!r} is not one embedcli reads (it reads "
+                "'gpt2', byte-level BPE, and 'llama', SentencePiece-style)"
+            )
+        self.pre_name = meta.get("pre", str)
+        self.pre = self._pre()
+        tokens = meta.strings("tokens", required=True)
+        assert tokens is not None
+        if not tokens:
+            raise meta.fail(f"{KEY}tokens is empty")
+        # llama.cpp names an empty token [EMPTY_<id>]
+        self.tokens = [t or f"[EMPTY_{i}]" for i, t in enumerate(tokens)]
+        self.ids = self._ids()
+        n = len(tokens)
+        scores = meta.numbers("scores", (float, int), n)
+        self.scores = [float(s) for s in scores] if scores is not None else [0.0] * n
+        if any(math.isnan(s) for s in self.scores):
+            raise meta.fail(f"{KEY}scores holds NaN, which gives no order to merge by")
+        types = meta.numbers("token_type", int, n)
+        self.types = self._types(types if types is not None else [NORMAL] * n)
+        self.special = self._special_ids()
+        self.add_bos, self.add_eos = self._add_flags()
+
+    def _pre(self) -> PreTokenizer | None:
+        if self.model == "llama":
+            return None
+        pre = pre_tokenizer("default" if self.pre_name is None else self.pre_name)
+        if pre is None:
+            raise self.meta.fail(
+                f"the tokenizer's pre-tokenizer {self.pre_name!r} is not one embedcli knows "
+                f"(known: {', '.join(KNOWN_PRE_NAMES)}); embedcli refuses to guess its splits"
+            )
+        return pre
+
+    def _ids(self) -> dict[str, int]:
+        ids: dict[str, int] = {}
+        for i, token in enumerate(self.tokens):
+            if ids.setdefault(token, i) != i:
+                raise self.meta.fail(f"the token {token!r} has two ids, {ids[token]} and {i}")
+        return ids
+
+    def _types(self, types: list[int]) -> list[int]:
+        types = list(types)
+        for i, token in enumerate(self.tokens):
+            if token in CONTROL_TEXTS and types[i] != CONTROL:
+                types[i] = CONTROL
+            elif token in USER_DEFINED_TEXTS:
+                types[i] = USER_DEFINED
+        return types
+
+    def _special_ids(self) -> dict[str, int | None]:
+        found: dict[str, int | None] = {}
+        defaults = dict(_DEFAULT_IDS[self.model])
+        if self.pre is not None and not self.pre.has_bos:
+            defaults.pop("bos")
+        for what in ("bos", "eos", "unk", "padding"):
+            value = self.meta.get(f"{what}_token_id", int)
+            if value is None:
+                default = defaults.get(what)
+                found[what] = (
+                    default if default is not None and default < len(self.tokens) else None
+                )
+            elif not 0 <= value < len(self.tokens):
+                raise self.meta.fail(
+                    f"{KEY}{what}_token_id is {value}, outside the vocabulary of "
+                    f"{len(self.tokens):,} tokens"
+                )
+            else:
+                found[what] = value
+        return found
+
+    def _add_flags(self) -> tuple[bool, bool]:
+        default_bos = True if self.pre is None else self.pre.add_bos
+        add_bos = self.meta.get("add_bos_token", bool, default_bos)
+        add_eos = self.meta.get("add_eos_token", bool, False)
+        for flag, what in ((add_bos, "bos"), (add_eos, "eos")):
+            if flag and self.special[what] is None:
+                raise self.meta.fail(
+                    f"{KEY}add_{what}_token is true, but the file has no {what} id"
+                )
+        return add_bos, add_eos
+
+    # --- the tokenizer.json
+
+    def added_tokens(self) -> list[dict[str, Any]]:
+        name = str(self.meta.metadata.get("general.name", "")).lower()
+        phi3 = "phi-3" in name or "phi3" in name  # llama.cpp strips spaces after its specials
+        added = []
+        for i, (token, kind) in enumerate(zip(self.tokens, self.types, strict=True)):
+            if kind in SPECIAL_TYPES:
+                rstrip = phi3 and token not in ("<unk>", "<s>", "<|endoftext|>")
+                added.append(_added(i, token, special=kind != USER_DEFINED, rstrip=rstrip))
+        return added
+
+    def merges(self) -> list[list[str]]:
+        if self.model == "llama":
+            return self._score_merges()
+        merges = self.meta.strings("merges", required=True)
+        assert merges is not None
+        pairs = []
+        for i, merge in enumerate(merges):
+            cut = merge.find(" ", 1)
+            left, right = merge[:cut], merge[cut + 1 :]
+            if cut < 0 or not {left, right, left + right} <= self.ids.keys():
+                raise self.meta.fail(
+                    f"{KEY}merges[{i}] ({merge!r}) is not two tokens, separated by a space, "
+                    "that join into a token"
+                )
+            pairs.append([left, right])
+        return pairs
+
+    def _score_merges(self) -> list[list[str]]:
+        mergeable = []
+        for t, token in enumerate(self.tokens):
+            for cut in range(1, len(token)):
+                left, right = self.ids.get(token[:cut]), self.ids.get(token[cut:])
+                if left is not None and right is not None:
+                    mergeable.append((-self.scores[t], t, left, right))
+        joined = Counter(self.scores[t] for _, t, _, _ in {(0, m[1], 0, 0) for m in mergeable})
+        if joined and joined.most_common(1)[0][1] * 2 > sum(joined.values()) > 2:
+            score = joined.most_common(1)[0][0]
+            raise self.meta.fail(
+                f"most of its tokens have the one score {score:g} (as convert_hf_to_gguf.py "
+                "writes for a model with only a tokenizer.json), so llama.cpp merges pieces "
+                "left to right, which embedcli does not reproduce; pass the model's "
+                "tokenizer.json with -e"
+            )
+        mergeable.sort()
+        return [[self.tokens[a], self.tokens[b]] for _, _, a, b in mergeable]
+
+    def check_bytes(self) -> None:
+        missing = [b for b in range(256) if f"<0x{b:02X}>" not in self.ids]
+        if missing:
+            raise self.meta.fail(
+                f"the SentencePiece vocabulary lacks the byte token <0x{missing[0]:02X}> (and "
+                f"{len(missing) - 1} more), which llama.cpp needs to spell unknown text"
+            )
+
+    def spec(self) -> dict[str, Any]:
+        byte_level = self.model == "gpt2"
+        if not byte_level:
+            self.check_bytes()
+        return {
+            "version": "1.0",
+            "truncation": None,
+            "padding": None,
+            "added_tokens": self.added_tokens(),
+            "normalizer": None if byte_level else self._spm_normalizer(),
+            "pre_tokenizer": _byte_level_pre(self.pre) if self.pre is not None else None,
+            "post_processor": self._post_processor(),
+            "decoder": _BYTE_LEVEL_DECODER if byte_level else _SPM_DECODER,
+            "model": {
+                "type": "BPE",
+                "dropout": None,
+                "unk_token": None,
+                "continuing_subword_prefix": None,
+                "end_of_word_suffix": None,
+                "fuse_unk": False,
+                "byte_fallback": not byte_level,
+                "ignore_merges": bool(self.pre and self.pre.ignore_merges),
+                "vocab": self.ids,
+                "merges": self.merges(),
+            },
+        }
+
+    def _spm_normalizer(self) -> dict[str, Any]:
+        escape = {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}
+        if not self.meta.get("add_space_prefix", bool, True):
+            return escape
+        return {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"}, escape]}
+
+    def _post_processor(self) -> dict[str, Any] | None:
+        around = [
+            (self.tokens[self.special[w]], self.special[w])  # type: ignore[index]
+            for w, on in (("bos", self.add_bos), ("eos", self.add_eos))
+            if on
+        ]
+        if not around:
+            return None
+        before = [{"SpecialToken": {"id": t, "type_id": 0}} for t, _ in around[: int(self.add_bos)]]
+        after = [{"SpecialToken": {"id": t, "type_id": 0}} for t, _ in around[int(self.add_bos) :]]
+
+        def template(*parts: str) -> list[dict[str, Any]]:
+            return [*before, *({"Sequence": {"id": p, "type_id": 0}} for p in parts), *after]
+
+        return {
+            "type": "TemplateProcessing",
+            "single": template("A"),
+            "pair": template("A", "B"),
+            "special_tokens": {t: {"id": t, "ids": [i], "tokens": [t]} for t, i in around},
+        }
+
+
+def _added(i: int, token: str, *, special: bool, rstrip: bool) -> dict[str, Any]:
+    return {
+        "id": i,
+        "content": token,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": rstrip,
+        "normalized": False,
+        "special": special,
+    }
+
+
+_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False}
+_BYTE_LEVEL_DECODER = {**_BYTE_LEVEL, "use_regex": False}
+_SPM_DECODER = {
+    "type": "Sequence",
+    "decoders": [
+        {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+        {"type": "ByteFallback"},
+        {"type": "Fuse"},
+    ],
+}
+
+
+def _byte_level_pre(pre: PreTokenizer) -> dict[str, Any]:
+    if pre.regexes == (GPT2,):  # GPT-2's regex, built into ByteLevel (see ggufpre)
+        return {**_BYTE_LEVEL, "use_regex": True}
+    splits = [
+        {"type": "Split", "pattern": {"Regex": r}, "behavior": "Isolated", "invert": False}
+        for r in pre.regexes
+    ]
+    return {"type": "Sequence", "pretokenizers": [*splits, {**_BYTE_LEVEL, "use_regex": False}]}
+
+
+def load_gguf_tokenizer(metadata: Mapping[str, Any], name: str, path: Path) -> HFTokenizer:
+    """The tokenizer of a GGUF file from its metadata, giving llama.cpp's ids."""
+    path = Path(path)
+    vocab = _Vocab(metadata, path.name or str(path))
+    spec = vocab.spec()
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise EncodingError(
+            "reading a GGUF file's tokenizer needs the tokenizers package; run: pip install "
+            "tokenizers"
+        ) from None
+    import json
+
+    try:
+        tokenizer = Tokenizer.from_str(json.dumps(spec))
+    except Exception as exc:  # tokenizers raises plain Exceptions from Rust
+        first = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
+        raise vocab.meta.fail(
+            f"its tokenizer metadata does not make a tokenizer ({first})"
+        ) from None
+    tok = HFTokenizer(tokenizer, spec, name=name, path=path, config_files=False)
+    pad = vocab.special["padding"]
+    tok.eot_token = pad if pad is not None else vocab.special["eos"]
+    if not tok.cut_safe and vocab.pre is not None and vocab.pre.regexes[0] in CUT_SAFE_REGEXES:
+        tok.cut_safe = _cut_safe_as_cased(spec)
+    return tok
+
+
+def _cut_safe_as_cased(spec: dict[str, Any]) -> bool:
+    """hfjson's cut-safety test, with llama.cpp's [sS] contractions read as (?i:'s)."""
+    from embedcli.tokenization import hfjson
+    from embedcli.tokenization.common import LLAMA3_PATTERN, QWEN_PATTERN
+    from embedcli.tokenization.ggufpre import LLAMA3, QWEN2
+
+    parts = spec["pre_tokenizer"]["pretokenizers"]
+    if len(parts) != 2:
+        return False
+    cased = {LLAMA3: LLAMA3_PATTERN, QWEN2: QWEN_PATTERN}[parts[0]["pattern"]["Regex"]]
+    split = {**parts[0], "pattern": {"Regex": cased}}
+    return hfjson._cut_safe(
+        {**spec, "pre_tokenizer": {**spec["pre_tokenizer"], "pretokenizers": [split, parts[1]]}},
+        hfjson.BYTE_LEVEL,
+    )
+
+
+def gguf_tokenizer_summary(metadata: Mapping[str, Any], label: str = "the GGUF file") -> dict:
+    """What a report says of a GGUF file's tokenizer: model, pre, size, bos/eos and flags."""
+    vocab = _Vocab(metadata, label)
+    return {
+        "model": vocab.model,
+        "pre": vocab.pre_name if vocab.model == "gpt2" else None,
+        "vocab_size": len(vocab.tokens),
+        "bos_token_id": vocab.special["bos"],
+        "eos_token_id": vocab.special["eos"],
+        "add_bos": vocab.add_bos,
+        "add_eos": vocab.add_eos,
+    }
