@@ -34,6 +34,8 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     monkeypatch.setenv("HF_HOME", str(tmp_path_factory.mktemp("hf-home")))
     for variable in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_TOKEN", "HF_HUB_OFFLINE"):
         monkeypatch.delenv(variable, raising=False)
+    # No Ollama store: no test reads the user's ~/.ollama models
+    monkeypatch.setenv("OLLAMA_MODELS", str(tmp_path_factory.getbasetemp() / "no-ollama"))
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise OSError("tests must not touch the network")

@@ -145,6 +145,24 @@ def _model_folders(folder: Path) -> None:
     (broken / "model.safetensors").write_bytes(checkpoint)
     (broken / "config.json").write_text('{"n_embd": "wide"')
     _family_folders(folder)
+    _gguf_files(folder)
+
+
+def _gguf_files(folder: Path) -> None:
+    """tiny.gguf: samples/make-gguf.py's (a llama GGUF, a tokenizer of 453 tokens, a Q8_0
+    token table); trunc.gguf, cut inside its vocabulary; lying.gguf, cut inside its table."""
+    import contextlib
+    import io
+    import runpy
+
+    path = folder / "tiny.gguf"
+    sample = Path(__file__).resolve().parent.parent / "samples" / "make-gguf.py"
+    with contextlib.redirect_stdout(io.StringIO()):
+        runpy.run_path(str(sample), run_name="sample")["main"](path)
+    data = path.read_bytes()
+    table = 453 * 64 // 32 * 34  # Q8_0: 34 bytes a block of 32
+    (folder / "trunc.gguf").write_bytes(data[:2000])  # cut inside the vocabulary
+    (folder / "lying.gguf").write_bytes(data[: len(data) - table + 1000])  # and in the table
 
 
 def _family_folders(folder: Path) -> None:
@@ -242,15 +260,16 @@ HOSTILE_INPUTS = ("bad-utf8.txt", "empty.txt", "adir", "missing.txt", "/dev/null
 CHECKPOINTS = ("tiny.safetensors", "tiny.pt", "tiny.npz", "./tiny.safetensors", "model-gpt2",
                "model-llama", "hf:org/tiny", "model-gpt2/model.safetensors", "model-bert",
                "model-opt", "model-bloom", "model-t5", "model-mamba", "model-gemma3",
-               "model-granite")  # fmt: skip
+               "model-granite", "tiny.gguf", "./tiny.gguf")  # fmt: skip
 BAD_CHECKPOINTS = ("bad.safetensors", "trunc.safetensors", "in.txt", "empty.txt", "adir",
                    "missing.safetensors", "/dev/null", "", "notes.npy", "model-broken",
                    "model-unknown", "model-bert-missing-norm",
                    "hf:org/absent", "hf:", "hf:a/b/c", "hf:org/x@", "hf:org/../x",
-                   "model-gpt2/tokenizer.json")  # fmt: skip
-TOKENIZERS = ("model-gpt2", "model-gpt2/tokenizer.json", "hf:org/tiny")
+                   "model-gpt2/tokenizer.json", "trunc.gguf", "lying.gguf", "ollama:absent",
+                   "ollama:", "ollama:../x", "ollama:a:b:c")  # fmt: skip
+TOKENIZERS = ("model-gpt2", "model-gpt2/tokenizer.json", "hf:org/tiny", "tiny.gguf")
 BAD_TOKENIZERS = ("model-llama", "model-broken/config.json", "hf:org/absent", "missing.json",
-                  "tiny.safetensors", "adir", "in.txt")  # fmt: skip
+                  "tiny.safetensors", "adir", "in.txt", "trunc.gguf", "ollama:absent")  # fmt: skip
 # Outputs are relative paths only: nothing is ever written outside the case's own folder.
 OUTPUTS = ("out.npy", "out.pt", "out.safetensors", "OUT.NPY", "sub/../out.npy")
 BAD_OUTPUTS = ("out.txt", "out", "adir", "adir/", "adir/out.npy", "nodir/out.npy", "in.txt",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from embedcli.core.memory import CHUNK_ELEMENTS
 from embedcli.errors import InputTextError, WeightsError
@@ -141,8 +141,12 @@ def project(
         seeded=seeded,
         encoding=enc.name,
         table_shape=(rows, width),
-        method=f"torch.pca_lowrank(q={min(PCA_RANK, rows, width)}, niter={PCA_ITERATIONS}, "
-        f"center=True) in {precision}, seed {PCA_SEED}",
+        method=(
+            "eigenvectors of the covariance, in float64, a chunk of rows at a time"
+            if precision == COVARIANCE
+            else f"torch.pca_lowrank(q={min(PCA_RANK, rows, width)}, niter={PCA_ITERATIONS}, "
+            f"center=True) in {precision}, seed {PCA_SEED}"
+        ),
         explained_variance=(float(variance[0]), float(variance[1])),
         explained_variance_ratio=(  # rounding can put a rank-1 table a hair over 1
             min(1.0, float(variance[0]) / total),
@@ -186,6 +190,8 @@ def principal_axes(
             f"a map needs a table of at least 2 rows and 2 dimensions, not {rows} × {width}"
         )
     peak = _check_finite(table)
+    if not isinstance(table, torch.Tensor):  # a quantized table, read a chunk at a time
+        return _signed(_covariance_axes(table, peak or 1.0)), COVARIANCE
     scaled = not SAFE_PEAK[0] <= peak <= SAFE_PEAK[1]
     precision = _precision(rows, width, table, device, scaled)
     values = table.detach().to(device, precision)  # (V, d)
@@ -206,9 +212,39 @@ def principal_axes(
         except (NotImplementedError, RuntimeError, MemoryError) as exc:
             _pca_failed(exc, rows, width, device)
     axes = components[:, :2].cpu().double()  # (d, 2)
+    return _signed(axes), str(precision).removeprefix("torch.")
+
+
+def _signed(axes: torch.Tensor) -> torch.Tensor:
+    """Each axis signed so that its largest loading is positive."""
+    import torch
+
     peak = axes.abs().argmax(dim=0)  # (2,)
     signs = torch.sign(axes[peak, torch.arange(2)])
-    return axes * torch.where(signs == 0, 1.0, signs), str(precision).removeprefix("torch.")
+    return axes * torch.where(signs == 0, 1.0, signs)
+
+
+COVARIANCE = "float64, covariance"  # the precision named for a table read in chunks
+
+
+def _covariance_axes(table: Any, peak: float) -> torch.Tensor:
+    """The two leading eigenvectors of the rows' covariance (d, d), summed in float64 a chunk
+    of rows at a time: exact principal axes of a table that is never whole in memory (a
+    quantized GGUF table); the values scaled by ``peak`` so that squares cannot overflow."""
+    import torch
+
+    from embedcli.core.memory import ensure_host_fits
+
+    rows, width = table.shape
+    ensure_host_fits(f"the covariance of a {width:,}-wide table (float64)", 3 * width * width * 8)
+    mean = _mean(table) / peak
+    covariance = torch.zeros(width, width, dtype=torch.float64)
+    step = max(1, CHUNK_ELEMENTS // width)
+    for start in range(0, rows, step):
+        chunk = table[start : start + step].double().div_(peak).sub_(mean)  # (R, d)
+        covariance.addmm_(chunk.T, chunk)
+    _, vectors = torch.linalg.eigh(covariance)  # ascending eigenvalues
+    return vectors[:, [-1, -2]]  # (d, 2)
 
 
 def _pca_failed(exc: BaseException, rows: int, width: int, device: torch.device) -> NoReturn:

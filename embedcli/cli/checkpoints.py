@@ -14,7 +14,8 @@ def weights(
     path: Annotated[
         str,
         typer.Argument(
-            help="Checkpoint (.safetensors, .pt/.pth/.bin, .npz), model folder, or hf:ORG/NAME.",
+            help="Checkpoint (.safetensors, .pt/.pth/.bin, .npz, .gguf), model folder, "
+            "hf:ORG/NAME, or ollama:NAME[:TAG].",
             metavar="SOURCE",
             show_default=False,
         ),
@@ -32,6 +33,7 @@ def weights(
       embedcli weights model.safetensors
       embedcli weights ckpt.pt --json | jq .head_tied
       embedcli weights hf:meta-llama/Llama-3.1-8B --download  # headers only
+      embedcli weights model.gguf  # GGML types, bytes, the architecture's fields
     """
     from embedcli.models.inventory import inspect_weights
     from embedcli.render.json import weights_json

@@ -4,7 +4,7 @@ The shared vocabulary (documented once, in the README's flag table):
   input     TEXT... / '-' / stdin, -f/--file, --ids, -e/--encoding, -m/--model, --allow-special
   tables    --vocab-size, -d/--d-model, --context-length, --positional, --seed, --dtype
   shapes    -b/--batch-size (B), -t/--seq-len (T), --truncate N (cut to N tokens)
-  places    --device, --weights SOURCE (file, model folder, hf:ORG/NAME), --download,
+  places    --device, --weights SOURCE (file, model folder, hf:ORG/NAME, ollama:NAME), --download,
             --token-key, --position-key
   output    --json, --jsonl, -o/--output, -q/--quiet
 
@@ -289,8 +289,9 @@ Weights = Annotated[
     typer.Option(
         "--weights",
         help="Take the tables (and a model's config and tokenizer) from a checkpoint "
-        "(.safetensors, .pt/.pth/.bin, .npz), a model folder, or hf:ORG/NAME[@REV] "
-        "(the Hugging Face cache; offline unless --download).",
+        "(.safetensors, .pt/.pth/.bin, .npz, .gguf), a model folder, hf:ORG/NAME[@REV] "
+        "(the Hugging Face cache; offline unless --download), or ollama:NAME[:TAG] "
+        "(a model Ollama pulled).",
         show_default=False,
         metavar="SOURCE",
         rich_help_panel=CHECKPOINT,

@@ -36,6 +36,7 @@ class WeightsReport:
     extra: list[str] = field(default_factory=list)  # other entries of a PyTorch checkpoint
     model: dict[str, Any] | None = None  # what a model folder's config.json says, summarised
     input_layer: dict[str, str] = field(default_factory=dict)  # key -> its role before block 0
+    gguf: dict[str, Any] | None = None  # a GGUF file's architecture, metadata, GGML types
 
 
 def inspect_weights(
@@ -55,15 +56,21 @@ def inspect_weights(
 
         source = open_weights(path)
     checkpoint = source.checkpoint
-    label = source.label if source.folder is not None or source.hub else str(checkpoint.path)
+    named = source.folder is not None or source.hub or source.spec.startswith("ollama:")
+    label = source.label if named else str(checkpoint.path)
     model = source.summary()
     parameters = checkpoint.unique_parameters()
+    gguf = None
+    if checkpoint.format == "gguf":
+        from embedcli.models.ggufsource import gguf_summary
+
+        gguf = gguf_summary(checkpoint)
     try:
         keys = find_tables(checkpoint, token_key, position_key, source.config)
     except WeightsError as exc:
         return WeightsReport(
             label, checkpoint.format, checkpoint.tensors, None, None, None, None,
-            "no output head", parameters, str(exc), sorted(checkpoint.extra), model,
+            "no output head", parameters, str(exc), sorted(checkpoint.extra), model, gguf=gguf,
         )  # fmt: skip
     tied = _tying(source, keys)
     if tied == "equal values":
@@ -71,7 +78,7 @@ def inspect_weights(
     return WeightsReport(
         label, checkpoint.format, checkpoint.tensors, keys.layout, keys.token, keys.position,
         keys.head, tied, parameters, None, sorted(checkpoint.extra), model,
-        _input_layer(keys, source),
+        _input_layer(keys, source), gguf,
     )  # fmt: skip
 
 
@@ -99,6 +106,8 @@ def _tying(source: ModelSource, keys: TableKeys) -> str:
     """How the head relates to the token table: as a model's config.json says (reading no
     values), else compared (same storage, then equal values); over the network, never compared."""
     said = None if source.config is None else source.config.tie_word_embeddings
+    if source.checkpoint.format == "gguf":  # llama.cpp ties a head by leaving output out
+        return "not tied (GGUF)" if keys.head is not None else "tied (GGUF)"
     if said is False and keys.head is None:
         return "no output head"  # a base model (LlamaModel): nothing to tie
     if said is not None:

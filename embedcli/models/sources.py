@@ -82,6 +82,8 @@ class ModelSource:
         """Whether a lookup in table ``name`` should read the rows it uses alone
         (``checkpoint.load_rows``): a hub table that is not on this machine whole, fetched by
         the byte (online) or kept as row blocks (offline)."""
+        if getattr(self.checkpoint, "format", None) == "gguf":
+            return True  # a GGUF table is read a row at a time (a quantized one dequantized)
         shard = self.checkpoint.shard(name) if hasattr(self.checkpoint, "shard") else None
         cached_whole = getattr(shard, "cached_whole", None)
         return cached_whole is not None and not cached_whole(name)
@@ -108,6 +110,13 @@ def open_source(
     hub = HubSpec.parse(text)
     if hub is not None:
         return _open_hub(hub, download_allowed(download), download_all)
+    from embedcli.models.gguffile import looks_like_gguf
+    from embedcli.models.ollama import is_ollama, resolve
+
+    if is_ollama(text):
+        from embedcli.models.ggufsource import open_gguf
+
+        return open_gguf(resolve(text), text, text)
     path = Path(text)
     if path.is_dir():
         return _open_folder(path, text, text)
@@ -115,6 +124,10 @@ def open_source(
         raise WeightsError(
             f"cannot read {path}: no such file or folder (a hub model is written hf:ORG/NAME)"
         )
+    if looks_like_gguf(path):
+        from embedcli.models.ggufsource import open_gguf
+
+        return open_gguf(path, text)
     return ModelSource(text, path.name, Checkpoint(path))
 
 

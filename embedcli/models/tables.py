@@ -70,7 +70,11 @@ def find_tables(
 
     The tables found are checked from the header alone (2-D, floating point, no empty
     dimension, equal widths), so that every command refuses a bad table before reading it."""
-    if model is not None and model.family is not None:
+    if getattr(checkpoint, "format", None) == "gguf":
+        from embedcli.models.ggufsource import gguf_tables
+
+        keys = gguf_tables(checkpoint, model, token_key, position_key)  # type: ignore[arg-type]
+    elif model is not None and model.family is not None:
         from embedcli.models.familykeys import family_tables
 
         keys = family_tables(checkpoint, model, token_key, position_key)
@@ -236,7 +240,10 @@ def load_tables(
 
 def read_tables(checkpoint: Checkpoint, keys: TableKeys) -> LoadedTables:
     """Read the two tables ``keys`` names from an opened checkpoint, and check them."""
-    token = checkpoint.load(keys.token)
+    # a quantized GGUF table stays in its file, read a chunk of rows at a time
+    rows_view = getattr(checkpoint, "rows_view", None)
+    quantized = rows_view is not None and checkpoint.quantized(keys.token)  # type: ignore[attr-defined]
+    token = rows_view(keys.token) if quantized else checkpoint.load(keys.token)
     position = None if keys.position is None else checkpoint.load(keys.position)
     check_tables(token, position, keys)
     extras = {name: checkpoint.load(key) for name, key in keys.extras}

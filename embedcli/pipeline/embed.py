@@ -333,7 +333,15 @@ def _weights_fields(tables: LoadedTables | None) -> dict[str, Any]:
         "token_key": tables.token_key,
         "position_key": tables.position_key,
         **({"model": tables.model} if tables.model else {}),  # what config.json says
+        **_quantization(tables),
     }
+
+
+def _quantization(tables: LoadedTables) -> dict[str, Any]:
+    """A GGUF table's GGML type, lookup dtype and (quantized) worst error."""
+    found = getattr(tables, "quantization", None)
+    said = found() if found is not None else None
+    return {"table_type": said} if said else {}
 
 
 def run_embed(

@@ -100,7 +100,22 @@ class RowTables(LoadedTables):
             positions = min(reach, self.position_info.shape[0])
         rows = read_rows(self.checkpoint, self.token_key, held, self.position_key, positions)
         check_tables(rows.token, rows.position, self.keys)
+        self.held = list(held)
         return rows
+
+    def quantization(self) -> dict[str, Any] | None:
+        """How a GGUF table was read: its GGML type, the dtype of the rows looked up, and for
+        a quantized one the worst quantization error of those rows (from their block scales)."""
+        checkpoint = self.checkpoint
+        if getattr(checkpoint, "format", None) != "gguf":
+            return None
+        held = getattr(self, "held", None) if checkpoint.quantized(self.token_key) else None
+        return {
+            "ggml_type": checkpoint.ggml_type(self.token_key),
+            "lookup_dtype": checkpoint.read_dtype(self.token_key),
+            "max_error": checkpoint.error_bound(self.token_key, held) if held else None,
+            "error_rows": len(held) if held else 0,
+        }
 
 
 def held_ids(config: EmbedConfig, ids: torch.Tensor) -> list[int]:

@@ -45,7 +45,8 @@ def _loaded(
         tables = _row_tables(source, keys, given or Overrides())
     else:
         tables = read_tables(source.checkpoint, keys)
-    tables.path = source.spec if source.folder is not None or source.hub else tables.path
+    named = source.folder is not None or source.hub or source.spec.startswith("ollama:")
+    tables.path = source.spec if named else tables.path
     tables.model = source.summary()
     tables.files = source.local_files()
     if source.folder is not None and not source.remote and source.config is not None:

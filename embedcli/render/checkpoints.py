@@ -41,6 +41,8 @@ _HEAD = {
     "tied (config.json)": "output head: tied to the token table (config.json)",
     "not tied (config.json)": "output head: not tied (config.json)",
     "not compared": "output head: not compared (read over the network, and config.json is silent)",
+    "tied (GGUF)": "output head: tied to the token table (the file has no output.weight)",
+    "not tied (GGUF)": "output head: not tied (output.weight)",
 }
 _TIED = ("same storage", "equal values")
 
@@ -58,15 +60,23 @@ def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True)
         ),
     }
 
+    gguf = report.gguf
+
     def tensors(with_roles: bool) -> Table:
         # Long tensor names (model.layers.31.self_attn.q_proj.weight) are never split: on a
         # narrow terminal the role column goes, and the summary below names the tables.
+        stored = ["GGML type", "bytes"] if gguf else ["dtype"]
         table = new_table(
-            "tensor", "shape", "dtype", *(["role"] if with_roles else []), wrap=("role",)
+            "tensor", "shape", *stored, *(["role"] if with_roles else []), wrap=("role",)
         )
         for t in report.tensors:
             role = [roles.get(t.name, "")] if with_roles else []
-            add_row(table, visible_name(t.name), format_shape(t.shape), t.dtype, *role)
+            kind = (
+                [gguf["tensor_types"][t.name], f"{gguf['tensor_bytes'][t.name]:,}"]
+                if gguf
+                else [t.dtype]
+            )
+            add_row(table, visible_name(t.name), format_shape(t.shape), *kind, *role)
         return table
 
     table = first_fitting(width, lambda: tensors(True), lambda: tensors(False))
@@ -90,9 +100,26 @@ def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True)
         table,
         summary,
     ]
+    if gguf:
+        parts.insert(1, items_line(gguf_lines(gguf), width))
     if report.extra:
         parts.append(Text("other entries: " + ", ".join(report.extra), style="dim"))
     return Group(*parts)
+
+
+def gguf_lines(gguf: dict) -> list[str]:
+    """A GGUF file's version, architecture, input-layer metadata and tokenizer, as items."""
+    items = [f"GGUF v{gguf['version']}", f"architecture: {gguf['architecture']}"]
+    if gguf.get("name"):
+        items.append(f"name: {visible_name(str(gguf['name']))}")
+    items += [
+        f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}" for k, v in gguf["metadata"].items()
+    ]
+    tokenizer = gguf["tokenizer"]
+    if tokenizer:
+        said = ", ".join(f"{k} {visible_name(str(v))}" for k, v in tokenizer.items())
+        items.append(f"tokenizer: {said}")
+    return items
 
 
 def neighbors_view(

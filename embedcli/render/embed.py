@@ -139,6 +139,11 @@ def _header(report: EmbedReport, width: int) -> Text:
         if cfg.get("weights") is not None
         else [f"seed {cfg['seed']}"]
     )
+    stored = cfg.get("table_type")
+    if stored:  # a GGUF table: how it is stored, what its rows were read as, their error
+        source.append(f"table {stored['ggml_type']} → {stored['lookup_dtype']}")
+        if stored.get("max_error") is not None:
+            source.append(f"quantization error ≤ {stored['max_error']:.3g}")
     return items_line(
         [
             cfg["encoding"],

@@ -197,10 +197,21 @@ def weights_json(report: WeightsReport) -> dict[str, Any]:
         "other_entries": report.extra,
         "model": report.model,
         "input_layer": report.input_layer,
-        "tensors": [
-            {"name": t.name, "shape": list(t.shape), "dtype": t.dtype} for t in report.tensors
-        ],
+        "tensors": [_tensor_json(t, report.gguf) for t in report.tensors],
+        **({"gguf": _gguf_json(report.gguf)} if report.gguf else {}),
     }
+
+
+def _tensor_json(tensor: Any, gguf: dict[str, Any] | None) -> dict[str, Any]:
+    found = {"name": tensor.name, "shape": list(tensor.shape), "dtype": tensor.dtype}
+    if gguf:  # how the tensor is stored, and what it is read as (dtype)
+        found["ggml_type"] = gguf["tensor_types"][tensor.name]
+        found["bytes"] = gguf["tensor_bytes"][tensor.name]
+    return found
+
+
+def _gguf_json(gguf: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in gguf.items() if k not in ("tensor_types", "tensor_bytes")}
 
 
 def stats_json(source: str, stats: Sequence[TableStats]) -> dict[str, Any]:

@@ -255,10 +255,10 @@ def looks_like_model_tokenizer(name: str) -> bool:
     import os
 
     return (
-        name.startswith("hf:")
+        name.startswith(("hf:", "ollama:"))
         or "/" in name
         or os.sep in name
-        or name.endswith((".json", ".model", ".tiktoken"))
+        or name.endswith((".json", ".model", ".tiktoken", ".gguf"))
         or os.path.exists(name)
     )
 

@@ -127,6 +127,15 @@ def load_model_tokenizer(
         label = name or path.name
     else:
         raise EncodingError(f"cannot read {path}: no such file or folder")
+    from embedcli.models.gguffile import looks_like_gguf
+
+    if path.is_file() and looks_like_gguf(path):
+        if family is not None:
+            raise EncodingError(
+                f"a tokenizer family ({family}) applies only to tiktoken-format files; {path} is "
+                "a GGUF file, which carries its own tokenizer"
+            )
+        return gguf_file_tokenizer(path, label)
     suffix = path.suffix.lower()
     if suffix == ".json":
         if family is not None:
@@ -159,10 +168,15 @@ def tokenizer_source(weights: str | Path) -> str | None:
     folder's; GPT-2's encoding for a GPT-2 folder without tokenizer files; None for a bare
     checkpoint file. A model folder with another tokenizer is an error without -e: GPT-2's ids
     would fit its table and give the wrong rows, silently."""
+    from embedcli.models.gguffile import looks_like_gguf
+    from embedcli.models.ollama import is_ollama
+
     text = str(weights)
-    if HubSpec.parse(text) is not None:
+    if HubSpec.parse(text) is not None or is_ollama(text):
         return text
     path = Path(text)
+    if path.is_file() and looks_like_gguf(path):
+        return text  # a GGUF file carries its tokenizer
     if not path.is_dir():
         return None
     if _has_tokenizer(path):
@@ -181,7 +195,10 @@ def load_tokenizer(name: str) -> Any:
     """A model's tokenizer from a file, a model folder, or hf:ORG/NAME (the cache first; the
     network only when allowed, and then only the tokenizer files)."""
     from embedcli.models.hub import download_requested
+    from embedcli.models.ollama import is_ollama, resolve
 
+    if is_ollama(name):
+        return _loaded_tokenizer(resolve(name), name)
     spec = HubSpec.parse(name)
     if spec is None:
         path = Path(name)
@@ -225,3 +242,17 @@ def _loaded_tokenizer(path: Path, name: str) -> Any:
 @lru_cache(maxsize=8)
 def _load_once(path: str, mtime: int, size: int, name: str) -> Any:
     return load_model_tokenizer(Path(path), name=name)
+
+
+def gguf_file_tokenizer(path: Path, name: str) -> Any:
+    """The tokenizer a GGUF file carries in its metadata (``tokenizer.ggml.*``)."""
+    from embedcli.errors import WeightsError
+    from embedcli.models.gguffile import open_gguf_file
+    from embedcli.tokenization.gguftok import load_gguf_tokenizer
+
+    try:
+        gguf = open_gguf_file(path)
+    except WeightsError as exc:
+        raise EncodingError(str(exc)) from None
+    metadata = {k: v.plain() for k, v in gguf.metadata.items() if k.startswith("tokenizer.")}
+    return load_gguf_tokenizer(metadata, name, path)

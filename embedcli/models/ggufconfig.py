@@ -1,0 +1,192 @@
+"""A GGUF file's metadata read as a model config: ``general.architecture`` mapped onto the family
+registry, the ``<arch>.*`` hyperparameters onto the config.json fields the family reads.
+
+Only architectures whose keys embedcli has checked against transformers are mapped; any other is
+refused with its name, never read as a look-alike. The mapped config goes through
+``parse_config``, the same path a model folder's config.json takes, so everything the family's
+entry knows applies (the input scale, the positions, the rope bases per layer type).
+
+Where a GGUF writer stores what the config would say in a tensor instead (Llama 3.1's rope
+scaling becomes ``rope_freqs.weight``, divisors of rope's frequencies), the config says that rope
+is scaled by those factors, which embedcli does not draw: the angles are refused, never drawn
+unscaled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from embedcli.errors import ConfigError
+
+if TYPE_CHECKING:
+    from embedcli.models.config import ModelConfig
+    from embedcli.models.gguffile import GGUFFile
+
+# general.architecture -> transformers' model_type
+ARCHITECTURES = {
+    "llama": "llama",
+    "qwen2": "qwen2",
+    "qwen3": "qwen3",
+    "gemma": "gemma",
+    "gemma2": "gemma2",
+    "gemma3": "gemma3_text",
+    "gpt2": "gpt2",
+    "phi3": "phi3",
+}
+_INTEGERS = (0, 1, 2, 3, 4, 5, 10, 11)  # GGUF's integer value types
+_NUMBERS = (*_INTEGERS, 6, 12)
+GEMMA3_PATTERN = 6  # every sixth Gemma 3 layer attends globally (llama.cpp and transformers)
+
+
+def _where(gguf: GGUFFile) -> str:
+    return str(gguf.path)
+
+
+def metadata_string(gguf: GGUFFile, key: str, required: bool = True) -> str | None:
+    """A string key, or None when absent and not required; any other type is refused."""
+    found = gguf.get(key)
+    if found is None:
+        if required:
+            raise ConfigError(f"{_where(gguf)} has no {key}, so its model cannot be told")
+        return None
+    if found.type != 8:
+        raise ConfigError(f"{_where(gguf)}: {key} must be a string, it is {found.type_name}")
+    return str(found.value)
+
+
+def metadata_int(gguf: GGUFFile, key: str, required: bool = False) -> int | None:
+    """A positive integer key (an array of equal values counts as that value)."""
+    found = gguf.get(key)
+    if found is None:
+        if required:
+            raise ConfigError(f"{_where(gguf)} has no {key}, which its architecture needs")
+        return None
+    value = found.value
+    if found.type == 9 and found.element in _INTEGERS and len(value):
+        distinct = {int(v) for v in value}
+        if len(distinct) != 1:
+            raise ConfigError(
+                f"{_where(gguf)}: {key} differs from layer to layer ({sorted(distinct)[:4]}), "
+                "which embedcli does not read"
+            )
+        value = distinct.pop()
+    elif found.type not in _INTEGERS or isinstance(value, bool):
+        raise ConfigError(f"{_where(gguf)}: {key} must be an integer, it is {found.type_name}")
+    if int(value) < 1:
+        raise ConfigError(f"{_where(gguf)}: {key} must be a positive integer, got {value}")
+    return int(value)
+
+
+def metadata_float(gguf: GGUFFile, key: str) -> float | None:
+    """A number key, or None when absent."""
+    found = gguf.get(key)
+    if found is None:
+        return None
+    if found.type not in _NUMBERS:
+        raise ConfigError(f"{_where(gguf)}: {key} must be a number, it is {found.type_name}")
+    return float(found.value)
+
+
+def architecture(gguf: GGUFFile) -> tuple[str, str]:
+    """(the GGUF architecture, the transformers model_type it maps onto), or refused."""
+    arch = metadata_string(gguf, "general.architecture")
+    assert arch is not None
+    model_type = ARCHITECTURES.get(arch)
+    if model_type is None:
+        raise ConfigError(
+            f"{_where(gguf)} is a {arch!r} model (general.architecture), an architecture "
+            f"embedcli does not map onto its model families, so it will not guess its input "
+            f"layer; it reads {', '.join(sorted(ARCHITECTURES))}"
+        )
+    return arch, model_type
+
+
+def _rope(gguf: GGUFFile, arch: str, text: dict[str, Any]) -> None:
+    """Rope's base, rotated dimensions and scaling, into ``text`` as config.json has them."""
+    theta = metadata_float(gguf, f"{arch}.rope.freq_base")
+    params: dict[str, Any] = {"rope_type": "default", "rope_theta": theta or 10000.0}
+    head_dim = text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]
+    rotated = metadata_int(gguf, f"{arch}.rope.dimension_count")
+    if rotated is not None and rotated != head_dim:
+        if rotated > head_dim:
+            raise ConfigError(
+                f"{_where(gguf)}: {arch}.rope.dimension_count {rotated} is more than a head's "
+                f"{head_dim} dimensions"
+            )
+        params["partial_rotary_factor"] = rotated / head_dim
+    # as llama.cpp reads them: the type defaults to linear; the factor's older key is
+    # rope.scale_linear; a factor of 0 or 1 scales nothing
+    kind = metadata_string(gguf, f"{arch}.rope.scaling.type", required=False) or "linear"
+    factor = metadata_float(gguf, f"{arch}.rope.scaling.factor")
+    if factor is None:
+        factor = metadata_float(gguf, f"{arch}.rope.scale_linear")
+    if kind != "none" and factor not in (None, 0.0, 1.0):
+        params["rope_type"] = kind
+        params["factor"] = factor
+        original = metadata_int(gguf, f"{arch}.rope.scaling.original_context_length")
+        if original is not None:
+            params["original_max_position_embeddings"] = original
+    if "rope_freqs.weight" in {t.name for t in gguf.tensors}:
+        if params["rope_type"] != "default":
+            raise ConfigError(
+                f"{_where(gguf)} scales rope twice: {kind} scaling and rope_freqs.weight"
+            )
+        params = {"rope_type": "rope_freqs.weight", "rope_theta": params["rope_theta"]}
+    if arch == "gemma3":
+        local = metadata_float(gguf, f"{arch}.rope.freq_base_swa") or 10000.0
+        blocks = metadata_int(gguf, f"{arch}.block_count", required=True) or 1
+        text["layer_types"] = [
+            "full_attention" if (i + 1) % GEMMA3_PATTERN == 0 else "sliding_attention"
+            for i in range(blocks)
+        ]
+        text["rope_parameters"] = {
+            "full_attention": params,
+            "sliding_attention": {"rope_type": "default", "rope_theta": local},
+        }
+    else:
+        text["rope_parameters"] = params
+
+
+def gguf_config_json(gguf: GGUFFile, token_rows: int, token_dtype: str) -> dict[str, Any]:
+    """The config.json a transformers checkpoint of this GGUF model would carry, as far as the
+    input layer goes."""
+    arch, model_type = architecture(gguf)
+    width = metadata_int(gguf, f"{arch}.embedding_length", required=True)
+    heads = metadata_int(gguf, f"{arch}.attention.head_count", required=True)
+    context = metadata_int(gguf, f"{arch}.context_length", required=True)
+    names = {t.name for t in gguf.tensors}
+    text: dict[str, Any] = {
+        "model_type": model_type,
+        "vocab_size": token_rows,
+        "torch_dtype": token_dtype,
+        "tie_word_embeddings": "output.weight" not in names,
+    }
+    if model_type == "gpt2":
+        text |= {"n_embd": width, "n_head": heads, "n_positions": context}
+        return text
+    text |= {"hidden_size": width, "num_attention_heads": heads}
+    text["max_position_embeddings"] = context
+    head_dim = metadata_int(gguf, f"{arch}.attention.key_length")
+    if head_dim is not None:
+        text["head_dim"] = head_dim
+    elif width % heads:
+        raise ConfigError(
+            f"{_where(gguf)}: {arch}.embedding_length {width} is not a multiple of "
+            f"{heads} heads, and no {arch}.attention.key_length is given"
+        )
+    _rope(gguf, arch, text)
+    return text
+
+
+def gguf_model_config(gguf: GGUFFile, token_rows: int, token_dtype: str) -> ModelConfig:
+    """The model config of a GGUF file, read through its family's registry entry."""
+    from embedcli.models.config import parse_config
+
+    where = f"{gguf.path.name} (GGUF metadata)"
+    model = parse_config(gguf_config_json(gguf, token_rows, token_dtype), where)
+    keys = dict(model.keys)
+    arch = architecture(gguf)[0]
+    keys["d_model"] = f"{arch}.embedding_length"
+    keys["context_length"] = f"{arch}.context_length"
+    return dataclasses.replace(model, file=f"{gguf.path.name} metadata", keys=keys)
