@@ -18,7 +18,6 @@ from embedcli.models.keys import TableKeys
 if TYPE_CHECKING:
     from embedcli.models.config import ModelConfig
     from embedcli.models.ggufcheckpoint import GGUFCheckpoint
-    from embedcli.models.sources import ModelSource
 
 TOKEN = "token_embd.weight"
 POSITION = "position_embd.weight"
@@ -30,11 +29,11 @@ _EXTRAS = {
 }
 
 
-def open_gguf(path: Path, spec: str, label: str | None = None) -> ModelSource:
-    """A GGUF file: header and metadata read and checked, its config mapped; no tensor read."""
+def open_gguf(path: Path) -> tuple[GGUFCheckpoint, ModelConfig]:
+    """A GGUF file's checkpoint and config: header and metadata read and checked, the config
+    mapped through the family registry; no tensor read."""
     from embedcli.models.ggufcheckpoint import GGUFCheckpoint
     from embedcli.models.ggufconfig import gguf_model_config
-    from embedcli.models.sources import ModelSource
 
     checkpoint = GGUFCheckpoint(path)
     if TOKEN not in checkpoint.names:
@@ -43,8 +42,7 @@ def open_gguf(path: Path, spec: str, label: str | None = None) -> ModelSource:
             "vision projector or a draft of one?)"
         )
     rows = checkpoint.info(TOKEN).shape[0]
-    config = gguf_model_config(checkpoint.file, rows, checkpoint.read_dtype(TOKEN))
-    return ModelSource(spec, label or path.name, checkpoint, config)
+    return checkpoint, gguf_model_config(checkpoint.file, rows, checkpoint.read_dtype(TOKEN))
 
 
 def gguf_tables(

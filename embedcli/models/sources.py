@@ -116,7 +116,7 @@ def open_source(
     if is_ollama(text):
         from embedcli.models.ggufsource import open_gguf
 
-        return open_gguf(resolve(text), text, text)
+        return ModelSource(text, text, *open_gguf(resolve(text)))
     path = Path(text)
     if path.is_dir():
         return _open_folder(path, text, text)
@@ -127,7 +127,7 @@ def open_source(
     if looks_like_gguf(path):
         from embedcli.models.ggufsource import open_gguf
 
-        return open_gguf(path, text)
+        return ModelSource(text, path.name, *open_gguf(path))
     return ModelSource(text, path.name, Checkpoint(path))
 
 
