@@ -22,7 +22,7 @@ import numpy as np
 # general.architecture for each model_type the tests write
 ARCH = {"llama": "llama", "qwen2": "qwen2", "gemma": "gemma", "gpt2": "gpt2", "qwen3": "qwen3"}
 ARCH |= {"gemma2": "gemma2", "gemma3_text": "gemma3", "phi3": "phi3"}
-TYPES = ("F32", "F16", "BF16", "Q8_0", "Q6_K")
+TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q6_K")
 
 
 @dataclass
@@ -82,6 +82,17 @@ def q8_0_bound(table: np.ndarray) -> np.ndarray:
     return np.repeat(bound, 32).reshape(table.shape)
 
 
+def q4_0_bound(table: np.ndarray) -> np.ndarray:
+    """The worst error of each value under ggml's Q4_0: the block's largest magnitude is -8
+    steps, so a value of the other sign reaches +7 steps at most (a whole step off), and the
+    float32 scale is stored as float16 (|q - 8| <= 8 times its rounding)."""
+    blocks = table.astype(np.float32).reshape(-1, 32)
+    peak = blocks[np.arange(len(blocks)), np.abs(blocks).argmax(axis=1)]
+    d = np.abs(peak / np.float32(-8)).astype(np.float64)
+    err = np.abs(d - d.astype(np.float16).astype(np.float64))
+    return np.repeat(d + 8 * err, 32).reshape(table.shape)
+
+
 def _stored(table: np.ndarray, kind: str) -> tuple[np.ndarray, Any, np.ndarray | None]:
     """(data for GGUFWriter.add_tensor, raw_dtype or None, per-value bound or None)."""
     import gguf
@@ -95,6 +106,8 @@ def _stored(table: np.ndarray, kind: str) -> tuple[np.ndarray, Any, np.ndarray |
         return gguf.quants.quantize(table.astype(np.float32), Q.BF16), Q.BF16, None
     if kind == "Q8_0":
         return gguf.quants.quantize(table.astype(np.float32), Q.Q8_0), Q.Q8_0, q8_0_bound(table)
+    if kind == "Q4_0":
+        return gguf.quants.quantize(table.astype(np.float32), Q.Q4_0), Q.Q4_0, q4_0_bound(table)
     if kind == "Q6_K":
         packed, bound = quantize_q6_k(table)
         return packed, Q.Q6_K, bound

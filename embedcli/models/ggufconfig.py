@@ -168,13 +168,13 @@ def gguf_config_json(gguf: GGUFFile, token_rows: int, token_dtype: str) -> dict[
     text |= {"hidden_size": width, "num_attention_heads": heads}
     text["max_position_embeddings"] = context
     head_dim = metadata_int(gguf, f"{arch}.attention.key_length")
-    if head_dim is not None:
-        text["head_dim"] = head_dim
-    elif width % heads:
+    if head_dim is None and width % heads:
         raise ConfigError(
             f"{_where(gguf)}: {arch}.embedding_length {width} is not a multiple of "
             f"{heads} heads, and no {arch}.attention.key_length is given"
         )
+    # llama.cpp's default, whatever transformers' family default is (Gemma's 256)
+    text["head_dim"] = head_dim if head_dim is not None else width // heads
     _rope(gguf, arch, text)
     return text
 

@@ -73,6 +73,7 @@ def _layouts() -> dict[str, tuple[int, Any]]:
 _LEGACY = {"Q8_0": (127, None), "Q4_0": (8, None), "Q5_0": (16, None)}
 _LEGACY |= {"Q4_1": (15, 2), "Q5_1": (31, 2), "Q8_1": (127, None)}
 _HALF_ULP, _HALF_ULP_LOW = 2.0**-11, 2.0**-25
+_ONE_SIDED = ("Q4_0", "Q5_0")
 
 
 def _rounding(value: Any) -> Any:
@@ -106,7 +107,9 @@ def error_bounds(kind: str, raw: Any) -> Any | None:
     if kind not in _LEGACY:
         return steps / 2
     largest, minimum = _LEGACY[kind]
-    bound = steps / 2 + largest * _rounding(steps)
+    # Q4_0 and Q5_0 put a block's largest magnitude at -8 (-16) steps: a value of the other
+    # sign reaches +7 (+15) at most, and can be off by a whole step
+    bound = steps * (1.0 if kind in _ONE_SIDED else 0.5) + largest * _rounding(steps)
     if minimum is not None:
         size = _layouts()[kind][0]
         bound = bound + _rounding(_f16(raw.reshape(-1, size), minimum))[:, None]

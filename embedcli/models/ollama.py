@@ -99,6 +99,6 @@ def resolve(spec: str) -> Path:
     if isinstance(size, int) and not isinstance(size, bool) and blob.stat().st_size != size:
         raise WeightsError(
             f"{blob} holds {blob.stat().st_size:,} bytes and the manifest says {size:,}: the "
-            "file is incomplete or damaged"
+            "file is not the one the manifest names (incomplete, or damaged)"
         )
     return blob

@@ -351,7 +351,12 @@ def check_model_tables(
         if said is not None and said != actual:
             raise WeightsError(
                 f"the model's {model.file} gives {key} {said:,}, but its weights have "
-                f"{actual:,} {what}: the folder's files disagree"
+                f"{actual:,} {what}: "
+                + (
+                    "its metadata and tensors disagree"
+                    if model.file.endswith(" metadata")
+                    else "the folder's files disagree"
+                )
             )
 
 

@@ -99,7 +99,7 @@ class _Meta:
         value = self.get(key, list)
         if value is None:
             if required:
-                raise self.fail(f"the tokenizer has no {KEY}{key}; the file holds no vocabulary")
+                raise self.fail(f"the tokenizer has no {KEY}{key}, which its model needs")
             return None
         bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
         if bad is not None:
