@@ -10,6 +10,7 @@ It needs the gguf package (llama.cpp's Python library), which embedcli installs.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from collections import Counter
@@ -37,14 +38,12 @@ def byte_chars() -> list[str]:
 def train(text: str) -> tuple[list[str], list[str]]:
     """(tokens in id order, merges): the 256 bytes, then one token per merge learned."""
     chars = byte_chars()
-    words = Counter(
-        tuple(chars[b] for b in piece.encode()) for piece in SPLIT.findall(text)
-    )
+    words = Counter(tuple(chars[b] for b in piece.encode()) for piece in SPLIT.findall(text))
     tokens, merges = list(chars), []
     for _ in range(MERGES):
         pairs: Counter[tuple[str, str]] = Counter()
         for word, count in words.items():
-            for pair in zip(word, word[1:]):
+            for pair in itertools.pairwise(word):
                 pairs[pair] += count
         if not pairs:
             break

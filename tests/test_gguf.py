@@ -274,7 +274,9 @@ def test_ollama_models_resolve_by_name_and_tag(
     expect_error(runner.invoke(app, ["weights", "ollama:absent"]), "`ollama pull absent`")
     expect_error(runner.invoke(app, ["weights", "ollama:../x"]), "is not an Ollama model name")
     blob.write_bytes(blob.read_bytes()[:-10])
-    expect_error(runner.invoke(app, ["weights", "ollama:tiny:q8"]), "is not the one the manifest names")
+    expect_error(
+        runner.invoke(app, ["weights", "ollama:tiny:q8"]), "is not the one the manifest names"
+    )
     blob.unlink()
     expect_error(runner.invoke(app, ["weights", "ollama:tiny:q8"]), "an interrupted pull?")
 
