@@ -186,7 +186,7 @@ def test_prefix_and_suffix_from_the_flags(tiny) -> None:
 def test_bad_metadata_is_refused(tiny, changes: dict[str, object], message: str) -> None:
     with pytest.raises(EncodingError, match=message) as caught:
         load_gguf_tokenizer(_metadata(tiny, **changes), "m", Path("dir/model.gguf"))
-    assert str(caught.value).startswith("model.gguf: ")
+    assert str(caught.value).startswith("dir/model.gguf: ")
     assert "\n" not in str(caught.value)
 
 

@@ -5,7 +5,10 @@ command that reads weights, with memory in proportion to the file (never to what
 
 from __future__ import annotations
 
+import json
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +58,10 @@ def strings(key: str, items: list[str], count: int | None = None) -> bytes:
     return s(key) + struct.pack("<IIQ", ARR, STR, len(items) if count is None else count) + body
 
 
+def floats(key: str, values: list[float]) -> bytes:
+    return s(key) + struct.pack(f"<IIQ{len(values)}f", ARR, F32, len(values), *values)
+
+
 def tensor(name: str, dims: tuple[int, ...], ggml_type: int, offset: int) -> bytes:
     return s(name) + struct.pack("<I", len(dims)) + b"".join(
         struct.pack("<Q", d) for d in dims
@@ -76,6 +83,15 @@ def good_metadata(**replace: bytes) -> list[bytes]:
     }
     entries.update(replace)
     return [entry for entry in entries.values() if entry]
+
+
+def arch_metadata(arch: str, *extra: bytes, blocks: int = 1) -> list[bytes]:
+    """The good metadata with llama's keys written for another architecture, and ``extra``."""
+    entries = {"general.architecture": kv("general.architecture", STR, arch)}
+    sizes = {"context_length": 128, "embedding_length": D, "attention.head_count": 4}
+    for key, value in {**sizes, "block_count": blocks}.items():
+        entries[f"llama.{key}"] = kv(f"{arch}.{key}", U32 if value < 1 << 32 else U64, value)
+    return good_metadata(**entries) + list(extra)
 
 
 def gguf_file(
@@ -233,6 +249,26 @@ HOSTILE = {  # builder, what the one error line says
         with_tensors(tensor("blk.0.attn_q.weight", (D, V), 0, 0)),
         "has no token_embd.weight",
     ),
+    "a rope base of 0 (not read as absent)": (
+        with_metadata(x=kv("llama.rope.freq_base", F32, 0.0)),
+        "llama.rope.freq_base must be a number above 1, got 0.0",
+    ),
+    "a sliding-window rope base of 0": (
+        lambda p: gguf_file(p, arch_metadata("gemma3", kv("gemma3.rope.freq_base_swa", F32, 0.0))),
+        "gemma3.rope.freq_base_swa must be a number above 1, got 0.0",
+    ),
+    "an odd rope dimension count": (
+        with_metadata(x=kv("llama.rope.dimension_count", U32, 7)),
+        "llama.rope.dimension_count is 7, an odd number (a head has 8 dimensions)",
+    ),
+    "an odd head width": (
+        with_metadata(x=kv("llama.attention.key_length", U32, 7)),
+        "a head has 7 dimensions (llama.attention.key_length), an odd number",
+    ),
+    "a context length past llama.cpp's uint32": (
+        swap("llama.context_length", kv("llama.context_length", U64, 1 << 62)),
+        "llama.context_length is 4,611,686,018,427,387,904, more than llama.cpp can read",
+    ),
     "width disagreeing with the metadata": (
         swap("llama.embedding_length", kv("llama.embedding_length", U32, 2 * D)),
         "gives llama.embedding_length 64, but its weights have 32 columns",
@@ -253,24 +289,127 @@ def test_hostile_gguf_files_are_one_error_line(tmp_path: Path, case: str) -> Non
         expect_error(result, message)
 
 
+def run_bounded(*args: str, limit: int = 1536 << 20) -> subprocess.CompletedProcess:
+    """``embedcli ARGS`` in a subprocess whose address space is capped at ``limit`` bytes: a
+    command that allocates in proportion to what a header claims dies of it."""
+    script = (
+        "import resource, sys\n"
+        f"resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))\n"
+        "from embedcli.cli import main\n"
+        f"sys.argv = ['embedcli', *{list(args)!r}]\n"
+        "main()\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+
+
 def test_a_lying_file_costs_memory_in_proportion_to_its_size(tmp_path: Path) -> None:
     """A header declaring a trillion-row table and a million-string vocabulary over a few KB:
     refused before anything of that size is allocated (RLIMIT_AS would kill the run)."""
-    import subprocess
-    import sys
-
     path = gguf_file(
         tmp_path / "lie.gguf", tensors=[tensor("token_embd.weight", (D, 1 << 40), 0, 0)]
     )
-    script = (
-        "import resource, sys\n"
-        "resource.setrlimit(resource.RLIMIT_AS, (1 << 32, 1 << 32))\n"
-        "from embedcli.cli import main\n"
-        f"sys.argv = ['embedcli', 'weights', {str(path)!r}]\n"
-        "main()\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
-    )
+    result = run_bounded("weights", str(path), limit=1 << 32)
     assert result.returncode == 1, result.stderr
     assert "runs past the end of the file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_gemma3_block_count_costs_nothing(tmp_path: Path) -> None:
+    """gemma3.block_count 2**30 is a number, not 2**30 layer types: the first block's type
+    (sliding, as every sixth is full) comes from the pattern, in memory that does not grow."""
+    metadata = arch_metadata("gemma3", kv("gemma3.rope.freq_base", F32, 1e6), blocks=1 << 30)
+    path = gguf_file(tmp_path / "model.gguf", metadata)
+    result = run_bounded("positions", "--weights", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["theta"] == 10000.0  # block 0 slides: llama.cpp's default local base
+    assert report["rope_bases"] == {"full_attention": 1e6, "sliding_attention": 10000.0}
+
+
+def spm_file(path: Path, pieces: list[str]) -> Path:
+    """A GGUF file whose tokenizer is SentencePiece-style: <unk> <s> </s>, the byte tokens,
+    then ``pieces`` scored -1, -2, ... (the first merges first)."""
+    tokens = ["<unk>", "<s>", "</s>", *(f"<0x{b:02X}>" for b in range(256)), *pieces]
+    scores = [0.0] * 259 + [-1.0 - i for i in range(len(pieces))]
+    metadata = good_metadata(**{
+        "tokenizer.ggml.model": kv("tokenizer.ggml.model", STR, "llama"),
+        "tokenizer.ggml.pre": b"",
+        "tokenizer.ggml.merges": b"",
+        "tokenizer.ggml.tokens": strings("tokenizer.ggml.tokens", tokens),
+        "tokenizer.ggml.scores": floats("tokenizer.ggml.scores", scores),
+    })  # fmt: skip
+    return gguf_file(path, metadata)
+
+
+def test_nested_sentencepiece_tokens_are_refused_before_their_merges(tmp_path: Path) -> None:
+    """Nested tokens ("a", "aa", ..., "a" * n) make n²/2 merges spelling n³/6 characters (n =
+    1,200: 2 GB): past 16 per token, or 16 times the tokens' text, the vocabulary is refused at
+    once. A few nested tokens are merged as llama.cpp merges them: "aaaaa" is one token."""
+    few = spm_file(tmp_path / "few.gguf", ["▁", *("a" * k for k in range(1, 9))])
+    result = runner.invoke(app, ["tokenize", "aaaaa", "-e", str(few), "--json"])
+    assert result.exit_code == 0, result.output
+    ids = [token["id"] for token in json.loads(result.stdout)["tokens"]]
+    assert ids[-2:] == [259, 259 + 5]  # ▁, then aaaaa
+    many = spm_file(tmp_path / "model.gguf", ["▁", *("a" * k for k in range(1, 401))])
+    result = runner.invoke(app, ["tokenize", "aaaa", "-e", str(many)])
+    expect_error(result, "tokens nest so deeply that their splits into two tokens, the merges")
+
+
+QUANTIZED = {"Q8_0": (8, 34), "Q4_1": (3, 20)}  # GGML type, bytes of a block of 32 values
+
+
+def quantized_table(kind: str, bad_row: int, at: int, bits: int) -> bytes:
+    """A token table of V rows of one block each, every scale 1/16 and minimum 0, but for the
+    float16 ``bits`` at byte ``at`` of row ``bad_row``'s block."""
+    size = QUANTIZED[kind][1]
+    rows = []
+    for row in range(V):
+        block = bytearray(struct.pack("<HH", 0x2C00, 0)[: 4 if kind == "Q4_1" else 2])
+        block += bytes((row + i) % 100 for i in range(size - len(block)))
+        if row == bad_row:
+            block[at : at + 2] = struct.pack("<H", bits)
+        rows.append(bytes(block))
+    return b"".join(rows)
+
+
+@pytest.mark.parametrize(
+    ("kind", "at", "bits", "said"),
+    [
+        ("Q8_0", 0, 0x7E00, "scale of nan"),
+        ("Q8_0", 0, 0x7C00, "scale of inf"),
+        ("Q8_0", 0, 0xFC00, "scale of -inf"),
+        ("Q4_1", 2, 0x7E00, "minimum of nan"),
+    ],
+)
+def test_a_block_scale_that_is_not_finite_is_refused(
+    tmp_path: Path, kind: str, at: int, bits: int, said: str
+) -> None:
+    """A row dequantized from a NaN or infinite scale is never shown, nor bounded by
+    "quantization error ≤ 0" (max() drops a NaN): every command that reads it refuses it,
+    and the rows around it are read, with a finite bound in text and JSON alike."""
+    records = [tensor("token_embd.weight", (D, V), QUANTIZED[kind][0], 0)]
+    data = quantized_table(kind, 5, at, bits)
+    path = gguf_file(tmp_path / "model.gguf", tensors=records, data=data)
+    message = f"token_embd.weight row 5 has a {kind} block {said}: the file is damaged"
+    for command in (["embed", "--ids", "1,5"], ["stats"], ["neighbors", "--ids", "1", "-k", "2"]):
+        expect_error(runner.invoke(app, [*command, "--weights", str(path)]), message)
+    args = ["embed", "--ids", "1,2", "--weights", str(path), "--device", "cpu"]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    bound = json.loads(result.stdout)["config"]["table_type"]["max_error"]
+    assert 1 / 32 <= bound < 1 / 16  # half a step of 1/16, and the scale's own rounding
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0 and f"quantization error ≤ {bound:.3g}" in result.stdout
+
+
+def test_gguf_errors_name_the_file_as_it_was_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a safetensors file's errors do: the path as given, absolute or relative, never
+    its base name alone (the metadata read as a config went by its base name)."""
+    gguf_file(tmp_path / "model.gguf", good_metadata(x=kv("llama.rope.scaling.factor", F32, -2.0)))
+    monkeypatch.chdir(tmp_path.parent)
+    given = f"{tmp_path.name}/model.gguf"
+    for command in COMMANDS:
+        expect_error(invoke(command, Path(given)), f"{given} (GGUF metadata): rope_scaling factor")

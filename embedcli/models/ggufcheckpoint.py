@@ -6,7 +6,9 @@ the ``gguf`` package (llama.cpp's own dequantizers), only the rows a lookup uses
 (``load_rows``), or a chunk of rows at a time (``QuantizedTable``, which ``stats``,
 ``neighbors`` and ``project`` read like a tensor). A quantized tensor is described with the dtype
 its rows are read as (float32) and its GGML type (``ggml_type``); ``error_bound`` gives the
-worst quantization error of the rows used, from the block scales alone.
+worst quantization error of the rows used, from the block scales alone. A row a NaN or infinite
+scale (or minimum) makes NaN or infinite is refused, by every reading and by ``error_bound``:
+values of finite float16 scales are finite, so only a damaged block gives them.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from embedcli.models.gguffile import (
     ggml_type_name,
     open_gguf_file,
 )
-from embedcli.models.ggufsteps import error_bounds
+from embedcli.models.ggufsteps import error_bounds, first_bad_scale
 
 if TYPE_CHECKING:
     import torch
@@ -99,8 +101,11 @@ class GGUFCheckpoint:
         per_block, block_bytes = block_sizes(record.ggml_type)
         return record, rows, width // per_block * block_bytes
 
-    def _decode(self, record: TensorRecord, data: Any, count: int, width: int) -> torch.Tensor:
-        """``count`` rows of raw bytes as a tensor (count, width)."""
+    def _decode(
+        self, record: TensorRecord, data: Any, count: int, width: int, rows: Sequence[int] | None
+    ) -> torch.Tensor:
+        """``count`` rows of raw bytes as a tensor (count, width); ``rows``: the rows' numbers
+        in the table (None: not a table), which a refusal of a damaged block names."""
         import numpy as np
         import torch
 
@@ -120,8 +125,25 @@ class GGUFCheckpoint:
             raise WeightsError(
                 f"{record.name} in {self.path} is {kind}, which the gguf package cannot dequantize"
             ) from None
-        return torch.from_numpy(np.ascontiguousarray(values, dtype=np.float32)).reshape(
-            count, width
+        values = np.ascontiguousarray(values, dtype=np.float32).reshape(count, width)
+        finite = np.isfinite(values).all(axis=1)  # (count,)
+        if not finite.all():
+            self._refuse_scale(record, raw, int(np.argmin(finite)), rows)
+        return torch.from_numpy(values)
+
+    def _refuse_scale(
+        self, record: TensorRecord, raw: Any, index: int, rows: Sequence[int] | None
+    ) -> None:
+        """Refuse the ``index``-th row of ``raw``, which a block scale (or minimum) that is
+        not finite made NaN or infinite, naming the row and the value."""
+        kind = ggml_type_name(record.ggml_type)
+        row_bytes = raw.size // max(len(rows), 1) if rows is not None else raw.size
+        found = first_bad_scale(kind, raw[index * row_bytes : (index + 1) * row_bytes])
+        which = record.name if rows is None else f"{record.name} row {rows[index]:,}"
+        field = "scale that is not finite" if found is None else f"{found[0]} of {found[1]}"
+        raise WeightsError(
+            f"{self.path}: {which} has a {kind} block {field}: the file is damaged, so its "
+            "values are not shown"
         )
 
     def load(self, name: str) -> torch.Tensor:
@@ -134,8 +156,8 @@ class GGUFCheckpoint:
         ensure_host_fits(f"the values of {name} {info.shape} {info.dtype}", size + record.nbytes)
         data = self.file.view(record.start, record.start + record.nbytes)
         if len(info.shape) == 2:
-            return self._decode(record, data, info.shape[0], info.shape[1])
-        flat = self._decode(record, data, 1, max(info.numel, 1))
+            return self._decode(record, data, info.shape[0], info.shape[1], range(info.shape[0]))
+        flat = self._decode(record, data, 1, max(info.numel, 1), None)
         return flat.reshape(info.shape)
 
     def load_rows(self, name: str, rows: Sequence[int]) -> torch.Tensor:
@@ -155,7 +177,7 @@ class GGUFCheckpoint:
             self.file.view(record.start + r * row_bytes, record.start + (r + 1) * row_bytes)
             for r in wanted
         )
-        return self._decode(record, picked, len(wanted), width)
+        return self._decode(record, picked, len(wanted), width, wanted)
 
     def load_range(self, name: str, start: int, stop: int) -> torch.Tensor:
         """Rows ``start`` to ``stop`` of a 2-D table, read in one piece."""
@@ -163,7 +185,7 @@ class GGUFCheckpoint:
         start, stop = max(0, start), min(stop, count)
         stop = max(start, stop)
         data = self.file.view(record.start + start * row_bytes, record.start + stop * row_bytes)
-        return self._decode(record, data, stop - start, record.shape[1])
+        return self._decode(record, data, stop - start, record.shape[1], range(start, stop))
 
     def error_bound(self, name: str, rows: Sequence[int] | None = None) -> float | None:
         """The worst quantization error of a value of ``rows`` (all rows: None) of a quantized
@@ -185,9 +207,13 @@ class GGUFCheckpoint:
                 self.file.view(record.start + r * row_bytes, record.start + (r + 1) * row_bytes)
                 for r in part
             )
-            bounds = error_bounds(kind, np.frombuffer(data, dtype=np.uint8))
+            raw = np.frombuffer(data, dtype=np.uint8)
+            bounds = error_bounds(kind, raw)
             if bounds is None:
                 return None
+            finite = np.isfinite(bounds.reshape(len(part), -1)).all(axis=1)  # (rows,)
+            if not finite.all():
+                self._refuse_scale(record, raw, int(np.argmin(finite)), part)
             if bounds.size:
                 worst = max(worst, float(bounds.max()))
         return worst

@@ -15,6 +15,7 @@ unscaled.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import ConfigError
@@ -36,6 +37,7 @@ ARCHITECTURES = {
 }
 _INTEGERS = (0, 1, 2, 3, 4, 5, 10, 11)  # GGUF's integer value types
 _NUMBERS = (*_INTEGERS, 6, 12)
+MAX_CONTEXT = 2**32 - 1  # llama.cpp's n_ctx_train is a uint32_t
 GEMMA3_PATTERN = 6  # every sixth Gemma 3 layer attends globally (llama.cpp and transformers)
 
 
@@ -102,10 +104,27 @@ def architecture(gguf: GGUFFile) -> tuple[str, str]:
     return arch, model_type
 
 
+def _base(gguf: GGUFFile, key: str) -> float:
+    """A rope base as llama.cpp reads it: 10000 when the key is absent. A value the file gives
+    must be above 1 (0 too is refused, never read as absent)."""
+    theta = metadata_float(gguf, key)
+    if theta is None:
+        return 10000.0
+    if not (math.isfinite(theta) and theta > 1):
+        raise ConfigError(f"{_where(gguf)}: {key} must be a number above 1, got {theta!r}")
+    return theta
+
+
+def _head_source(gguf: GGUFFile, arch: str) -> str:
+    if gguf.get(f"{arch}.attention.key_length") is not None:
+        return f"{arch}.attention.key_length"
+    return f"{arch}.embedding_length / {arch}.attention.head_count"
+
+
 def _rope(gguf: GGUFFile, arch: str, text: dict[str, Any]) -> None:
     """Rope's base, rotated dimensions and scaling, into ``text`` as config.json has them."""
-    theta = metadata_float(gguf, f"{arch}.rope.freq_base")
-    params: dict[str, Any] = {"rope_type": "default", "rope_theta": theta or 10000.0}
+    theta = _base(gguf, f"{arch}.rope.freq_base")
+    params: dict[str, Any] = {"rope_type": "default", "rope_theta": theta}
     head_dim = text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]
     rotated = metadata_int(gguf, f"{arch}.rope.dimension_count")
     if rotated is not None and rotated != head_dim:
@@ -115,6 +134,18 @@ def _rope(gguf: GGUFFile, arch: str, text: dict[str, Any]) -> None:
                 f"{head_dim} dimensions"
             )
         params["partial_rotary_factor"] = rotated / head_dim
+    if (head_dim if rotated is None else rotated) % 2:
+        head = f"{head_dim:,} dimension{'s' * (head_dim != 1)}"
+        said = (
+            f"{arch}.rope.dimension_count is {rotated}, an odd number (a head has {head})"
+            if rotated is not None
+            else f"a head has {head} ({_head_source(gguf, arch)}), an odd number, and "
+            f"{arch}.rope.dimension_count says no other"
+        )
+        raise ConfigError(
+            f"{_where(gguf)}: {said}: rope turns pairs of dimensions, so it cannot rotate an "
+            "odd number"
+        )
     # as llama.cpp reads them: the type defaults to linear; the factor's older key is
     # rope.scale_linear; a factor of 0 or 1 scales nothing
     kind = metadata_string(gguf, f"{arch}.rope.scaling.type", required=False) or "linear"
@@ -134,12 +165,12 @@ def _rope(gguf: GGUFFile, arch: str, text: dict[str, Any]) -> None:
             )
         params = {"rope_type": "rope_freqs.weight", "rope_theta": params["rope_theta"]}
     if arch == "gemma3":
-        local = metadata_float(gguf, f"{arch}.rope.freq_base_swa") or 10000.0
-        blocks = metadata_int(gguf, f"{arch}.block_count", required=True) or 1
-        text["layer_types"] = [
-            "full_attention" if (i + 1) % GEMMA3_PATTERN == 0 else "sliding_attention"
-            for i in range(blocks)
-        ]
+        local = _base(gguf, f"{arch}.rope.freq_base_swa")
+        metadata_int(gguf, f"{arch}.block_count", required=True)  # checked, never listed
+        # the pattern, as Gemma 3's config.json gives it, not a layer type per block: the input
+        # layer needs the first block's, and a list as long as block_count would cost memory
+        # in proportion to a number the file merely states
+        text["sliding_window_pattern"] = GEMMA3_PATTERN
         text["rope_parameters"] = {
             "full_attention": params,
             "sliding_attention": {"rope_type": "default", "rope_theta": local},
@@ -155,6 +186,11 @@ def gguf_config_json(gguf: GGUFFile, token_rows: int, token_dtype: str) -> dict[
     width = metadata_int(gguf, f"{arch}.embedding_length", required=True)
     heads = metadata_int(gguf, f"{arch}.attention.head_count", required=True)
     context = metadata_int(gguf, f"{arch}.context_length", required=True)
+    if context is not None and context > MAX_CONTEXT:
+        raise ConfigError(
+            f"{_where(gguf)}: {arch}.context_length is {context:,}, more than llama.cpp can "
+            f"read (it holds a model's training context in a uint32, {MAX_CONTEXT:,} at most)"
+        )
     names = {t.name for t in gguf.tensors}
     text: dict[str, Any] = {
         "model_type": model_type,
@@ -183,7 +219,7 @@ def gguf_model_config(gguf: GGUFFile, token_rows: int, token_dtype: str) -> Mode
     """The model config of a GGUF file, read through its family's registry entry."""
     from embedcli.models.config import parse_config
 
-    where = f"{gguf.path.name} (GGUF metadata)"
+    where = f"{gguf.path} (GGUF metadata)"  # a file named as given, as every error names it
     model = parse_config(gguf_config_json(gguf, token_rows, token_dtype), where)
     keys = dict(model.keys)
     arch = architecture(gguf)[0]

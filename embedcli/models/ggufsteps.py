@@ -67,6 +67,34 @@ def _layouts() -> dict[str, tuple[int, Any]]:
     }
 
 
+# where each block keeps its float16 scale d, and the minimum (m) or the minimums' scale (dmin)
+# of the types with one
+_SCALE, _MIN = "scale", "minimum"
+_FIELDS = {"Q8_0": {0: _SCALE}, "Q4_0": {0: _SCALE}, "Q5_0": {0: _SCALE}, "Q8_1": {0: _SCALE}}
+_FIELDS |= {"Q4_1": {0: _SCALE, 2: _MIN}, "Q5_1": {0: _SCALE, 2: _MIN}}
+_FIELDS |= {"Q2_K": {80: _SCALE, 82: _MIN}, "Q3_K": {108: _SCALE}, "Q6_K": {208: _SCALE}}
+_FIELDS |= {"Q4_K": {0: _SCALE, 2: _MIN}, "Q5_K": {0: _SCALE, 2: _MIN}}
+
+
+def first_bad_scale(kind: str, raw: Any) -> tuple[str, float] | None:
+    """(which field, its value) of the first float16 scale or minimum in ``raw`` (whole blocks
+    of type ``kind``, as uint8) that is not finite; None if there is none, or the type's layout
+    is not known."""
+    import numpy as np
+
+    found = _layouts().get(kind)
+    if found is None:
+        return None
+    blocks = raw.reshape(-1, found[0])
+    fields = _FIELDS[kind]
+    values = np.stack([_f16(blocks, at) for at in fields], axis=1)  # (blocks, fields)
+    bad = np.argwhere(~np.isfinite(values))
+    if not len(bad):
+        return None
+    block, which = bad[0]
+    return list(fields.values())[which], float(values[block, which])
+
+
 # The legacy types round each value with the scale in float32, then store the scale in float16:
 # a value is off by half a step plus |q| times the scale's rounding (at most 2**-11 of it, or
 # 2**-25 for a subnormal scale), and a minimum's own rounding. (|q| at most, its offset)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 from embedcli.errors import WeightsError
@@ -62,6 +63,7 @@ def resolve(spec: str) -> Path:
     base = models_dir()
     manifest = base / "manifests" / registry / namespace / model / tag
     if not manifest.is_file():
+        _not_a_file(manifest, "an Ollama manifest")
         tags = base / "manifests" / registry / namespace / model
         known = sorted(p.name for p in tags.iterdir()) if tags.is_dir() else []
         hint = (
@@ -70,14 +72,82 @@ def resolve(spec: str) -> Path:
             else f"`ollama pull {model}` fetches it (embedcli never downloads from Ollama)"
         )
         raise WeightsError(f"no Ollama model {spec[len(PREFIX) :]!r} in {base}: {hint}")
+    layer = _model_layer(manifest, _read_manifest(manifest))
+    digest, size = layer.get("digest"), layer.get("size")
+    if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
+        raise WeightsError(f"{manifest}: the model layer's digest {digest!r} is not sha256:<hex>")
+    given = "size" in layer  # Ollama always writes one; one that is there must be a count
+    if given and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+        raise WeightsError(
+            f"{manifest}: the model layer's size {repr(size)[:40]} is not a byte count: the "
+            "Ollama manifest is damaged"
+        )
+    blob = base / "blobs" / digest.replace(":", "-")
+    if not blob.is_file():
+        _not_a_file(blob, "a model's weights")
+        raise WeightsError(
+            f"{spec}: the manifest names {blob.name}, which is not in {base / 'blobs'} (an "
+            "interrupted pull? `ollama pull` completes it)"
+        )
+    held = blob.stat().st_size
+    if given and held != size:
+        raise WeightsError(
+            f"{blob} holds {held:,} bytes and the manifest says {size:,}: the file is not the "
+            "one the manifest names (incomplete, or damaged)"
+        )
+    return blob
+
+
+def _not_a_file(path: Path, what: str) -> None:
+    """Refuse a path that is there but is no regular file (a folder, a FIFO, a device, or a
+    link to one), saying what it is; a path that is not there at all passes."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode  # through a symbolic link, as reading it would go
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise WeightsError(
+                f"{path} is a symbolic link to {os.readlink(path)}, which does not exist"
+            ) from None
+        return
+    except OSError as exc:
+        raise WeightsError(f"cannot read {path}: {exc.strerror or exc}") from None
+    kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+    raise WeightsError(f"{path} is {kind}: it cannot be read as {what}")
+
+
+def _read_manifest(manifest: Path) -> object:
+    """The manifest's JSON, each way it can fail said as it is."""
     try:
         if manifest.stat().st_size > MAX_MANIFEST:
             raise WeightsError(f"{manifest} is too large to be an Ollama manifest")
-        data = json.loads(manifest.read_bytes())
+        raw = manifest.read_bytes()
     except OSError as exc:
         raise WeightsError(f"cannot read {manifest}: {exc.strerror or exc}") from None
-    except ValueError:
-        raise WeightsError(f"{manifest} is not JSON: the Ollama manifest is damaged") from None
+    damaged = "the Ollama manifest is damaged"
+    try:
+        return json.loads(raw)
+    except UnicodeDecodeError:
+        raise WeightsError(
+            f"{manifest} is not JSON's UTF-8 (nor UTF-16 or UTF-32) text: {damaged}"
+        ) from None
+    except json.JSONDecodeError:
+        raise WeightsError(f"{manifest} is not JSON: {damaged}") from None
+    except RecursionError:
+        raise WeightsError(
+            f"{manifest} nests its JSON too deeply for Python's parser to read (an Ollama "
+            f"manifest is two levels deep): {damaged}"
+        ) from None
+    except ValueError:  # int() refuses a number of more than sys.get_int_max_str_digits()
+        raise WeightsError(
+            f"{manifest} holds a number too long to read ({sys.get_int_max_str_digits():,} "
+            f"digits at most): {damaged}"
+        ) from None
+
+
+def _model_layer(manifest: Path, data: object) -> dict:
+    """The one layer whose media type is a model's."""
     layers = data.get("layers") if isinstance(data, dict) else None
     if not isinstance(layers, list):
         raise WeightsError(f"{manifest} lists no layers: the Ollama manifest is damaged")
@@ -87,18 +157,4 @@ def resolve(spec: str) -> Path:
             f"{manifest} names {len(models)} model layers ({MODEL_LAYER}); embedcli reads a "
             "model with exactly one"
         )
-    digest, size = models[0].get("digest"), models[0].get("size")
-    if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
-        raise WeightsError(f"{manifest}: the model layer's digest {digest!r} is not sha256:<hex>")
-    blob = base / "blobs" / digest.replace(":", "-")
-    if not blob.is_file():
-        raise WeightsError(
-            f"{spec}: the manifest names {blob.name}, which is not in {base / 'blobs'} (an "
-            "interrupted pull? `ollama pull` completes it)"
-        )
-    if isinstance(size, int) and not isinstance(size, bool) and blob.stat().st_size != size:
-        raise WeightsError(
-            f"{blob} holds {blob.stat().st_size:,} bytes and the manifest says {size:,}: the "
-            "file is not the one the manifest names (incomplete, or damaged)"
-        )
-    return blob
+    return models[0]

@@ -19,7 +19,9 @@ does in every command. What llama.cpp does, and how it is written here:
   (llama.cpp takes the leftmost) or where a character that is not a token joins its neighbour
   into a token (BPE spells it in bytes first). A file whose scores are mostly one value (as
   ``convert_hf_to_gguf.py`` writes, -1000 for every token, for a model with only a
-  tokenizer.json) makes llama.cpp merge left to right, which ranks cannot say: refused.
+  tokenizer.json) makes llama.cpp merge left to right, which ranks cannot say: refused. So are
+  tokens nested so deeply that their merges would be out of proportion to the file
+  (:mod:`embedcli.tokenization.ggufmerges`).
 - Token types (NORMAL=1, UNKNOWN=2, CONTROL=3, USER_DEFINED=4, UNUSED=5, BYTE=6): CONTROL and
   UNKNOWN tokens are special (their text is plain text for ``encode_ordinary``, llama.cpp's
   ``parse_special`` off); USER_DEFINED tokens always match as one token. llama.cpp also makes a
@@ -39,12 +41,12 @@ refused, never guessed.
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from embedcli.errors import EncodingError
+from embedcli.tokenization.ggufmerges import score_merges
 from embedcli.tokenization.ggufpre import (
     CUT_SAFE_REGEXES,
     GPT2,
@@ -228,7 +230,7 @@ class _Vocab:
 
     def merges(self) -> list[list[str]]:
         if self.model == "llama":
-            return self._score_merges()
+            return score_merges(self.tokens, self.ids, self.scores, self.meta.fail)
         merges = self.meta.strings("merges", required=True)
         assert merges is not None
         pairs = []
@@ -242,25 +244,6 @@ class _Vocab:
                 )
             pairs.append([left, right])
         return pairs
-
-    def _score_merges(self) -> list[list[str]]:
-        mergeable = []
-        for t, token in enumerate(self.tokens):
-            for cut in range(1, len(token)):
-                left, right = self.ids.get(token[:cut]), self.ids.get(token[cut:])
-                if left is not None and right is not None:
-                    mergeable.append((-self.scores[t], t, left, right))
-        joined = Counter(self.scores[t] for _, t, _, _ in {(0, m[1], 0, 0) for m in mergeable})
-        if joined and joined.most_common(1)[0][1] * 2 > sum(joined.values()) > 2:
-            score = joined.most_common(1)[0][0]
-            raise self.meta.fail(
-                f"most of its tokens have the one score {score:g} (as convert_hf_to_gguf.py "
-                "writes for a model with only a tokenizer.json), so llama.cpp merges pieces "
-                "left to right, which embedcli does not reproduce; pass the model's "
-                "tokenizer.json with -e"
-            )
-        mergeable.sort()
-        return [[self.tokens[a], self.tokens[b]] for _, _, a, b in mergeable]
 
     def check_bytes(self) -> None:
         missing = [b for b in range(256) if f"<0x{b:02X}>" not in self.ids]
@@ -362,7 +345,7 @@ def _byte_level_pre(pre: PreTokenizer) -> dict[str, Any]:
 def load_gguf_tokenizer(metadata: Mapping[str, Any], name: str, path: Path) -> HFTokenizer:
     """The tokenizer of a GGUF file from its metadata, giving llama.cpp's ids."""
     path = Path(path)
-    vocab = _Vocab(metadata, path.name or str(path))
+    vocab = _Vocab(metadata, str(path))  # named as given, as every error names a file
     spec = vocab.spec()
     try:
         from tokenizers import Tokenizer
