@@ -5,9 +5,12 @@ four large ones, binaries, an ignored node_modules/ and a .git/ folder, from
 ../shared/corpora/the-verdict.txt cut and repeated. The baseline walks the tree, leaves out what
 .gitignore, hidden folders and binaries leave out (hard-coded for this tree), and encodes every
 file whole with `enc.encode(text, disallowed_special=())`: the total must equal embedcli's.
-Both run as whole processes, alternating; medians and the median of the pair ratios are printed,
-and each one's peak memory. `files-to-prompt DIR | ttok` runs too where both are installed
-(its count differs: files-to-prompt adds each file's name and fences).
+Each runs as a whole process, in turn: the baseline, embedcli with tiktoken only
+(EMBEDCLI_COUNT_ENGINE=tiktoken, as before the faster engine), and embedcli as installed (with
+embedcli[fast], fastokens counts once its tables are built); medians, the median of the ratios to
+the baseline in each round, each one's peak memory, and the engines that counted are printed.
+`files-to-prompt DIR | ttok` runs too where both are installed (its count differs:
+files-to-prompt adds each file's name and fences).
 
     python bench/count_bench.py [--runs 3] [--megabytes 200] [--encoding gpt2]
 """
@@ -103,15 +106,23 @@ def main(argv: list[str] | None = None) -> None:
         _, theirs = timed(plain, env)
         if int(theirs) != total:
             raise SystemExit(f"the counts differ: embedcli {total:,}, plain loop {theirs}")
-        times: dict[str, list[float]] = {"embedcli": [], "plain": []}
-        ratios = []
+        only_tiktoken = {**env, "EMBEDCLI_COUNT_ENGINE": "tiktoken"}
+        _, out = timed(ours, only_tiktoken)
+        if json.loads(out)["totals"]["tokens"][args.encoding] != total:
+            raise SystemExit("the counts differ between embedcli's engines")
+        engines = (
+            json.loads(out)["engines"][args.encoding],
+            json.loads(timed(ours, env)[1])["engines"][args.encoding],
+        )
+        runs = {"plain": (plain, env), "tiktoken": (ours, only_tiktoken), "embedcli": (ours, env)}
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        ratios: dict[str, list[float]] = {"tiktoken": [], "embedcli": []}
         for _ in range(args.runs):
-            a = timed(ours, env)[0]
-            b = timed(plain, env)[0]
-            times["embedcli"].append(a)
-            times["plain"].append(b)
-            ratios.append(b / a)
-        peaks = {"embedcli": peak_bytes(ours, env), "plain": peak_bytes(plain, env)}
+            for name, (argv, environment) in runs.items():
+                times[name].append(timed(argv, environment)[0])
+            for name in ratios:
+                ratios[name].append(times["plain"][-1] / times[name][-1])
+        peaks = {name: peak_bytes(argv, environment) for name, (argv, environment) in runs.items()}
         files_to_prompt = _files_to_prompt(root, env, args.encoding)
     print(
         f"count benchmark: {mib(counted)} of text in 10,004 files (plus binaries, node_modules/, "
@@ -119,11 +130,17 @@ def main(argv: list[str] | None = None) -> None:
         f"python {sys.version.split()[0]}"
     )
     print(f"{'command':<44} {'median s':>9} {'peak RSS':>10}")
-    for name, label in (("plain", "baseline: os.walk + tiktoken, one process"),
-                        ("embedcli", "embedcli count DIR")):  # fmt: skip
+    labels = {
+        "plain": "baseline: os.walk + tiktoken, one process",
+        "tiktoken": "embedcli count DIR, tiktoken only",
+        "embedcli": "embedcli count DIR",
+    }
+    for name, label in labels.items():
         print(f"{label:<44} {statistics.median(times[name]):>9.2f} {mib(peaks[name]):>10}")
-    speedup = statistics.median(ratios)
-    print(f"speed-up (plain / embedcli, median of {args.runs} pairs): {speedup:.2f}x")
+    print(f"engines: tiktoken only: {', '.join(engines[0])}; default: {', '.join(engines[1])}")
+    for name in ratios:
+        speedup = statistics.median(ratios[name])
+        print(f"speed-up (plain / {labels[name]}, median of {args.runs}): {speedup:.2f}x")
     if files_to_prompt is not None:
         seconds, count = files_to_prompt
         print(f"files-to-prompt DIR | ttok: {seconds:.2f} s, {count} tokens (file names included)")

@@ -9,11 +9,13 @@ repeated, built in a temporary folder and never committed.
     pip install ttok        # the baseline, into the same environment
     python bench/tokenize_bench.py [--runs 9] [--big-runs 3] [--corpus PATH]
 
-`--paired N` runs only the large-file count, N times each in pairs (the order alternating), and
-prints the CPU time (user + sys) and wall time of each tool: median, spread and outliers, and the
-per-pair ratio. CPU time is the figure to trust on a shared machine: wall time waits for other
-work. The baseline is plain tiktoken in one process (`tiktoken.get_encoding` from tiktoken's
-cache, then `encode`), or ttok with `--baseline ttok`; PYTHONPATH picks the embedcli tree.
+`--paired N` runs only the large-file count, N rounds (the order reversed every other round),
+of the baseline, embedcli with tiktoken only (EMBEDCLI_COUNT_ENGINE=tiktoken, as before
+embedcli[fast]) and embedcli as installed, and prints the CPU time (user + sys) and wall time of
+each: median, spread and outliers, and the per-round ratio to the baseline. CPU time is the
+figure to trust on a shared machine: wall time waits for other work. The baseline is plain
+tiktoken in one process (`tiktoken.get_encoding` from tiktoken's cache, then `encode`), or ttok
+with `--baseline ttok`; PYTHONPATH picks the embedcli tree.
 
     python bench/tokenize_bench.py --paired 12 [--encoding cl100k_base] [--file PATH]
 """
@@ -79,8 +81,9 @@ def spread(samples: list[float]) -> str:
 
 
 def paired(commands: dict[str, list[str]], env: dict[str, str], pairs: int) -> None:
-    """Run each command ``pairs`` times, alternating which goes first; print CPU and wall time
-    of each, the outliers, and the ratio of the second command to the first (the baseline)."""
+    """Run each command ``pairs`` times, in turn (the order reversed every other round); print
+    CPU and wall time of each, the outliers, and the ratio of each command to the first (the
+    baseline)."""
     names = list(commands)
     counts = {name: cpu_timed(argv, env)[2] for name, argv in commands.items()}  # warm-up
     if len(set(counts.values())) != 1:
@@ -99,15 +102,17 @@ def paired(commands: dict[str, list[str]], env: dict[str, str], pairs: int) -> N
     for name in names:
         outliers = sum(c > OUTLIER * statistics.median(cpu[name]) for c in cpu[name])
         print(f"{name:<10} {spread(cpu[name]):>24} {outliers:>9} {spread(wall[name]):>25}")
-    base, tool = names
-    cpu_ratio = [t / b for t, b in zip(cpu[tool], cpu[base], strict=True)]
-    wall_ratio = [t / b for t, b in zip(wall[tool], wall[base], strict=True)]
-    print(
-        f"{tool}/{base} per pair: CPU {spread(cpu_ratio).strip()}x, wall "
-        f"{spread(wall_ratio).strip()}x; ratio of medians: CPU "
-        f"{statistics.median(cpu[tool]) / statistics.median(cpu[base]):.2f}x; tokens "
-        f"{int(counts[tool]):,}; outlier: CPU over {OUTLIER}x its median"
-    )
+    base = names[0]
+    for tool in names[1:]:
+        cpu_ratio = [t / b for t, b in zip(cpu[tool], cpu[base], strict=True)]
+        wall_ratio = [t / b for t, b in zip(wall[tool], wall[base], strict=True)]
+        print(
+            f"{tool}/{base} per pair: CPU {spread(cpu_ratio).strip()}x, wall "
+            f"{spread(wall_ratio).strip()}x; ratio of medians: CPU "
+            f"{statistics.median(cpu[tool]) / statistics.median(cpu[base]):.2f}x, wall "
+            f"{statistics.median(wall[tool]) / statistics.median(wall[base]):.2f}x"
+        )
+    print(f"tokens {int(counts[base]):,}; outlier: CPU over {OUTLIER}x its median")
 
 
 def main_paired(args: argparse.Namespace, embedcli: str, root: Path, env: dict[str, str]) -> None:
@@ -131,7 +136,9 @@ def main_paired(args: argparse.Namespace, embedcli: str, root: Path, env: dict[s
         f"{args.paired} pairs; python {sys.version.split()[0]}, {len(os.sched_getaffinity(0))} "
         f"CPUs, load average {os.getloadavg()[0]:.2f}; baseline: {args.baseline}"
     )
-    paired({args.baseline: baseline, "embedcli": tool}, env, args.paired)
+    only_tiktoken = ["env", "EMBEDCLI_COUNT_ENGINE=tiktoken", *tool]  # as before embedcli[fast]
+    paired({args.baseline: baseline, "tiktoken-only": only_tiktoken, "embedcli": tool}, env,
+           args.paired)  # fmt: skip
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

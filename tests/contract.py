@@ -312,7 +312,7 @@ FOCUS = {
     "weights": (("path",), ("path", "download")),
     "broadcast": (("shapes",),),
     "count": (("paths",), ("paths", "as_jsonl"), ("paths", "tree"), ("paths", "as_csv"),
-              ("paths", "encoding")),
+              ("paths", "encoding"), ("engine_info",), ("engine_info", "encoding", "as_json")),
 }  # fmt: skip
 COUNT_PATHS = (".", "in.txt", "adir", "*.txt", "-", "model-gpt2", "**/*.txt", "long.txt")
 BAD_COUNT_PATHS = ("missing", "adir/", "/dev/null", "[", "nodir/*.txt", "", "s3://bucket/x",

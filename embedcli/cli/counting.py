@@ -199,6 +199,15 @@ def count(
             rich_help_panel="Engine",
         ),
     ] = None,
+    engine_info: Annotated[
+        bool,
+        _option(
+            "--engine-info",
+            help="Say which engine counts each encoding (tiktoken, or a faster one proven "
+            "exact for it) and why; counts nothing.",
+            panel="Engine",
+        ),
+    ] = False,
     list_models: o.ListModels = False,
 ) -> None:
     """Exact token counts of files, folders and whole corpora, per encoding.
@@ -225,6 +234,12 @@ def count(
         if extra:
             raise UsageError(f"--list-models prints the model table: drop {' and '.join(extra)}")
         return _list_models(as_json)
+    if engine_info:
+        extra = [f for f, on in (("PATH", paths), ("--jsonl", as_jsonl), ("--csv", as_csv),
+                                 ("--tree", tree)) if on]  # fmt: skip
+        if extra:
+            raise UsageError(f"--engine-info counts nothing: drop {' and '.join(extra)}")
+        return _engine_info(encoding, model, as_json)
     outputs = [f for f, on in (("--json", as_json), ("--jsonl", as_jsonl), ("--csv", as_csv),
                                ("--tree", tree)) if on]  # fmt: skip
     if len(outputs) > 1:
@@ -401,3 +416,14 @@ def _list_models(as_json: bool) -> None:
     from embedcli.tokenization.modelnames import MODELS
 
     emit(as_json, lambda models: {"models": [asdict(m) for m in models]}, "models_view", MODELS)
+
+
+def _engine_info(encoding, model, as_json: bool) -> None:
+    from dataclasses import asdict
+
+    from embedcli.cli.output import emit
+    from embedcli.tokenization.encodings import get_encoding, resolve_encoding_names
+    from embedcli.tokenization.engines import describe
+
+    infos = [describe(get_encoding(n)) for n in resolve_encoding_names(encoding, model)]
+    emit(as_json, lambda rows: {"engines": [asdict(r) for r in rows]}, "engines_view", infos)

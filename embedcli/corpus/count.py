@@ -165,7 +165,11 @@ class InOrder:
 
     def take(self, batch: Iterable[PieceResult], names: Sequence[str]) -> Iterator[Any]:
         """Fold in a batch of results; hand on every item now ready, in order."""
+        from embedcli.tokenization.engines import note_used
+
         for result in batch:
+            if result.engines:
+                note_used(result.engines)
             state = self.files[result.file]
             if result.error is not None:
                 state[3] = state[3] or result.error

@@ -40,6 +40,9 @@ class PieceResult:
     file: int
     counts: tuple[int, ...] | None
     error: str | None = None
+    # the engines that have counted each encoding in the process that counted this piece
+    # (engines.used()), on a task's last piece: how a worker says which engine counted
+    engines: dict[str, list[str]] | None = None
 
 
 def _open(location: str) -> Any:
@@ -173,15 +176,24 @@ def encodings_for(names: tuple[str, ...]) -> list[Any]:
 
 def count_text(text: str, encodings: Sequence[Any]) -> tuple[int, ...]:
     """Tokens of ``text`` under each encoding, special-token text counted as text."""
-    return tuple(len(enc.encode_ordinary(text)) for enc in encodings)
+    from embedcli.tokenization.encodings import count_ordinary
+
+    return tuple(count_ordinary(enc, text) for enc in encodings)
 
 
 def count_task(
     task: Sequence[Piece], encoding_names: tuple[str, ...], errors: str = "skip"
 ) -> list[PieceResult]:
     """Count every piece of a task: the one function each engine runs, wherever it runs."""
+    from dataclasses import replace
+
+    from embedcli.tokenization.engines import used
+
     encodings = encodings_for(tuple(encoding_names))
-    return [_count_piece(piece, encodings, errors) for piece in task]
+    results = [_count_piece(piece, encodings, errors) for piece in task]
+    if results:
+        results[-1] = replace(results[-1], engines=used())
+    return results
 
 
 def _count_piece(piece: Piece, encodings: Sequence[Any], errors: str) -> PieceResult:

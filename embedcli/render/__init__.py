@@ -20,6 +20,7 @@ _WHERE = {
     "compare_view": "tokens",
     "devices_table": "devices",
     "embed_tables": "embed",
+    "engines_view": "count",
     "explain_view": "tokens",
     "files_view": "count",
     "heatmap_view": "heatmap",

@@ -311,3 +311,21 @@ def models_view(models: Sequence[ModelName], *, width: int = 100, plain: bool = 
             "matched to their base model"
         ),
     )
+
+
+def engines_view(infos: Sequence[Any], *, width: int = 100, plain: bool = True):
+    """``count --engine-info``: what counts each encoding, from how much text, and why."""
+    table = new_table("encoding", "engine", "from", "why", right=("from",))
+    for info in infos:
+        start = f"{info.min_chars >> 20} Mi chars" if info.min_chars else "any text"
+        add_row(table, info.encoding, info.engine, start, info.reason)
+    parts: list[Any] = [table]
+    if any(info.min_chars for info in infos):
+        parts.append(
+            Text(
+                "from: a process counts with tiktoken until it has had that much text of the "
+                "encoding to count and the faster engine's tables are built; the counts are "
+                "the same"
+            )
+        )
+    return Group(*parts)

@@ -285,16 +285,26 @@ def count_file_json(item: Any) -> dict[str, Any]:
     return {"path": item.path, "skipped": item.reason}
 
 
+def _engines(names: Any) -> dict[str, list[str]]:
+    """The engines that counted each encoding (engines.py), fastest first."""
+    from embedcli.tokenization.engines import used
+
+    counted = used()
+    return {name: counted.get(name, []) for name in names}
+
+
 def count_json(
     report: Any, context: tuple[str | None, int] | None = None, sort: str = "tokens"
 ) -> dict[str, Any]:
-    """``count --json``: ``{"encodings", "files", "skipped", "totals"}`` (and ``context``),
-    files in ``--sort`` order."""
+    """``count --json``: ``{"encodings", "files", "skipped", "totals", "engines"}`` (and
+    ``context``), files in ``--sort`` order; ``engines``: which engines counted each
+    encoding."""
     data = {
         "encodings": list(report.encodings),
         "files": [count_file_json(f) for f in report.sorted_files(sort)],
         "skipped": [{"path": s.path, "reason": s.reason} for s in report.skipped],
         "totals": report.totals,
+        "engines": _engines(report.encodings),
     }
     if context is not None:
         label, size = context

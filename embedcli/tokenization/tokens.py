@@ -98,17 +98,21 @@ def _per_chunk(
     allow_special: bool,
     parallel: Parallel,
     each: Callable[[tiktoken.Encoding, str], T],
+    first: Callable[[], object] | None = None,
 ) -> list[T]:
     """``each(encoding, chunk)`` for the chunks of ``text`` in order; one pass for a short text.
 
     This thread works with ``enc``, each helper thread with its own copy (threads sharing one
     tiktoken encoding contend inside it: see threads.py). Every thread takes the next chunk
-    left, so a helper still building its copy holds nothing up."""
+    left, so a helper still building its copy holds nothing up. ``first``: a job this thread
+    runs before it takes a chunk (building a faster engine, while the helpers count)."""
     workers = min(parallel.workers or _cpus(), 1 + len(text) // parallel.chunk_chars)
     parts = [text]
     if len(text) >= parallel.min_chars and workers > 1 and cut_safe(enc):
         parts = chunks(text, parallel.chunk_chars)
     if len(parts) == 1:
+        if first is not None:
+            first()
         return [each(enc, text)]
     out: list = [None] * len(parts)
     failed: dict[int, Exception] = {}
@@ -129,6 +133,8 @@ def _per_chunk(
 
     helpers = run_on_helpers(enc, drain, workers - 1)
     try:
+        if first is not None:
+            first()
         drain(enc)
     finally:  # on Ctrl-C too, the helpers stop after the chunk they are on
         with lock:
@@ -168,7 +174,11 @@ def count_tokens(
     def count(own: tiktoken.Encoding, part: str) -> int:
         return count_ids(own, part, allow_special=allow_special)
 
-    return sum(_per_chunk(enc, text, allow_special, parallel, count))
+    from embedcli.tokenization.engines import builder
+
+    threads = min(parallel.workers or _cpus(), 1 + len(text) // parallel.chunk_chars)
+    first = None if allow_special else builder(enc, len(text), threads)
+    return sum(_per_chunk(enc, text, allow_special, parallel, count, first=first))
 
 
 # ---------------------------------------------------------------- reports

@@ -1,0 +1,139 @@
+"""The counting engine as users meet it: `count --engine-info`, `count --json`'s "engines", the
+EMBEDCLI_COUNT_ENGINE switch, and the same totals from every engine, in this process, in a pool
+of processes and on Dask workers (through the installed console script).
+
+tests/test_engines.py proves fastokens exact; here the oracle is the same command with
+EMBEDCLI_COUNT_ENGINE=tiktoken, and one pass of tiktoken computed here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import make_runner, script_env
+from helpers import expect_error
+
+from embedcli.cli import app
+from embedcli.tokenization import engines
+from embedcli.tokenization.encodings import get_encoding
+
+pytest.importorskip("fastokens")
+runner = make_runner()
+SCRIPT = str(Path(sys.executable).parent / "embedcli")
+PIECE = "The keeper counted ships, 1234 of them. caf\u00e9 \u4e2d\u6587 \U0001f44d\U0001f3fd\n"
+
+
+@pytest.fixture(autouse=True)
+def fresh_engines():
+    engines._reset()
+    yield
+    engines._reset()
+
+
+def test_engine_info_names_the_engine_and_why() -> None:
+    result = runner.invoke(app, ["count", "--engine-info", "-e", "gpt2", "-m", "gpt-4o", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["encoding"]: r for r in json.loads(result.stdout)["engines"]}
+    assert set(rows) == {"gpt2", "o200k_base"}
+    for name, row in rows.items():
+        assert row["engine"] == engines.fast_label()
+        assert row["min_chars"] == engines.MIN_CHARS[name]
+    shown = runner.invoke(app, ["count", "--engine-info", "-e", "cl100k_base"])
+    assert shown.exit_code == 0 and "fastokens" in shown.stdout and "8 Mi chars" in shown.stdout
+
+
+def test_engine_info_of_what_fastokens_does_not_serve(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv(engines.ENV, "tiktoken")
+    result = runner.invoke(app, ["count", "--engine-info", "--json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["engines"]
+    assert row["engine"] == engines.tiktoken_label()
+    assert row["reason"] == f"{engines.ENV}=tiktoken" and row["min_chars"] is None
+    monkeypatch.delenv(engines.ENV)
+    monkeypatch.setattr(engines, "PROVEN", {"0.0.1": ("gpt2",)})
+    (row,) = json.loads(runner.invoke(app, ["count", "--engine-info", "--json"]).stdout)["engines"]
+    assert "is not proven exact for gpt2 (proven: 0.0.1)" in row["reason"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["count", "--engine-info", "."], "--engine-info counts nothing: drop PATH"),
+        (["count", "--engine-info", "--csv"], "--engine-info counts nothing: drop --csv"),
+    ],
+)
+def test_engine_info_refuses_what_it_does_not_do(args: list[str], message: str) -> None:
+    expect_error(runner.invoke(app, args), message, code=2)
+
+
+@pytest.mark.parametrize("args", [["count", "-"], ["tokenize", "--count", "-"]])
+def test_an_unknown_engine_setting_is_one_error_line(args: list[str], monkeypatch) -> None:
+    monkeypatch.setenv(engines.ENV, "fast")
+    result = runner.invoke(app, args, input="hello world")
+    expect_error(result, f"{engines.ENV} must be one of auto, tiktoken, got 'fast'", code=2)
+
+
+def _tree(root: Path, large: int = 6) -> None:
+    """Small files, and ``large`` files of 5 MiB, each past gpt2's MIN_CHARS (4 Mi): each
+    process that counts one builds the fast tables, and counts the next with them."""
+    root.mkdir()
+    for i in range(40):
+        (root / f"f{i:02d}.txt").write_text(PIECE * (i + 1), encoding="utf-8")
+    big = PIECE * (5 * 2**20 // len(PIECE.encode()))
+    for i in range(large):
+        (root / f"big{i}.txt").write_text(f"{i} {big}", encoding="utf-8")
+
+
+def _count(tmp_path: Path, root: Path, *args: str, engine: str = "auto") -> dict:
+    env = {**script_env(tmp_path), engines.ENV: engine}
+    argv = [SCRIPT, "count", str(root), "-e", "gpt2", "--json", "--quiet", *args]
+    done = subprocess.run(argv, env=env, capture_output=True, timeout=240)
+    assert done.returncode == 0, done.stderr.decode()
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("where", [["--workers", "1"], ["--workers", "2"]])
+def test_count_totals_do_not_depend_on_the_engine(tmp_path: Path, where: list[str]) -> None:
+    """In this process (one worker) and in a pool of two: the fast engine counts part of the
+    tree (the json says so), and every file's count is tiktoken's."""
+    root = tmp_path / "tree"
+    _tree(root, 2 if where[1] == "1" else 6)
+    fast = _count(tmp_path, root, *where)
+    reference = _count(tmp_path, root, *where, engine="tiktoken")
+    assert fast["files"] == reference["files"] and fast["totals"] == reference["totals"]
+    assert reference["engines"] == {"gpt2": [engines.tiktoken_label()]}
+    assert engines.fast_label() in fast["engines"]["gpt2"]
+    enc = get_encoding("gpt2")
+    text = (root / "big1.txt").read_text(encoding="utf-8")
+    (big,) = [f for f in fast["files"] if f["path"].endswith("big1.txt")]
+    assert big["tokens"]["gpt2"] == len(enc.encode_ordinary(text))
+
+
+def test_dask_workers_count_with_the_fast_engine(tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    root = tmp_path / "tree"
+    _tree(root)
+    fast = _count(tmp_path, root, "--engine", "dask", "--workers", "2")
+    reference = _count(tmp_path, root, engine="tiktoken")
+    key = lambda f: f["path"]  # noqa: E731
+    assert sorted(fast["files"], key=key) == sorted(reference["files"], key=key)
+    assert fast["totals"] == reference["totals"]
+    assert engines.fast_label() in fast["engines"]["gpt2"]
+
+
+def test_tokenize_count_of_a_large_text_is_tiktoken_s(tmp_path: Path) -> None:
+    """Past MIN_CHARS per thread the calling thread builds the fast tables while the others
+    count: the same count as tiktoken's one pass, whichever counted what."""
+    path = tmp_path / "big.txt"
+    path.write_text(PIECE * (18 * 2**20 // len(PIECE.encode())), encoding="utf-8")
+    expected = len(get_encoding("gpt2").encode_ordinary(path.read_text(encoding="utf-8")))
+    for engine in ("auto", "tiktoken"):
+        env = {**script_env(tmp_path), engines.ENV: engine}
+        argv = [SCRIPT, "tokenize", "--count", "-e", "gpt2", "-f", str(path)]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=240)
+        assert done.returncode == 0, done.stderr
+        assert int(done.stdout.strip().replace(",", "")) == expected
