@@ -24,12 +24,8 @@ from embedcli.corpus.selection import Found
 from embedcli.errors import InputTextError
 from embedcli.tokenization import engines, tiktokenfile, tokens
 from embedcli.tokenization.bpe import dump_tiktoken_bpe
-from embedcli.tokenization.encodings import (
-    BUNDLED_ENCODINGS,
-    count_ids,
-    count_ordinary,
-    get_encoding,
-)
+from embedcli.tokenization.counts import count_ids, count_ordinary
+from embedcli.tokenization.encodings import BUNDLED_ENCODINGS, get_encoding
 
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = REPO.parent / "shared" / "corpora"

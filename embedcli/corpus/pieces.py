@@ -176,7 +176,7 @@ def encodings_for(names: tuple[str, ...]) -> list[Any]:
 
 def count_text(text: str, encodings: Sequence[Any]) -> tuple[int, ...]:
     """Tokens of ``text`` under each encoding, special-token text counted as text."""
-    from embedcli.tokenization.encodings import count_ordinary
+    from embedcli.tokenization.counts import count_ordinary
 
     return tuple(count_ordinary(enc, text) for enc in encodings)
 

@@ -375,52 +375,11 @@ def encode(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) ->
     """Token ids of ``text``; special tokens in it are an error unless ``allow_special``."""
     if allow_special:
         return enc.encode(text, allowed_special="all")
-    _refuse_specials(enc, text)
+    refuse_specials(enc, text)
     return enc.encode_ordinary(text)
 
 
-def count_ids(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) -> int:
-    """``len(encode(...))``, by the fastest engine proven exact for ``enc`` (engines.py)."""
-    if not allow_special:
-        _refuse_specials(enc, text)
-    elif any(token in text for token in enc.special_tokens_set):  # special ids: tiktoken's
-        from embedcli.tokenization.engines import note_reference
-
-        note_reference(enc)
-        return reference_count(enc, text, allow_special=True)
-    return count_ordinary(enc, text)
-
-
-def count_ordinary(enc: tiktoken.Encoding, text: str) -> int:
-    """``len(encode_ordinary(text))`` (special-token text counted as text), by the fastest
-    engine proven exact for ``enc`` (engines.py)."""
-    from embedcli.tokenization import engines
-
-    return engines.count_ordinary(enc, text, lambda part: reference_count(enc, part))
-
-
-def reference_count(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) -> int:
-    """tiktoken's ``len(encode_ordinary(text))``, or with ``allow_special`` special-token text
-    as special ids, without a Python int per id: a tiktoken encoding's ids are counted in the
-    buffer its ``encode_to_numpy`` reads (8% less CPU time on cl100k_base, measured). A
-    model's tokenizer counts ``len`` of its own ids."""
-    import tiktoken
-
-    core = getattr(enc, "_core_bpe", None) if type(enc) is tiktoken.Encoding else None
-    buffer = getattr(core, "encode_to_tiktoken_buffer", None)
-    if buffer is not None:
-        try:
-            ids = buffer(text, enc.special_tokens_set if allow_special else set())
-        except UnicodeEncodeError:  # lone surrogates: tiktoken's own fallback, below
-            pass
-        else:
-            return memoryview(ids).nbytes // 4  # one uint32 per id
-    if allow_special:
-        return len(enc.encode(text, allowed_special="all"))
-    return len(enc.encode_ordinary(text))
-
-
-def _refuse_specials(enc: tiktoken.Encoding, text: str) -> None:
+def refuse_specials(enc: tiktoken.Encoding, text: str) -> None:
     for token in sorted(enc.special_tokens_set):
         if token in text:
             raise InputTextError(

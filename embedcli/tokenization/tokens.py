@@ -16,10 +16,10 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, TypeVar
 
 from embedcli.errors import TokenIdError
+from embedcli.tokenization.counts import count_ids
 from embedcli.tokenization.encodings import (
     Token,
     added_specials,
-    count_ids,
     cut_safe,
     encode,
     token_bytes_display,
