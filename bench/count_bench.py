@@ -12,7 +12,7 @@ the baseline in each round, each one's peak memory, and the engines that counted
 `files-to-prompt DIR | ttok` runs too where both are installed (its count differs:
 files-to-prompt adds each file's name and fences).
 
-    python bench/count_bench.py [--runs 3] [--megabytes 200] [--encoding gpt2]
+    python bench/count_bench.py [--runs 3] [--megabytes 200] [--encoding gpt2] [--dask]
 """
 
 from __future__ import annotations
@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--megabytes", type=int, default=200, help="size of the generated tree")
     parser.add_argument("--encoding", default="gpt2")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument(
+        "--dask", action="store_true", help="embedcli on a two-worker Dask LocalCluster"
+    )
     args = parser.parse_args(argv)
 
     embedcli = find_tool("embedcli")
@@ -98,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
         counted = make_tree(root, args.megabytes, args.corpus)
         env = {**os.environ, "EMBEDCLI_CACHE_DIR": str(Path(tmp) / "cache")}
         ours = [embedcli, "count", str(root), "-e", args.encoding, "--json", "--quiet"]
+        if args.dask:
+            ours += ["--engine", "dask", "--workers", "2"]
         plain = [sys.executable, "-c", BASELINE, str(root), args.encoding]
         _, out = timed(ours, env)  # warm-up, and the parsed-ranks cache
         import json
@@ -125,9 +130,9 @@ def main(argv: list[str] | None = None) -> None:
         peaks = {name: peak_bytes(argv, environment) for name, (argv, environment) in runs.items()}
         files_to_prompt = _files_to_prompt(root, env, args.encoding)
     print(
-        f"count benchmark: {mib(counted)} of text in 10,004 files (plus binaries, node_modules/, "
-        f".git/), {args.encoding}, {total:,} tokens (identical); {os.cpu_count()} CPUs, "
-        f"python {sys.version.split()[0]}"
+        f"count benchmark{' (--engine dask, 2 workers)' * args.dask}: {mib(counted)} of text in "
+        f"10,004 files (plus binaries, node_modules/, .git/), {args.encoding}, {total:,} tokens "
+        f"(identical); {os.cpu_count()} CPUs, python {sys.version.split()[0]}"
     )
     print(f"{'command':<44} {'median s':>9} {'peak RSS':>10}")
     labels = {

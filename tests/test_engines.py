@@ -37,7 +37,7 @@ needs_fastokens = pytest.mark.skipif(
 
 WHITESPACE = [" ", "  ", "     ", "\n", "\n\n", "\r", "\r\n", "\t", " \n", "\t ", "\x0b", "\x0c"]
 WHITESPACE += ["\x1c", "\x1f", "\x85", "\u1680", "\u2000", "\u2028", "\u2029", "\u205f", "\u3000"]
-WHITESPACE += ["\u00a0", "\u202f", "\u200b", "\ufeff", "\u00a0 ", "\u3000 "]
+WHITESPACE += ["\u00a0", "\u202f", "\u200b", "\ufeff", "\u00a0 ", "\u3000 ", "\u180e", "\u2060"]
 CONTRACTIONS = ["'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "'S", "'LL", "'T", "'Ve", "'"]
 CONTRACTIONS += ["\u2019s", "'sS", "'\u0301"]
 WORDS = ["Hello", "WORLD", "camelCase", "snake_case", "don't", "I'M", "e\u0301", "\u0300", "ß"]
@@ -144,6 +144,38 @@ def used_sets() -> dict[str, set[str]]:
 
 
 # ---------------------------------------------------------------- differential: random text
+
+
+CONTEXTS = (" {}1", "a{}b", "\n{} ", "{}{}'s", " {} {}\t", "1{}2{}")
+
+
+def test_every_code_point(pair) -> None:
+    """Every code point but the surrogates, in contexts where pre-tokenizers part ways
+    (whitespace or not, letter or not, number or not): ids equal, a thousand at a time."""
+    enc, fast = pair
+    points = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    for start in range(0, len(points), 1000):
+        chars = [chr(c) for c in points[start : start + 1000]]
+        text = "".join(context.format(c, c) for c in chars for context in CONTEXTS)
+        assert_same_ids(enc, fast, text)
+
+
+@pytest.mark.parametrize("name", sorted(engines.DISAGREES))
+def test_what_keeps_an_encoding_out(name, tmp_path) -> None:
+    """An encoding fastokens disagrees on is not proven: its general regex engine (the one
+    gpt2 and r50k_base would need) splits the text engines.DISAGREES names otherwise."""
+    import fastokens
+
+    enc = get_encoding(name)
+    path = tmp_path / f"{name}.tiktoken"
+    path.write_bytes(dump_tiktoken_bpe(enc._mergeable_ranks))
+    fast = fastokens.Tokenizer.from_tiktoken(
+        str(path), pattern=enc._pat_str, special_tokens=dict(enc._special_tokens)
+    )
+    text = engines.DISAGREES[name]
+    assert fast.encode_ordinary(text).ids != enc.encode_ordinary(text)
+    assert all(name not in names for names in engines.PROVEN.values())
+    assert "disagrees with tiktoken" in engines.describe(enc).reason
 
 
 def test_random_text(engaged) -> None:

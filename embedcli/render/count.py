@@ -317,7 +317,8 @@ def engines_view(infos: Sequence[Any], *, width: int = 100, plain: bool = True):
     """``count --engine-info``: what counts each encoding, from how much text, and why."""
     table = new_table("encoding", "engine", "from", "why", right=("from",))
     for info in infos:
-        start = f"{info.min_chars >> 20} Mi chars" if info.min_chars else "any text"
+        start = "any text" if not info.min_chars else f"{info.min_chars >> 20} Mi chars"
+        start = "" if info.min_chars is None else start
         add_row(table, info.encoding, info.engine, start, info.reason)
     parts: list[Any] = [table]
     if any(info.min_chars for info in infos):

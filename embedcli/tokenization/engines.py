@@ -11,9 +11,10 @@ tiktoken is the reference, and the fallback for everything. ``fastokens`` (the o
   listed for that encoding);
 - its tables are built from the same verified ranks tiktoken holds, and they agree with
   tiktoken's on a check text when built;
-- ``EMBEDCLI_COUNT_ENGINE`` is not ``tiktoken`` (which turns every other engine off).
+- ``EMBEDCLI_COUNT_ENGINE`` is not ``tiktoken`` (which turns every other engine off;
+  ``fastokens`` builds its tables before the first text, whatever its length).
 
-Building fastokens' tables costs a core 0.2 s (gpt2) to 1.1 s (o200k_base), measured. So a
+Building fastokens' tables costs a core 0.45 s (cl100k_base) to 1.1 s (o200k_base), measured. So a
 process counts with tiktoken until they are built, on a background thread, which starts only once
 the process has had ``MIN_CHARS`` to count for that encoding; a text whose count starts after
 they are built is counted by fastokens. Either way the count is the same: the engine never
@@ -37,16 +38,17 @@ if TYPE_CHECKING:
     import tiktoken
 
 ENV = "EMBEDCLI_COUNT_ENGINE"
-ENGINE_CHOICES = ("auto", "tiktoken")
-# fastokens version -> the encodings it is proven exact for (tests/test_engines.py).
-PROVEN = {"0.3.5": ("gpt2", "r50k_base", "cl100k_base", "o200k_base")}
-# fastokens' own pre-tokenizer for these (proven, and 5x faster than its general regex path);
-# the others get tiktoken's pattern.
-PRESETS = ("cl100k_base", "o200k_base")
+ENGINE_CHOICES = ("auto", "tiktoken", "fastokens")
+# fastokens version -> the encodings it is proven exact for (tests/test_engines.py), each built
+# with fastokens' own pre-tokenizer for it. Not gpt2 nor r50k_base: fastokens' general regex
+# engine, which they would need, takes U+180E for whitespace (" \u180e1" splits differently).
+PROVEN = {"0.3.5": ("cl100k_base", "o200k_base")}
+# Texts where fastokens gives other ids than tiktoken (tests/test_engines.py checks each).
+DISAGREES = {"gpt2": " \u180e1", "r50k_base": " \u180e1"}
 # Characters a process must have had to count before it builds the tables: about what tiktoken
-# counts on one core in the time the build takes (0.2 s for gpt2, 0.45 s for cl100k_base, 1.2 s
-# for o200k_base, at about 20 million characters a second, measured on this project's machines).
-MIN_CHARS = {"gpt2": 4 << 20, "r50k_base": 4 << 20, "cl100k_base": 8 << 20, "o200k_base": 24 << 20}
+# counts on one core in the time the build takes (0.45 s for cl100k_base, 1.1 s for o200k_base,
+# at about 20 million characters a second, measured on this project's machines).
+MIN_CHARS = {"cl100k_base": 8 << 20, "o200k_base": 24 << 20}
 CHECK_TEXT = "embedcli's check: Hello, world! 12345 \u00e9\u4e2d\u6587 \U0001f600  \n\tdef f(x):\n"
 
 
@@ -109,15 +111,26 @@ def _bundled(enc: Any) -> bool:
     return enc._mergeable_ranks is own._mergeable_ranks and enc._pat_str == own._pat_str
 
 
-def why_not(enc: Any) -> str | None:
-    """Why fastokens does not count ``enc`` (None: it may)."""
-    name = getattr(enc, "name", "?")
+def mode() -> str:
+    """``EMBEDCLI_COUNT_ENGINE``: auto (the default), tiktoken, or fastokens (from the first
+    character, where it is proven exact)."""
     chosen = os.environ.get(ENV, "auto")
     if chosen not in ENGINE_CHOICES:
         from embedcli.errors import UsageError
 
         raise UsageError(f"{ENV} must be one of {', '.join(ENGINE_CHOICES)}, got {chosen!r}")
-    if chosen == "tiktoken":
+    return chosen
+
+
+def min_chars(name: str) -> int:
+    """Characters a process must have had to count before it builds the fast tables."""
+    return 0 if mode() == "fastokens" else MIN_CHARS.get(name, 1 << 62)
+
+
+def why_not(enc: Any) -> str | None:
+    """Why fastokens does not count ``enc`` (None: it may)."""
+    name = getattr(enc, "name", "?")
+    if mode() == "tiktoken":
         return f"{ENV}=tiktoken"
     if not _bundled(enc):
         return "no faster engine is proven exact for it"
@@ -125,8 +138,12 @@ def why_not(enc: Any) -> str | None:
     if installed is None:
         return "fastokens is not installed (pip install 'embedcli[fast]')"
     if name not in PROVEN.get(installed, ()):
+        if name in DISAGREES:
+            return f"fastokens disagrees with tiktoken on {DISAGREES[name]!r}"
         proven = ", ".join(v for v, names in PROVEN.items() if name in names)
-        return f"fastokens {installed} is not proven exact for {name} (proven: {proven})"
+        return f"fastokens {installed} is not proven exact for {name}" + (
+            f" (proven: {proven})" if proven else ""
+        )
     return None
 
 
@@ -174,12 +191,7 @@ def build_fast(enc: tiktoken.Encoding) -> Any:
         path = os.path.join(folder, f"{enc.name}.tiktoken")
         with open(path, "wb") as handle:
             handle.write(data)
-        if enc.name in PRESETS:
-            tokenizer = fastokens.Tokenizer.from_tiktoken(path, encoding=enc.name)
-        else:
-            tokenizer = fastokens.Tokenizer.from_tiktoken(
-                path, pattern=enc._pat_str, special_tokens=dict(enc._special_tokens)
-            )
+        tokenizer = fastokens.Tokenizer.from_tiktoken(path, encoding=enc.name)
     expected = len(enc._mergeable_ranks) + len(enc._special_tokens)
     if tokenizer.vocab_size != expected:
         raise ValueError(f"{tokenizer.vocab_size} tokens, tiktoken has {expected}")
@@ -219,9 +231,13 @@ def fast_counter(enc: Any, chars: int) -> Callable[[str], int] | None:
     tokenizer = fast.tokenizer
     if tokenizer is not None:
         return lambda text: len(tokenizer.encode_ordinary(text))
+    threshold = min_chars(enc.name)
+    if threshold == 0 and fast.failed is None:  # EMBEDCLI_COUNT_ENGINE=fastokens: build now
+        tokenizer = fast.wait()
+        return None if tokenizer is None else lambda text: len(tokenizer.encode_ordinary(text))
     with _LOCK:
         fast.seen += chars
-        due = fast.seen >= MIN_CHARS.get(enc.name, 1 << 30)
+        due = fast.seen >= threshold
     if due and fast.failed is None:
         fast.start()
     return None
@@ -235,7 +251,7 @@ def builder(enc: Any, chars: int, threads: int = 1) -> Callable[[], None] | None
     fast = _fast_for(enc)
     if fast is None or fast.tokenizer is not None or fast.failed is not None:
         return None
-    if chars < MIN_CHARS.get(enc.name, 1 << 62) * max(threads, 1):
+    if chars < min_chars(enc.name) * max(threads, 1):
         return None
     return fast.wait
 
@@ -302,8 +318,8 @@ def describe(enc: Any) -> EngineInfo:
             return EngineInfo(
                 name,
                 fast_label(),
-                "proven exact for this encoding",
-                MIN_CHARS.get(name),
+                "proven exact",
+                min_chars(name),
             )
         reason = fast.failed
     return EngineInfo(name, reference_label(enc), reason)
