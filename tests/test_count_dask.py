@@ -222,10 +222,10 @@ def test_a_task_whose_workers_die_is_skipped_not_lost(corpus, cluster, monkeypat
     found = [Found(p.name, str(p), p.stat().st_size) for p in (good, deadly)]
     pieces = corpus_pieces.pieces_of(found)
 
-    def crash_on_deadly(task, encoding_names, errors):  # pickled by value: the workers run it
+    def crash_on_deadly(task, encoding_names, errors, *fast):  # pickled by value: workers run it
         if any(piece.location.endswith("doc003.txt") for piece in task):
             os._exit(1)
-        return corpus_pieces.count_task(task, encoding_names, errors)
+        return corpus_pieces.count_task(task, encoding_names, errors, *fast)
 
     monkeypatch.setattr(countdask, "count_task", crash_on_deadly)
     scheduler = local_cluster.scheduler

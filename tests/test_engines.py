@@ -351,19 +351,26 @@ def test_special_ids_counted_by_tiktoken(engaged) -> None:
     assert engines.fast_label() in engines.used()[enc.name]
 
 
-def test_below_min_chars_no_build(pair, monkeypatch) -> None:
+def test_a_job_chooses_its_engine_up_front(pair, monkeypatch, tmp_path) -> None:
+    """worth_it: MIN_CHARS per process; below it nothing is built unless the job chose
+    fastokens (count_task's ``fast``), and a job that did counts every text with it."""
     enc, fast = pair
     monkeypatch.setattr(engines, "build_fast", lambda built: fast)
     monkeypatch.setattr(engines, "MIN_CHARS", {enc.name: 20})
+    assert not engines.worth_it(enc, 39, processes=2) and engines.worth_it(enc, 40, processes=2)
     assert count_ordinary(enc, "0123456789") == len(enc.encode_ordinary("0123456789"))
     entry = engines._FAST[(enc.name, id(enc._mergeable_ranks))]
-    assert entry is not None and entry.thread is None and entry.seen == 10
+    assert entry is not None and entry.tokenizer is None  # not chosen: nothing built
     assert engines.used() == tiktoken_only(enc)
-    count_ordinary(enc, "9876543210")  # 20 characters now: the build starts, tiktoken counts
-    assert entry.thread is not None
-    entry.thread.join()
-    assert count_ordinary(enc, "abc def") == len(enc.encode_ordinary("abc def"))
-    assert used_sets() == {enc.name: {engines.fast_label(), engines.tiktoken_label()}}
+    path = tmp_path / "a.txt"
+    path.write_text("don't count me twice, 1234 \u3000 caf\u00e9", encoding="utf-8")
+    piece = pieces.Piece(0, str(path), 0, path.stat().st_size)
+    (result,) = pieces.count_task([piece], (enc.name,), "skip", (True,))
+    assert result.counts == (len(enc.encode_ordinary(path.read_text(encoding="utf-8"))),)
+    assert entry.tokenizer is fast and result.engines[enc.name][0] == engines.fast_label()
+    engines._reset()
+    (result,) = pieces.count_task([piece], (enc.name,), "skip", (False,))
+    assert result.engines == tiktoken_only(enc)
 
 
 @pytest.mark.parametrize("name", NAMES)

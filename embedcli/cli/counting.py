@@ -203,8 +203,9 @@ def count(
         bool,
         _option(
             "--engine-info",
-            help="Say which engine counts each encoding (tiktoken, or a faster one proven "
-            "exact for it) and why; counts nothing.",
+            help="Say which tokenizer engine counts each encoding (tiktoken, or with "
+            "embedcli\\[fast], fastokens where proven exact), from how much text, and why; counts "
+            "nothing. EMBEDCLI_COUNT_ENGINE=tiktoken (or fastokens) chooses for every job.",
             panel="Engine",
         ),
     ] = False,

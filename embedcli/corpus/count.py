@@ -20,7 +20,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from embedcli.corpus.engine_local import local_results
-from embedcli.corpus.pieces import Piece, PieceResult, encodings_for, pieces_of, tasks_of
+from embedcli.corpus.pieces import (
+    Piece,
+    PieceResult,
+    encodings_for,
+    fast_choice,
+    pieces_of,
+    tasks_of,
+)
 from embedcli.corpus.report import CountReport, FileCount, Keep, collect
 from embedcli.corpus.selection import BLOCK_BYTES, Found, Selection, Skipped, walk
 from embedcli.errors import InputTextError, UsageError
@@ -68,15 +75,23 @@ def count_paths(
     if first is None:
         return
     order = InOrder(len(names))
-    tasks = _scheduled(_chain(first, items), order, block_bytes, cuttable, on_plan)
+    planned: list[int] = []  # bytes of the first window, once it is planned
+    tasks = _scheduled(_chain(first, items), order, block_bytes, cuttable, on_plan, planned)
+
+    def fast(processes: int) -> tuple[bool, ...]:
+        """Whether fastokens repays its build for each encoding: from the first window."""
+        return fast_choice(encodings, planned[0] if planned else 0, processes)
+
     if engine == "dask":
         from embedcli.corpus.engine_dask import dask_results
 
         # a tokenizer named by a relative path is found by the workers too
         portable = tuple(os.path.abspath(n) if os.path.exists(n) else n for n in names)
-        results = dask_results(tasks, portable, errors, scheduler=scheduler, workers=workers)
+        results = dask_results(
+            tasks, portable, errors, scheduler=scheduler, workers=workers, fast=fast
+        )
     else:
-        results = local_results(tasks, names, errors, workers)
+        results = local_results(tasks, names, errors, workers, fast)
     for batch in results:
         for item in order.take(batch, names):
             _strict(item, errors)
@@ -102,6 +117,7 @@ def _scheduled(
     block_bytes: int,
     cuttable: bool,
     on_plan: Any,
+    planned: list[int],
 ) -> Iterator[tuple[Piece, ...] | None]:
     """The tasks of the walk, window by window, largest first within each; None (hold: no new
     task until a result comes in) while too many finished files wait for an earlier one."""
@@ -115,11 +131,13 @@ def _scheduled(
         size += item.size
         if len(window) >= WINDOW_FILES or size >= WINDOW_BYTES:
             total += size
+            planned[:] = planned or [size]
             yield from _window(window, order, block_bytes, cuttable, on_plan, total)
             window, size = [], 0
             while order.waiting > HELD_FILES:
                 yield None
     if window:
+        planned[:] = planned or [size]
         yield from _window(window, order, block_bytes, cuttable, on_plan, total + size)
     elif on_plan is not None:
         on_plan(order.count, total)

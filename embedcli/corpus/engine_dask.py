@@ -49,6 +49,7 @@ def dask_results(
     scheduler: str | None = None,
     workers: int | None = None,
     retries: int = 2,
+    fast: Any = lambda processes: (),
 ) -> Iterator[list[PieceResult]]:
     """Results of each task as it finishes (each exactly once), on the Dask scheduler at
     ``scheduler``, else at $DASK_SCHEDULER_ADDRESS, else on a LocalCluster of ``workers``
@@ -75,7 +76,9 @@ def dask_results(
     with _quiet_logs(), dask.config.set(logs), contextlib.ExitStack() as stack:
         client = _client(distributed, address, workers, len(head), stack)
         source = itertools.chain(head, source)
-        yield from _results(distributed, client, source, tuple(encoding_names), errors, retries)
+        chosen = fast(max(_worker_count(client), 1))
+        names = tuple(encoding_names)
+        yield from _results(distributed, client, source, names, errors, retries, chosen)
 
 
 def _distributed() -> Any:
@@ -260,6 +263,7 @@ def _results(
     encoding_names: tuple[str, ...],
     errors: str,
     retries: int,
+    chosen: tuple[bool, ...] = (),
 ) -> Iterator[list[PieceResult]]:
     """Submit tasks in the order given (largest first within each window: Dask runs them in
     that order), a few per worker in flight, and yield each result once, as it finishes."""
@@ -283,7 +287,7 @@ def _results(
                 key = f"embedcli-count-{run}-{next(numbers)}"  # unique: no two share a result
                 try:
                     future = client.submit(
-                        count_task, _absolute(task), encoding_names, errors, key=key,
+                        count_task, _absolute(task), encoding_names, errors, chosen, key=key,
                         retries=retries,
                     )  # fmt: skip
                 except Exception:  # ClosedClientError: the scheduler went away
@@ -309,13 +313,17 @@ def _results(
             future.release()  # the cluster may drop the result now
 
 
+def _worker_count(client: Any) -> int:
+    """The cluster's workers now (0 when the scheduler is gone: the first task says so)."""
+    try:
+        return len(client.scheduler_info().get("workers") or {})
+    except Exception:
+        return 0
+
+
 def _in_flight(client: Any) -> int:
     """Tasks in flight at once: a few per worker (the cluster's workers now; at least 32)."""
-    try:
-        workers = len(client.scheduler_info().get("workers") or {})
-    except Exception:  # the scheduler is gone: the first task says so
-        workers = 0
-    return max(32, IN_FLIGHT * workers)
+    return max(32, IN_FLIGHT * _worker_count(client))
 
 
 def _watch(client: Any, address: str, left: int, idle: float) -> float:

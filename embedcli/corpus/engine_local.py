@@ -5,7 +5,7 @@ core), taken from the job as it streams, with a few tasks in flight per process.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from embedcli.corpus.pieces import TASK_BYTES, Piece, PieceResult, count_task, encodings_for
 from embedcli.errors import InputTextError
@@ -20,19 +20,23 @@ def local_results(
     encoding_names: tuple[str, ...],
     errors: str,
     workers: int | None = None,
+    fast: Callable[[int], tuple[bool, ...]] = lambda processes: (),
 ) -> Iterator[list[PieceResult]]:
     """Results of each task as it finishes: in this process for small jobs, else in a pool of
     processes, one per core. A None among the tasks asks to hold (submit nothing more until a
     result is in); with nothing in flight an empty batch is yielded instead, so that the caller
-    can hand on what it holds."""
+    can hand on what it holds. ``fast(processes)``: the job's choice of engines, once its first
+    tasks are planned (pieces.fast_choice)."""
     workers = workers or os.cpu_count() or 1
     source = iter(tasks)
     head, small = _peek(source)
     if workers == 1 or small:
+        chosen = fast(1)
         for task in _chained(head, source):
-            yield [] if task is None else count_task(task, encoding_names, errors)
+            yield [] if task is None else count_task(task, encoding_names, errors, chosen)
         return
-    yield from _pool(_chained(head, source), encoding_names, errors, workers)
+    size = min(workers, 4 * (os.cpu_count() or 1))
+    yield from _pool(_chained(head, source), encoding_names, errors, size, fast(size))
 
 
 def _peek(source: Iterator[Task | None]) -> tuple[list[Task | None], bool]:
@@ -56,7 +60,11 @@ def _chained(head: list[Task | None], source: Iterator[Task | None]) -> Iterator
 
 
 def _pool(
-    source: Iterator[Task | None], encoding_names: tuple[str, ...], errors: str, workers: int
+    source: Iterator[Task | None],
+    encoding_names: tuple[str, ...],
+    errors: str,
+    size: int,
+    chosen: tuple[bool, ...],
 ) -> Iterator[list[PieceResult]]:
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -65,7 +73,6 @@ def _pool(
     encodings_for(encoding_names)  # loaded once here: forked workers inherit them
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    size = min(workers, 4 * (os.cpu_count() or 1))
     pool = ProcessPoolExecutor(size, mp_context=context, initializer=_worker_signals)
     in_flight: set = set()
     exhausted = False
@@ -79,7 +86,7 @@ def _pool(
                 elif task is None:
                     hold = True
                 else:
-                    in_flight.add(pool.submit(count_task, task, encoding_names, errors))
+                    in_flight.add(pool.submit(count_task, task, encoding_names, errors, chosen))
             if not in_flight:
                 if exhausted:
                     break

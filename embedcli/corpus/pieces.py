@@ -174,29 +174,46 @@ def encodings_for(names: tuple[str, ...]) -> list[Any]:
     return _ENCODINGS[names]
 
 
-def count_text(text: str, encodings: Sequence[Any]) -> tuple[int, ...]:
-    """Tokens of ``text`` under each encoding, special-token text counted as text."""
+def count_text(text: str, encodings: Sequence[Any], fast: Sequence[bool] = ()) -> tuple[int, ...]:
+    """Tokens of ``text`` under each encoding, special-token text counted as text; ``fast``:
+    for each encoding, whether the job chose fastokens (engines.worth_it; none given: only if
+    EMBEDCLI_COUNT_ENGINE=fastokens)."""
     from embedcli.tokenization.counts import count_ordinary
 
-    return tuple(count_ordinary(enc, text) for enc in encodings)
+    chosen = list(fast) or [None] * len(encodings)
+    return tuple(count_ordinary(enc, text, f) for enc, f in zip(encodings, chosen, strict=True))
+
+
+def fast_choice(encodings: Sequence[Any], chars: int, processes: int) -> tuple[bool, ...]:
+    """For each encoding, whether fastokens repays its build on a job of ``chars`` spread
+    over ``processes`` (engines.worth_it)."""
+    from embedcli.tokenization.engines import worth_it
+
+    return tuple(worth_it(enc, chars, processes) for enc in encodings)
 
 
 def count_task(
-    task: Sequence[Piece], encoding_names: tuple[str, ...], errors: str = "skip"
+    task: Sequence[Piece],
+    encoding_names: tuple[str, ...],
+    errors: str = "skip",
+    fast: tuple[bool, ...] = (),
 ) -> list[PieceResult]:
-    """Count every piece of a task: the one function each engine runs, wherever it runs."""
+    """Count every piece of a task: the one function each engine runs, wherever it runs;
+    ``fast``: for each encoding, whether the job chose fastokens (:func:`fast_choice`)."""
     from dataclasses import replace
 
     from embedcli.tokenization.engines import used
 
     encodings = encodings_for(tuple(encoding_names))
-    results = [_count_piece(piece, encodings, errors) for piece in task]
+    results = [_count_piece(piece, encodings, errors, fast) for piece in task]
     if results:
         results[-1] = replace(results[-1], engines=used())
     return results
 
 
-def _count_piece(piece: Piece, encodings: Sequence[Any], errors: str) -> PieceResult:
+def _count_piece(
+    piece: Piece, encodings: Sequence[Any], errors: str, fast: tuple[bool, ...]
+) -> PieceResult:
     if piece.end - piece.start > MAX_PIECE_BYTES:  # encoding it would take ~50x in memory
         return PieceResult(
             piece.file,
@@ -227,4 +244,4 @@ def _count_piece(piece: Piece, encodings: Sequence[Any], errors: str) -> PieceRe
         return PieceResult(
             piece.file, None, f"not UTF-8 (byte 0x{data[exc.start]:02X} at offset {where:,})"
         )
-    return PieceResult(piece.file, count_text(text, encodings))
+    return PieceResult(piece.file, count_text(text, encodings, fast))

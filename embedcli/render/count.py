@@ -315,18 +315,20 @@ def models_view(models: Sequence[ModelName], *, width: int = 100, plain: bool = 
 
 def engines_view(infos: Sequence[Any], *, width: int = 100, plain: bool = True):
     """``count --engine-info``: what counts each encoding, from how much text, and why."""
-    table = new_table("encoding", "engine", "from", "why", right=("from",))
+    table = new_table("encoding", "counted by", "from", "why", right=("from",), wrap=("why",))
     for info in infos:
-        start = "any text" if not info.min_chars else f"{info.min_chars >> 20} Mi chars"
-        start = "" if info.min_chars is None else start
+        if info.min_chars is None:
+            start = ""
+        else:
+            start = "any text" if not info.min_chars else f"{info.min_chars / 2**20:g} Mi chars"
         add_row(table, info.encoding, info.engine, start, info.reason)
     parts: list[Any] = [table]
     if any(info.min_chars for info in infos):
         parts.append(
             Text(
-                "from: a process counts with tiktoken until it has had that much text of the "
-                "encoding to count and the faster engine's tables are built; the counts are "
-                "the same"
+                "from: the text a count must have per process (per thread for tokenize "
+                "--count) for building the faster engine's tables to pay; smaller jobs are "
+                "counted by tiktoken. The counts are the same either way."
             )
         )
     return Group(*parts)

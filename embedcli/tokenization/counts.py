@@ -27,12 +27,13 @@ def count_ids(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False)
     return count_ordinary(enc, text)
 
 
-def count_ordinary(enc: tiktoken.Encoding, text: str) -> int:
+def count_ordinary(enc: tiktoken.Encoding, text: str, fast: bool | None = None) -> int:
     """``len(encode_ordinary(text))`` (special-token text counted as text), by the fastest
-    engine proven exact for ``enc`` (engines.py)."""
+    engine proven exact for ``enc`` (engines.py; ``fast``: whether the job chose fastokens,
+    None: if its tables are built)."""
     from embedcli.tokenization import engines
 
-    return engines.count_ordinary(enc, text, lambda part: reference_count(enc, part))
+    return engines.count_ordinary(enc, text, lambda part: reference_count(enc, part), fast)
 
 
 def reference_count(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) -> int:

@@ -14,12 +14,14 @@ tiktoken is the reference, and the fallback for everything. ``fastokens`` (the o
 - ``EMBEDCLI_COUNT_ENGINE`` is not ``tiktoken`` (which turns every other engine off;
   ``fastokens`` builds its tables before the first text, whatever its length).
 
-Building fastokens' tables costs a core 0.45 s (cl100k_base) to 1.1 s (o200k_base), measured. So a
-process counts with tiktoken until they are built, on a background thread, which starts only once
-the process has had ``MIN_CHARS`` to count for that encoding; a text whose count starts after
-they are built is counted by fastokens. Either way the count is the same: the engine never
-changes a count, only how long it takes. Text with lone surrogates, and text whose special
-tokens are to be counted as special ids, is always counted by tiktoken.
+Building fastokens' tables costs a core 0.45 s (cl100k_base) to 1.1 s (o200k_base), measured, so
+a job decides up front whether they repay it (``worth_it``: ``MIN_CHARS`` per process or thread):
+``count`` from the size of its first window of files, spread over its workers (every worker of the
+job then builds them before its first text, so a job is counted by one engine), ``tokenize
+--count`` from the text's length, spread over its threads (the calling thread builds them while
+the others count with tiktoken). Either way the count is the same: the engine never changes a
+count, only how long it takes. Text with lone surrogates, and text whose special tokens are to be
+counted as special ids, is always counted by tiktoken.
 
 ``used()`` says which engines counted each encoding in this process; ``describe()`` what each
 encoding would be counted with, and why (``count --engine-info``).
@@ -114,7 +116,7 @@ def _bundled(enc: Any) -> bool:
 def mode() -> str:
     """``EMBEDCLI_COUNT_ENGINE``: auto (the default), tiktoken, or fastokens (from the first
     character, where it is proven exact)."""
-    chosen = os.environ.get(ENV, "auto")
+    chosen = os.environ.get(ENV) or "auto"
     if chosen not in ENGINE_CHOICES:
         from embedcli.errors import UsageError
 
@@ -136,6 +138,12 @@ def why_not(enc: Any) -> str | None:
         return "no faster engine is proven exact for it"
     installed = _fastokens_version()
     if installed is None:
+        if mode() == "fastokens":
+            from embedcli.errors import UsageError
+
+            raise UsageError(
+                f"{ENV}=fastokens, but fastokens is not installed: pip install 'embedcli[fast]'"
+            )
         return "fastokens is not installed (pip install 'embedcli[fast]')"
     if name not in PROVEN.get(installed, ()):
         if name in DISAGREES:
@@ -148,32 +156,22 @@ def why_not(enc: Any) -> str | None:
 
 
 class _Fast:
-    """fastokens' tables for one encoding, built once on a background thread."""
+    """fastokens' tables for one encoding, built once, by the first thread that needs them."""
 
     def __init__(self, enc: tiktoken.Encoding) -> None:
         self.enc = enc
         self.tokenizer: Any = None
         self.failed: str | None = None
-        self.thread: threading.Thread | None = None
-        self.seen = 0  # characters this process was asked to count
-
-    def start(self) -> None:
-        if self.thread is None:
-            self.thread = threading.Thread(target=self._build, name="embedcli-fastokens")
-            self.thread.daemon = True
-            self.thread.start()
-
-    def _build(self) -> None:
-        try:
-            self.tokenizer = build_fast(self.enc)
-        except Exception as exc:  # any failure leaves tiktoken counting, and says why
-            self.failed = f"fastokens could not be built: {type(exc).__name__}: {exc}"
+        self.lock = threading.Lock()
 
     def wait(self) -> Any:
-        """The tables, built now on this thread if need be (tests, --engine-info)."""
-        self.start()
-        assert self.thread is not None
-        self.thread.join()
+        """The tables, built now on this thread if need be (None: they could not be)."""
+        with self.lock:
+            if self.tokenizer is None and self.failed is None:
+                try:
+                    self.tokenizer = build_fast(self.enc)
+                except Exception as exc:  # any failure leaves tiktoken counting, and says why
+                    self.failed = f"fastokens could not be built: {type(exc).__name__}: {exc}"
         return self.tokenizer
 
 
@@ -205,7 +203,7 @@ _FAST: dict[tuple[str, int], _Fast | None] = {}  # (name, id of the ranks) -> ta
 _USED: dict[str, set[str]] = {}
 
 
-def _reset() -> None:  # a forked child has no background threads, nor tables built by one
+def _reset() -> None:  # a forked child builds its own (fastokens' threads do not survive a fork)
     _FAST.clear()
     _USED.clear()
 
@@ -222,28 +220,28 @@ def _fast_for(enc: Any) -> _Fast | None:
         return _FAST[key]
 
 
-def fast_counter(enc: Any, chars: int) -> Callable[[str], int] | None:
-    """fastokens' count for ``enc`` if its tables are built; otherwise None, and ``chars`` (a
-    text about to be counted) go towards starting their build."""
+def worth_it(enc: Any, chars: int, processes: int = 1) -> bool:
+    """Whether fastokens should count a job of ``chars`` characters of ``enc`` spread over
+    ``processes`` (or threads): where it may (``why_not``), when each has at least
+    ``MIN_CHARS`` to count, or whatever the size with EMBEDCLI_COUNT_ENGINE=fastokens."""
+    if _fast_for(enc) is None:
+        return False
+    return chars >= min_chars(enc.name) * max(processes, 1)
+
+
+def fast_counter(enc: Any, build: bool = False) -> Callable[[str], int] | None:
+    """fastokens' count for ``enc``: if its tables are built, or ``build`` (then built now,
+    on this thread); None where fastokens may not count ``enc``, or its tables failed."""
     fast = _fast_for(enc)
     if fast is None:
         return None
-    tokenizer = fast.tokenizer
-    if tokenizer is not None:
-        return lambda text: len(tokenizer.encode_ordinary(text))
-    threshold = min_chars(enc.name)
-    if threshold == 0 and fast.failed is None:  # EMBEDCLI_COUNT_ENGINE=fastokens: build now
-        tokenizer = fast.wait()
-        return None if tokenizer is None else lambda text: len(tokenizer.encode_ordinary(text))
-    with _LOCK:
-        fast.seen += chars
-        due = fast.seen >= threshold
-    if due and fast.failed is None:
-        fast.start()
-    return None
+    tokenizer = fast.tokenizer if not build else fast.wait()
+    if tokenizer is None:
+        return None
+    return lambda text: len(tokenizer.encode_ordinary(text))
 
 
-def builder(enc: Any, chars: int, threads: int = 1) -> Callable[[], None] | None:
+def builder(enc: Any, chars: int, threads: int = 1) -> Callable[[], object] | None:
     """For one text of ``chars`` counted on ``threads`` threads: a job that builds the fast
     tables on the thread that runs it (while the others count with tiktoken), when the text
     is long enough to repay the build on that many threads; None when it is not, when they
@@ -251,18 +249,20 @@ def builder(enc: Any, chars: int, threads: int = 1) -> Callable[[], None] | None
     fast = _fast_for(enc)
     if fast is None or fast.tokenizer is not None or fast.failed is not None:
         return None
-    if chars < min_chars(enc.name) * max(threads, 1):
-        return None
-    return fast.wait
+    return fast.wait if worth_it(enc, chars, threads) else None
 
 
-def count_ordinary(enc: Any, text: str, tiktoken_count: Callable[[str], int]) -> int:
+def count_ordinary(
+    enc: Any, text: str, tiktoken_count: Callable[[str], int], fast: bool | None = None
+) -> int:
     """The tokens of ``text`` (special-token text counted as text): fastokens where it may
-    count (see the module), else ``tiktoken_count``."""
-    fast = fast_counter(enc, len(text))
-    if fast is not None:
+    count and ``fast`` (None: if its tables are built, or EMBEDCLI_COUNT_ENGINE=fastokens),
+    else ``tiktoken_count``."""
+    build = fast if fast is not None else min_chars(getattr(enc, "name", "")) == 0
+    fast_count = fast_counter(enc, build) if fast is not False else None
+    if fast_count is not None:
         try:
-            count = fast(text)
+            count = fast_count(text)
         except UnicodeEncodeError:  # lone surrogates: tiktoken's own handling of them
             pass
         else:
@@ -313,8 +313,7 @@ def describe(enc: Any) -> EngineInfo:
     if reason is None:
         fast = _fast_for(enc)
         assert fast is not None
-        fast.wait()
-        if fast.failed is None:
+        if fast.wait() is not None:
             return EngineInfo(
                 name,
                 fast_label(),
