@@ -309,6 +309,32 @@ def test_the_cli_counts_on_the_cluster_as_it_does_locally(corpus, cluster, monke
     expect_error(refused, "cannot reach the Dask scheduler at tcp://127.0.0.1:1")
 
 
+def test_a_tokenizer_file_keeps_its_given_name_in_the_engines(
+    corpus, cluster, monkeypatch, tmp_path
+) -> None:
+    from tests.hubfixtures import gpt2_tokenizer_json
+
+    # a folder named gpt2 here: -e gpt2 is still tiktoken's gpt2 on the workers, not that
+    (tmp_path / "tok.json").write_bytes(gpt2_tokenizer_json(tmp_path / "gpt2").read_bytes())
+    monkeypatch.chdir(tmp_path)  # the workers get the file by its absolute path
+    # "tok.json" names an encoding "<folder>/tok.json": the engines keep the name given
+    name = "tok.json"
+    args = ["count", str(corpus.root), "-e", name, "-e", "gpt2", "--json"]
+    for engine in (
+        ["--engine", "local"],
+        ["--engine", "dask", "--scheduler", cluster[0].scheduler_address],
+    ):
+        done = runner.invoke(app, [*args, *engine])
+        assert done.exit_code == 0, done.output
+        got = json.loads(done.stdout)
+        assert got["encodings"] == [name, "gpt2"]
+        assert [label.split()[0] for label in got["engines"][name]] == ["tokenizers"], engine
+        assert [label.split()[0] for label in got["engines"]["gpt2"]] == ["tiktoken"], got[
+            "engines"
+        ]
+        assert got["totals"]["tokens"][name] == got["totals"]["tokens"]["gpt2"]  # the same BPE
+
+
 def test_a_local_cluster_is_started_and_closed(corpus, monkeypatch, capfd) -> None:
     made = []
     real = distributed.LocalCluster

@@ -75,13 +75,30 @@ def test_engine_info_of_what_fastokens_does_not_serve(monkeypatch) -> None:
     [
         (["count", "--engine-info", "."], "--engine-info counts nothing: drop PATH"),
         (["count", "--engine-info", "--csv"], "--engine-info counts nothing: drop --csv"),
+        (["count", "--engine-info", "--engine", "dask"], "workers: drop --engine dask"),
+        (["count", "--engine-info", "--scheduler", "tcp://127.0.0.1:1"], "drop --scheduler"),
+        (["count", "--engine-info", "--list-models"], "model table: drop --engine-info"),
     ],
 )
 def test_engine_info_refuses_what_it_does_not_do(args: list[str], message: str) -> None:
     expect_error(runner.invoke(app, args), message, code=2)
 
 
-@pytest.mark.parametrize("args", [["count", "-"], ["tokenize", "--count", "-"]])
+def test_engine_info_of_a_context_model_is_its_encoding() -> None:
+    args = ["count", "--engine-info", "--json", "--context", "gpt-4o"]
+    rows = json.loads(runner.invoke(app, args).stdout)["engines"]
+    assert [row["encoding"] for row in rows] == ["o200k_base"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["count", "-"],
+        ["tokenize", "--count", "-"],
+        # refused here, before the scheduler is dialled (it is not there) or a worker sees it
+        ["count", ".", "--engine", "dask", "--scheduler", "tcp://127.0.0.1:1"],
+    ],
+)
 def test_an_unknown_engine_setting_is_one_error_line(args: list[str], monkeypatch) -> None:
     monkeypatch.setenv(engines.ENV, "fast")
     result = runner.invoke(app, [*args, "-e", NAME], input="hello world")

@@ -231,7 +231,8 @@ def count(
 
     if list_models:
         extra = [f for f, on in (("PATH", paths), ("--jsonl", as_jsonl), ("--csv", as_csv),
-                                 ("--tree", tree)) if on]  # fmt: skip
+                                 ("--tree", tree), ("--engine-info", engine_info))
+                 if on]  # fmt: skip
         if extra:
             raise UsageError(f"--list-models prints the model table: drop {' and '.join(extra)}")
         return _list_models(as_json)
@@ -240,7 +241,20 @@ def count(
                                  ("--tree", tree)) if on]  # fmt: skip
         if extra:
             raise UsageError(f"--engine-info counts nothing: drop {' and '.join(extra)}")
+        remote = [f for f, on in (("--engine dask", engine == "dask"),
+                                  ("--scheduler", scheduler is not None)) if on]  # fmt: skip
+        if remote:
+            raise UsageError(
+                "--engine-info describes this machine's engines, not a Dask cluster's workers: "
+                f"drop {' and '.join(remote)}"
+            )
+        window = _context(context)  # --context gpt-4o alone: gpt-4o's encoding, as count has it
+        if window is not None and window[0] is not None and not encoding and not model:
+            model = [window[0]]
         return _engine_info(encoding, model, as_json)
+    from embedcli.tokenization.engines import mode
+
+    mode()  # a bad EMBEDCLI_COUNT_ENGINE: a usage error here, not every file skipped on a worker
     outputs = [f for f, on in (("--json", as_json), ("--jsonl", as_jsonl), ("--csv", as_csv),
                                ("--tree", tree)) if on]  # fmt: skip
     if len(outputs) > 1:

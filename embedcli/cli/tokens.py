@@ -91,6 +91,10 @@ def tokenize(
         raise UsageError(f"--offsets belongs to the token table (and its --json), not {modes[0]}")
     if explain and ids:
         raise UsageError("--explain shows how a text becomes ids; --ids are ids already: pass TEXT")
+    if count:
+        from embedcli.tokenization.engines import mode
+
+        mode()  # a bad EMBEDCLI_COUNT_ENGINE is a usage error before any text is read
     names = resolve_encoding_names(encoding, model)
     if len(names) > 1 and modes and modes[0] != "--count":
         raise UsageError(f"{modes[0]} works with one encoding, but {len(names)} were given")

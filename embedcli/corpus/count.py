@@ -83,15 +83,25 @@ def count_paths(
         return fast_choice(encodings, planned[0] if planned else 0, processes)
 
     if engine == "dask":
+        import tiktoken
+
         from embedcli.corpus.engine_dask import dask_results
 
-        # a tokenizer named by a relative path is found by the workers too
-        portable = tuple(os.path.abspath(n) if os.path.exists(n) else n for n in names)
-        results = dask_results(
-            tasks, portable, errors, scheduler=scheduler, workers=workers, fast=fast
+        # a tokenizer named by a relative path is found by the workers too; an encoding's
+        # name stays one (-e gpt2 is tiktoken's gpt2 there too, beside a folder named gpt2)
+        portable = tuple(
+            os.path.abspath(n) if os.path.exists(n) and type(e) is not tiktoken.Encoding else n
+            for n, e in zip(names, encodings, strict=True)
+        )
+        results = _noted(
+            dask_results(tasks, portable, errors, scheduler=scheduler, workers=workers, fast=fast),
+            dict(zip(portable, encodings, strict=True)),
         )
     else:
-        results = local_results(tasks, names, errors, workers, fast)
+        results = _noted(
+            local_results(tasks, names, errors, workers, fast),
+            dict(zip(names, encodings, strict=True)),
+        )
     for batch in results:
         for item in order.take(batch, names):
             _strict(item, errors)
@@ -99,6 +109,21 @@ def count_paths(
     for item in order.take([], names):  # skips after the last file counted
         _strict(item, errors)
         yield item
+
+
+def _noted(
+    batches: Iterable[list[PieceResult]], encodings: dict[str, Any]
+) -> Iterator[list[PieceResult]]:
+    """Workers' results, each engine a worker names noted in this process (engines.note_used)
+    for the encoding the task named: a tokenizer file by the path it was given, or, for Dask
+    workers, by its absolute path."""
+    from embedcli.tokenization.engines import note_used
+
+    for batch in batches:
+        for result in batch:
+            for name, labels in (result.engines or {}).items():
+                note_used(encodings[name], labels)
+        yield batch
 
 
 def _chain(first: Found | Skipped, rest: Iterator[Found | Skipped]) -> Iterator[Found | Skipped]:
@@ -183,11 +208,7 @@ class InOrder:
 
     def take(self, batch: Iterable[PieceResult], names: Sequence[str]) -> Iterator[Any]:
         """Fold in a batch of results; hand on every item now ready, in order."""
-        from embedcli.tokenization.engines import note_used
-
         for result in batch:
-            if result.engines:
-                note_used(result.engines)
             state = self.files[result.file]
             if result.error is not None:
                 state[3] = state[3] or result.error

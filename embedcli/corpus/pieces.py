@@ -41,7 +41,8 @@ class PieceResult:
     counts: tuple[int, ...] | None
     error: str | None = None
     # the engines that have counted each encoding in the process that counted this piece
-    # (engines.used()), on a task's last piece: how a worker says which engine counted
+    # (engines.used_by), keyed by the task's encoding names, on a task's last piece: how a
+    # worker says which engine counted
     engines: dict[str, list[str]] | None = None
 
 
@@ -202,12 +203,13 @@ def count_task(
     ``fast``: for each encoding, whether the job chose fastokens (:func:`fast_choice`)."""
     from dataclasses import replace
 
-    from embedcli.tokenization.engines import used
+    from embedcli.tokenization.engines import used_by
 
     encodings = encodings_for(tuple(encoding_names))
     results = [_count_piece(piece, encodings, errors, fast) for piece in task]
-    if results:
-        results[-1] = replace(results[-1], engines=used())
+    if results:  # keyed by the names this task was given (a tokenizer's own name may differ)
+        engines = {n: used_by(e) for n, e in zip(encoding_names, encodings, strict=True)}
+        results[-1] = replace(results[-1], engines=engines)
     return results
 
 
@@ -244,4 +246,9 @@ def _count_piece(
         return PieceResult(
             piece.file, None, f"not UTF-8 (byte 0x{data[exc.start]:02X} at offset {where:,})"
         )
-    return PieceResult(piece.file, count_text(text, encodings, fast))
+    from embedcli.errors import InputTextError
+
+    try:
+        return PieceResult(piece.file, count_text(text, encodings, fast))
+    except InputTextError as exc:  # a whitespace run tiktoken cannot split (runs.py)
+        return PieceResult(piece.file, None, str(exc))

@@ -287,10 +287,11 @@ def count_file_json(item: Any) -> dict[str, Any]:
 
 def _engines(names: Any) -> dict[str, list[str]]:
     """The engines that counted each encoding (engines.py), fastest first."""
-    from embedcli.tokenization.engines import used
+    from embedcli.corpus.pieces import encodings_for
+    from embedcli.tokenization.engines import used_by
 
-    counted = used()
-    return {name: counted.get(name, []) for name in names}
+    own = encodings_for(tuple(names))
+    return {name: used_by(enc) for name, enc in zip(names, own, strict=True)}
 
 
 def count_json(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from embedcli.tokenization.encodings import refuse_specials
+from embedcli.tokenization.runs import refuse_long_runs
 
 if TYPE_CHECKING:
     import tiktoken
@@ -33,6 +34,7 @@ def count_ordinary(enc: tiktoken.Encoding, text: str, fast: bool | None = None) 
     None: if its tables are built)."""
     from embedcli.tokenization import engines
 
+    refuse_long_runs(enc, text)  # before any engine: what tiktoken cannot split, none counts
     return engines.count_ordinary(enc, text, lambda part: reference_count(enc, part), fast)
 
 
@@ -43,6 +45,7 @@ def reference_count(enc: tiktoken.Encoding, text: str, *, allow_special: bool = 
     model's tokenizer counts ``len`` of its own ids."""
     import tiktoken
 
+    refuse_long_runs(enc, text)
     core = getattr(enc, "_core_bpe", None) if type(enc) is tiktoken.Encoding else None
     buffer = getattr(core, "encode_to_tiktoken_buffer", None)
     if buffer is not None:

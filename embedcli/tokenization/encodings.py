@@ -372,7 +372,11 @@ def resolve_encoding_names(encodings: list[str] | None, models: list[str] | None
 
 
 def encode(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) -> list[int]:
-    """Token ids of ``text``; special tokens in it are an error unless ``allow_special``."""
+    """Token ids of ``text``; special tokens in it are an error unless ``allow_special``, and
+    so is a whitespace run tiktoken cannot split (runs.py)."""
+    from embedcli.tokenization.runs import refuse_long_runs
+
+    refuse_long_runs(enc, text)
     if allow_special:
         return enc.encode(text, allowed_special="all")
     refuse_specials(enc, text)

@@ -200,7 +200,7 @@ def build_fast(enc: tiktoken.Encoding) -> Any:
 
 _LOCK = threading.Lock()
 _FAST: dict[tuple[str, int], _Fast | None] = {}  # (name, id of the ranks) -> tables, or None
-_USED: dict[str, set[str]] = {}
+_USED: dict[tuple[str, str], set[str]] = {}  # by _key(encoding)
 
 
 def _reset() -> None:  # a forked child builds its own (fastokens' threads do not survive a fork)
@@ -266,7 +266,7 @@ def count_ordinary(
         except UnicodeEncodeError:  # lone surrogates: tiktoken's own handling of them
             pass
         else:
-            _note(enc.name, fast_label())
+            _note(enc, fast_label())
             return count
     count = tiktoken_count(text)
     note_reference(enc)
@@ -275,34 +275,50 @@ def count_ordinary(
 
 def note_reference(enc: Any) -> None:
     """Say that the reference engine counted ``enc`` (text whose special tokens are ids)."""
-    _note(getattr(enc, "name", "?"), reference_label(enc))
+    _note(enc, reference_label(enc))
 
 
 def fast_label() -> str:
     return f"fastokens {_fastokens_version()}"
 
 
-def _note(name: str, label: str) -> None:
-    used = _USED.setdefault(name, set())
+def _key(enc: Any) -> tuple[str, str]:
+    """An encoding's name and file: a tokenizer file's name may be another's ("gpt2" for a
+    folder named gpt2)."""
+    return getattr(enc, "name", "?"), str(getattr(enc, "path", "") or "")
+
+
+def _note(enc: Any, label: str) -> None:
+    used = _USED.setdefault(_key(enc), set())
     if label not in used:
         with _LOCK:
             used.add(label)
 
 
-def used() -> dict[str, list[str]]:
-    """The engines that counted each encoding in this process, fastest first."""
-
+def _fastest_first(labels: set[str]) -> list[str]:
     def order(label: str) -> tuple[bool, str]:  # the reference engines last
         return label.startswith(("tiktoken ", "tokenizers ")), label
 
-    return {name: sorted(labels, key=order) for name, labels in _USED.items()}
+    return sorted(labels, key=order)
 
 
-def note_used(engines: dict[str, list[str]]) -> None:
-    """Add what another process (a worker) says counted."""
-    for name, labels in engines.items():
-        for label in labels:
-            _note(name, label)
+def used_by(enc: Any) -> list[str]:
+    """The engines that counted ``enc`` in this process, fastest first."""
+    return _fastest_first(_USED.get(_key(enc), set()))
+
+
+def used() -> dict[str, list[str]]:
+    """The engines that counted each encoding in this process, by name, fastest first."""
+    named: dict[str, set[str]] = {}
+    for (name, _), labels in list(_USED.items()):
+        named.setdefault(name, set()).update(labels)
+    return {name: _fastest_first(labels) for name, labels in named.items()}
+
+
+def note_used(enc: Any, labels: list[str]) -> None:
+    """Add what another process (a worker) says counted ``enc``."""
+    for label in labels:
+        _note(enc, label)
 
 
 def describe(enc: Any) -> EngineInfo:
