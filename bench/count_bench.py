@@ -18,6 +18,7 @@ files-to-prompt adds each file's name and fences).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import random
 import shutil
@@ -120,8 +121,11 @@ def main(argv: list[str] | None = None) -> None:
             json.loads(timed(ours, env)[1])["engines"][args.encoding],
         )
         runs = {"plain": (plain, env), "tiktoken": (ours, only_tiktoken), "embedcli": (ours, env)}
+        if importlib.util.find_spec("fastokens") is not None and engines[1] == engines[0]:
+            # the default kept tiktoken: what fastokens throughout would have cost
+            runs["fastokens"] = (ours, {**env, "EMBEDCLI_COUNT_ENGINE": "fastokens"})
         times: dict[str, list[float]] = {name: [] for name in runs}
-        ratios: dict[str, list[float]] = {"tiktoken": [], "embedcli": []}
+        ratios: dict[str, list[float]] = {name: [] for name in runs if name != "plain"}
         for _ in range(args.runs):
             for name, (argv, environment) in runs.items():
                 times[name].append(timed(argv, environment)[0])
@@ -139,8 +143,11 @@ def main(argv: list[str] | None = None) -> None:
         "plain": "baseline: os.walk + tiktoken, one process",
         "tiktoken": "embedcli count DIR, tiktoken only",
         "embedcli": "embedcli count DIR",
+        "fastokens": "embedcli count DIR, fastokens forced",
     }
     for name, label in labels.items():
+        if name not in times:
+            continue
         print(f"{label:<44} {statistics.median(times[name]):>9.2f} {mib(peaks[name]):>10}")
     print(f"engines: tiktoken only: {', '.join(engines[0])}; default: {', '.join(engines[1])}")
     for name in ratios:

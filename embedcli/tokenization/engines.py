@@ -14,8 +14,8 @@ tiktoken is the reference, and the fallback for everything. ``fastokens`` (the o
 - ``EMBEDCLI_COUNT_ENGINE`` is not ``tiktoken`` (which turns every other engine off;
   ``fastokens`` builds its tables before the first text, whatever its length).
 
-Building fastokens' tables costs a core 0.45 s (cl100k_base) to 1.1 s (o200k_base), measured, so
-a job decides up front whether they repay it (``worth_it``: ``MIN_CHARS`` per process or thread):
+Building fastokens' tables costs a core 0.45-0.7 s (cl100k_base) to 1.1-2.0 s (o200k_base),
+measured, so a job decides up front whether they repay it (``worth_it``: ``MIN_CHARS`` per process or thread):
 ``count`` from the size of its first window of files, spread over its workers (every worker of the
 job then builds them before its first text, so a job is counted by one engine), ``tokenize
 --count`` from the text's length, spread over its threads (the calling thread builds them while
@@ -47,10 +47,14 @@ ENGINE_CHOICES = ("auto", "tiktoken", "fastokens")
 PROVEN = {"0.3.5": ("cl100k_base", "o200k_base")}
 # Texts where fastokens gives other ids than tiktoken (tests/test_engines.py checks each).
 DISAGREES = {"gpt2": " \u180e1", "r50k_base": " \u180e1"}
-# Characters a process must have had to count before it builds the tables: about what tiktoken
-# counts on one core in the time the build takes (0.45 s for cl100k_base, 1.1 s for o200k_base,
-# at about 20 million characters a second, measured on this project's machines).
-MIN_CHARS = {"cl100k_base": 8 << 20, "o200k_base": 24 << 20}
+# Characters each process (or thread) of a job must have to count for the build to repay: a
+# little over what tiktoken counts on one core in the time the build takes, with every core busy
+# (measured on this project's 2-core machines: 0.7 s at 14 million characters a second for
+# cl100k_base, 1.7-2.0 s at 17-18 million for o200k_base). Checked by bench/count_bench.py and
+# bench/tokenize_bench.py: tokenize --count of 20 MB of cl100k_base text on two threads was 15%
+# slower with fastokens, of 40 MB 24% faster; fastokens throughout a count of 53 MB of
+# o200k_base text on two processes was 26% slower than tiktoken.
+MIN_CHARS = {"cl100k_base": 11 << 20, "o200k_base": 40 << 20}
 CHECK_TEXT = "embedcli's check: Hello, world! 12345 \u00e9\u4e2d\u6587 \U0001f600  \n\tdef f(x):\n"
 
 
