@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> None:
             json.loads(timed(ours, env)[1])["engines"][args.encoding],
         )
         runs = {"plain": (plain, env), "tiktoken": (ours, only_tiktoken), "embedcli": (ours, env)}
-        if importlib.util.find_spec("fastokens") is not None and engines[1] == engines[0]:
+        if engines[1] == engines[0] and _fastokens_may_count(args.encoding):
             # the default kept tiktoken: what fastokens throughout would have cost
             runs["fastokens"] = (ours, {**env, "EMBEDCLI_COUNT_ENGINE": "fastokens"})
         times: dict[str, list[float]] = {name: [] for name in runs}
@@ -156,6 +156,17 @@ def main(argv: list[str] | None = None) -> None:
     if files_to_prompt is not None:
         seconds, count = files_to_prompt
         print(f"files-to-prompt DIR | ttok: {seconds:.2f} s, {count} tokens (file names included)")
+
+
+def _fastokens_may_count(encoding: str) -> bool:
+    """Whether fastokens is installed at a version proven exact for ``encoding``."""
+    if importlib.util.find_spec("fastokens") is None:
+        return False
+    from importlib.metadata import version
+
+    from embedcli.tokenization.engines import PROVEN
+
+    return encoding in PROVEN.get(version("fastokens"), ())
 
 
 def _files_to_prompt(root: Path, env: dict[str, str], encoding: str) -> tuple[float, str] | None:

@@ -23,6 +23,7 @@ with `--baseline ttok`; PYTHONPATH picks the embedcli tree.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import resource
 import statistics
@@ -137,8 +138,10 @@ def main_paired(args: argparse.Namespace, embedcli: str, root: Path, env: dict[s
         f"CPUs, load average {os.getloadavg()[0]:.2f}; baseline: {args.baseline}"
     )
     only_tiktoken = ["env", "EMBEDCLI_COUNT_ENGINE=tiktoken", *tool]  # as before embedcli[fast]
-    paired({args.baseline: baseline, "tiktoken-only": only_tiktoken, "embedcli": tool}, env,
-           args.paired)  # fmt: skip
+    commands = {args.baseline: baseline, "tiktoken-only": only_tiktoken, "embedcli": tool}
+    if importlib.util.find_spec("fastokens") is not None:  # what the default weighs up
+        commands["fastokens"] = ["env", "EMBEDCLI_COUNT_ENGINE=fastokens", *tool]
+    paired(commands, env, args.paired)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -150,7 +150,7 @@ def test_the_manual_home_links_to_every_other_page() -> None:
 
 def flag_table(path: Path) -> str:
     text = path.read_text(encoding="utf-8")
-    section = text.split("## Flags that mean the same everywhere\n", 1)[1]
+    section = text.split("## Flags that mean the same everywhere\n", 1)[1].split("\n## ")[0]
     return "\n".join(line for line in section.splitlines() if line.startswith("|"))
 
 
