@@ -15,13 +15,13 @@ tiktoken is the reference, and the fallback for everything. ``fastokens`` (the o
   ``fastokens`` builds its tables before the first text, whatever its length).
 
 Building fastokens' tables costs a core 0.45-0.7 s (cl100k_base) to 1.1-2.0 s (o200k_base),
-measured, so a job decides up front whether they repay it (``worth_it``: ``MIN_CHARS`` per process or thread):
-``count`` from the size of its first window of files, spread over its workers (every worker of the
-job then builds them before its first text, so a job is counted by one engine), ``tokenize
---count`` from the text's length, spread over its threads (the calling thread builds them while
-the others count with tiktoken). Either way the count is the same: the engine never changes a
-count, only how long it takes. Text with lone surrogates, and text whose special tokens are to be
-counted as special ids, is always counted by tiktoken.
+measured, so a job decides up front whether they repay it (``worth_it``: ``MIN_CHARS`` per process
+or thread): ``count`` from the size of its first window of files, spread over its workers (every
+worker of the job then builds them before its first text, so a job is counted by one engine),
+``tokenize --count`` from the text's length, spread over its threads (the calling thread builds
+them while the others count with tiktoken). Either way the count is the same: the engine never
+changes a count, only how long it takes. Text with lone surrogates, and text whose special tokens
+are to be counted as special ids, is always counted by tiktoken.
 
 ``used()`` says which engines counted each encoding in this process; ``describe()`` what each
 encoding would be counted with, and why (``count --engine-info``).
