@@ -25,7 +25,11 @@ LONG = " " * 1_200_000 + "x\n"  # tiktoken itself panics on this (1,000,194 spac
 
 
 def naive(text: str, limit: int) -> tuple[int, int] | None:
-    return next((m.span() for m in re.finditer(r"\s+", text) if m.end() - m.start() >= limit), None)
+    spans = (m.span() for m in re.finditer(r"\s+", text) if m.end() - m.start() >= limit)
+    # Unicode White_Space: Python's \s also takes U+001C-U+001F, which tiktoken does not
+    return next(
+        (s for s in spans if not any(c in "\x1c\x1d\x1e\x1f" for c in text[s[0] : s[1]])), None
+    )
 
 
 @settings(max_examples=400, deadline=None)
@@ -49,6 +53,14 @@ def test_tiktoken_fails_where_embedcli_refuses_and_splits_just_under() -> None:
     assert runs.longest_run(short) is None
     assert len(enc.encode_ordinary(short)) > 0  # what embedcli still counts, tiktoken splits
     assert runs.longest_run(LONG) == (0, 1_200_000)
+
+
+def test_separators_that_tiktoken_splits_are_no_run() -> None:
+    text = "a" + "\x1c" * 1_100_000 + "b"  # Python's whitespace, not tiktoken's: it splits them
+    assert runs.longest_run(text) is None
+    result = runner.invoke(app, ["tokenize", "-", "--count", "-e", "cl100k_base"], input=text)
+    assert result.exit_code == 0, result.output
+    assert int(result.stdout) == len(get_encoding("cl100k_base").encode_ordinary(text))
 
 
 @pytest.mark.parametrize("encoding", ["gpt2", "o200k_base"])

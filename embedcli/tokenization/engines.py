@@ -44,9 +44,10 @@ ENGINE_CHOICES = ("auto", "tiktoken", "fastokens")
 # fastokens version -> the encodings it is proven exact for (tests/test_engines.py), each built
 # with fastokens' own pre-tokenizer for it. Not gpt2 nor r50k_base: fastokens' general regex
 # engine, which they would need, takes U+180E for whitespace (" \u180e1" splits differently).
-PROVEN = {"0.3.5": ("cl100k_base", "o200k_base")}
-# Texts where fastokens gives other ids than tiktoken (tests/test_engines.py checks each).
-DISAGREES = {"gpt2": " \u180e1", "r50k_base": " \u180e1"}
+PROVEN = {"0.3.5": ("cl100k_base",)}
+# Texts where fastokens gives other ids than tiktoken (tests/test_engines.py checks each). Not
+# o200k_base: its preset misses that U+017F (long s) case-folds to s in tiktoken's (?i:'s|...).
+DISAGREES = {"gpt2": " \u180e1", "r50k_base": " \u180e1", "o200k_base": "a'\u017f'Llama"}
 # Characters each process (or thread) of a job must have to count for the build to repay: a
 # little over what tiktoken counts on one core in the time the build takes, with every core busy
 # (measured on this project's 2-core machines: 0.7 s at 14 million characters a second for

@@ -9,8 +9,8 @@ emoji all split. So embedcli refuses, before any engine sees it, text with a run
 ``MAX_WHITESPACE_RUN`` or more whitespace characters, under every tiktoken-format encoding
 (fastokens could count it, but then no reference would check that count).
 
-Python's ``\\s`` (``str.isspace``) is a superset of the Unicode ``White_Space`` that
-fancy-regex's ``\\s`` matches, so no run that would fail is missed.
+Runs are of Unicode ``White_Space``, the characters fancy-regex's ``\\s`` matches (Python's
+``\\s`` adds U+001C-U+001F, which tiktoken splits as other characters).
 """
 
 from __future__ import annotations
@@ -59,7 +59,8 @@ def longest_run(text: str) -> tuple[int, int] | None:
     return None
 
 
-_SPACE = re.compile(r"\s+")
+# Unicode White_Space, what fancy-regex's \s matches (Python's \s adds U+001C-U+001F)
+_SPACE = re.compile(r"[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+")
 
 
 def _tiktoken_backed(enc: Any) -> bool:
