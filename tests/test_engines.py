@@ -102,13 +102,19 @@ def pair(request, tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def fresh_engines():
-    """No test sees another's tables or engines used; the process's own come back after."""
+    """No test sees another's tables or engines used, nor count's encodings of an earlier
+    get_encoding cache (another module may have cleared it: its copies are not _bundled);
+    the process's own come back after."""
     saved = dict(engines._FAST), {name: set(labels) for name, labels in engines._USED.items()}
+    held = dict(pieces._ENCODINGS)
     engines._reset()
+    pieces._ENCODINGS.clear()
     yield
     engines._reset()
     engines._FAST.update(saved[0])
     engines._USED.update(saved[1])
+    pieces._ENCODINGS.clear()
+    pieces._ENCODINGS.update(held)
 
 
 @pytest.fixture
