@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -13,7 +14,13 @@ from hypothesis import strategies as st
 from embedcli.cli import app
 from embedcli.errors import InputTextError
 from embedcli.tokenization.encodings import get_encoding
-from embedcli.tokenization.explain import explain, merge_steps
+from embedcli.tokenization.explain import (
+    MAX_CHUNK_BYTES,
+    SHOWN_PARTS,
+    SHOWN_STEPS,
+    explain,
+    merge_steps,
+)
 
 runner = make_runner()
 
@@ -55,9 +62,10 @@ def test_the_chunks_replay_the_encoder(name: str, text: str) -> None:
     for chunk in explained.chunks:
         assert text[chunk.start : chunk.end] == chunk.text
         if not chunk.special:  # each merge joins two parts into one
-            assert len(chunk.parts) - len(chunk.steps) == len(
+            assert len(chunk.parts) - chunk.total_steps == len(
                 chunk.steps[-1].parts if chunk.steps else chunk.parts
             )
+            assert [s.step for s in chunk.steps] == list(range(1, chunk.total_steps + 1))
 
 
 @pytest.mark.parametrize("name", ENCODINGS)
@@ -100,6 +108,74 @@ def test_merges_are_the_lowest_ranked_pair_each_time() -> None:
         )
         parts[step.at : step.at + 2] = [parts[step.at] + parts[step.at + 1]]
     assert parts == [b" unbelievable"]
+
+
+LETTERS = "ab aae  \u00e9\u4e2d1"  # runs of letters that merge, and multi-byte characters
+
+
+def _scan_every_pair(ranks: dict[bytes, int], piece: bytes) -> tuple[list[bytes], list[tuple]]:
+    """The reference: scan every adjacent pair at every step (n^2), keep every step."""
+    parts = [piece[i : i + 1] for i in range(len(piece))]
+    steps = []
+    while len(parts) > 1:
+        pairs = enumerate(itertools.pairwise(parts))
+        found = [(ranks[a + b], i) for i, (a, b) in pairs if a + b in ranks]
+        if not found:
+            break
+        rank, i = min(found)
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+        steps.append((rank, i, parts[i].hex(), [p.hex() for p in parts]))
+    return parts, steps
+
+
+@pytest.mark.parametrize("name", ENCODINGS)
+@settings(max_examples=300, deadline=None)
+@given(
+    piece=st.one_of(
+        st.binary(max_size=80),
+        st.text(alphabet=st.sampled_from(list(LETTERS)), max_size=300).map(str.encode),
+    )
+)
+@example(piece=b"cid a ag")  # a dead part's stale pair once merged again
+def test_the_heap_merges_as_a_scan_of_every_pair(name: str, piece: bytes) -> None:
+    """merge_steps' heap takes the pairs a full scan takes, in order: the steps it keeps are the
+    scan's (the first ones, while their parts fit, and the last), and the final parts agree."""
+    ranks = get_encoding(name)._mergeable_ranks
+    final, kept, total = merge_steps(ranks, piece)
+    reference, steps = _scan_every_pair(ranks, piece)
+    assert final == reference and total == len(steps)
+    for step in kept:
+        assert (step.rank, step.at, step.merged, step.parts) == steps[step.step - 1]
+    assert len(kept) <= SHOWN_STEPS + 1
+    assert sum(len(step.parts) for step in kept[:-1]) <= SHOWN_PARTS
+    if steps:
+        assert kept[-1].step == total
+        if len(steps) <= SHOWN_STEPS and len(piece) * len(steps) <= SHOWN_PARTS:
+            assert len(kept) == total  # a short chunk shows every merge
+
+
+def test_a_long_chunk_keeps_its_first_merges_and_its_last() -> None:
+    """A run of one letter as long as a chunk may be: every merge is taken (the ids are the
+    encoder's), the parts of only a few are kept, in memory and on screen."""
+    enc = get_encoding("cl100k_base")
+    text = "a" * MAX_CHUNK_BYTES
+    (chunk,) = explain(enc, text).chunks
+    assert chunk.ids == enc.encode_ordinary(text)
+    assert chunk.total_steps == MAX_CHUNK_BYTES - len(chunk.ids)
+    assert 1 < len(chunk.steps) < 10 and chunk.steps[-1].step == chunk.total_steps
+    result = runner.invoke(app, ["tokenize", "-e", "cl100k_base", "--explain", "--", text])
+    assert result.exit_code == 0, result.output
+    hidden = chunk.total_steps - len(chunk.steps)
+    assert f"({hidden:,} merges not shown)" in result.stdout
+    assert len(result.stdout) < 200_000
+
+
+@pytest.mark.parametrize("name", ["gpt2", "o200k_base"])
+def test_a_chunk_over_the_limit_is_refused(name: str) -> None:
+    text = "x " + "q" * (MAX_CHUNK_BYTES + 1)
+    result = runner.invoke(app, ["tokenize", "-e", name, "--explain", "--", text])
+    expect_error(result, f"chunk 1 (characters 1-{len(text):,}) is {MAX_CHUNK_BYTES + 2:,} bytes")
+    assert f"up to {MAX_CHUNK_BYTES:,} bytes" in result.stderr
 
 
 # ---------------------------------------------------------------- through the CLI

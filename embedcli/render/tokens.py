@@ -129,8 +129,12 @@ def _chunk_table(chunk: Chunk) -> Table:
         add_row(table, "", "", f"{chunk.text} (special token)")
     else:
         add_row(table, "bytes", "", "  ".join(map(_shown, chunk.parts)))
-        for step_number, step in enumerate(chunk.steps, start=1):
-            add_row(table, step_number, f"{step.rank:,}", "  ".join(map(_shown, step.parts)))
+        previous = 0
+        for step in chunk.steps:
+            if step.step > previous + 1:  # merges kept out of the table (explain.SHOWN_STEPS)
+                add_row(table, "…", "", f"({step.step - previous - 1:,} merges not shown)")
+            add_row(table, step.step, f"{step.rank:,}", "  ".join(map(_shown, step.parts)))
+            previous = step.step
     how = "the chunk is a token as it is" if chunk.whole and not chunk.special else ""
     add_row(table, "ids", "", " ".join(map(str, chunk.ids)) + (f"  ({how})" if how else ""))
     return table

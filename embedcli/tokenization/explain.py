@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from embedcli.errors import EncodingError
+from embedcli.errors import EncodingError, InputTextError
 
 if TYPE_CHECKING:
     import tiktoken
@@ -23,12 +23,16 @@ if TYPE_CHECKING:
 
 P = TypeVar("P", bytes, str)  # a part: bytes (tiktoken) or byte-level symbols (tokenizer.json)
 EXPLAIN_CHUNKS = 20  # chunks shown with their merges; the rest are counted
+MAX_CHUNK_BYTES = 4096  # a chunk shown is replayed whole: longer ones are refused, not guessed
+SHOWN_STEPS = 48  # merges kept with their parts, per chunk (the last one is always kept)
+SHOWN_PARTS = 16_384  # ...while the parts they hold stay under this, per chunk
 
 
 @dataclass(frozen=True)
 class MergeStep:
     """One merge: the pair at ``at`` and ``at + 1`` became one part."""
 
+    step: int  # the merge's number in its chunk, from 1
     rank: int  # the joined bytes' rank: the lowest of every adjacent pair's at this step
     at: int  # the left part's index before the merge
     merged: str  # the joined part's bytes, as hex (a part may hold part of a character)
@@ -45,8 +49,9 @@ class Chunk:
     special: bool  # a special token (with --allow-special): one id, never merged
     whole: bool  # the chunk is a token as it is: looked up, not merged
     parts: list[str]  # the starting parts as hex bytes: one byte each
-    steps: list[MergeStep]
+    steps: list[MergeStep]  # the first merges, and the last (total_steps has them all)
     ids: list[int]  # the chunk's tokens
+    total_steps: int  # every merge the chunk took
 
 
 @dataclass(frozen=True)
@@ -60,31 +65,88 @@ class Explained:
     ids: list[int]  # every token of the text, from the chunks (equal to the encoder's)
 
 
-def merge_steps(ranks: dict[bytes, int], piece: bytes) -> tuple[list[bytes], list[MergeStep]]:
+def merge_steps(ranks: dict[bytes, int], piece: bytes) -> tuple[list[bytes], list[MergeStep], int]:
     """Byte-pair merging of one chunk, as tiktoken's byte_pair_merge does it: the adjacent pair
-    of lowest rank first, the leftmost of equals; the final parts, and every step."""
+    of lowest rank first, the leftmost of equals; the final parts, the steps kept (the first
+    ones and the last) and how many merges there were."""
     parts = [piece[i : i + 1] for i in range(len(piece))]
     return _merge(parts, lambda left, right: ranks.get(left + right), bytes.hex)
 
 
 def _merge(
     parts: list[P], rank_of: Callable[[P, P], int | None], shown: Callable[[P], str]
-) -> tuple[list[P], list[MergeStep]]:
+) -> tuple[list[P], list[MergeStep], int]:
     """The merge loop every BPE shares: join the adjacent pair of lowest rank (``rank_of``:
-    None where the pair is not a merge), the leftmost of equals, until none is left."""
-    steps: list[MergeStep] = []
-    while len(parts) > 1:
-        best: tuple[int, int] | None = None  # (rank, index)
-        for i in range(len(parts) - 1):
-            rank = rank_of(parts[i], parts[i + 1])
-            if rank is not None and (best is None or rank < best[0]):
-                best = (rank, i)
-        if best is None:
-            break
-        rank, i = best
-        parts[i : i + 2] = [parts[i] + parts[i + 1]]
-        steps.append(MergeStep(rank, i, shown(parts[i]), [shown(p) for p in parts]))
-    return parts, steps
+    None where the pair is not a merge), the leftmost of equals, until none is left.
+
+    A heap of candidate pairs keyed (rank, index of the left part's first byte) pops that pair, in
+    O(n log n): a chunk of 4,096 bytes, not n^2 scans. Only the first merges keep their parts
+    (``SHOWN_STEPS``, ``SHOWN_PARTS``) and the last one, so memory follows what is shown."""
+    import heapq
+
+    count = len(parts)
+    if count < 2:
+        return parts, [], 0
+    after = [*range(1, count), -1]  # the next live part, by first byte (-1: none)
+    before = list(range(-1, count - 1))
+    version = [0] * count  # bumped when a part grows, so its stale pairs are skipped
+
+    def pair(left: int) -> tuple[int, int, int, int, int] | None:
+        right = after[left] if left >= 0 else -1
+        rank = rank_of(parts[left], parts[right]) if right >= 0 else None
+        return None if rank is None else (rank, left, right, version[left], version[right])
+
+    heap = [entry for entry in map(pair, range(count - 1)) if entry is not None]
+    heapq.heapify(heap)
+    live, budget, total = count, SHOWN_PARTS, 0
+    kept: list[MergeStep] = []
+    last = (0, 0)  # (rank, left part) of the latest merge
+    while heap:
+        rank, left, right, v_left, v_right = heapq.heappop(heap)
+        if after[left] != right or (version[left], version[right]) != (v_left, v_right):
+            continue  # one side has merged since this pair was pushed
+        total += 1
+        keep = len(kept) < SHOWN_STEPS and budget >= live
+        at = _index_of(before, left) if keep else 0
+        parts[left] = parts[left] + parts[right]
+        version[left] += 1
+        after[left] = after[right]
+        if after[left] >= 0:
+            before[after[left]] = left
+        after[right] = -2  # dead: no pair of it is taken again
+        live -= 1
+        if keep:
+            now = [shown(p) for p in _live(parts, after)]
+            kept.append(MergeStep(total, rank, at, shown(parts[left]), now))
+            budget -= live
+        last = (rank, left)
+        for entry in (pair(before[left]), pair(left)):
+            if entry is not None:
+                heapq.heappush(heap, entry)
+    final = _live(parts, after)
+    if total and (not kept or kept[-1].step != total):
+        rank, left = last
+        at = _index_of(before, left)
+        kept.append(MergeStep(total, rank, at, shown(parts[left]), [shown(p) for p in final]))
+    return final, kept, total
+
+
+def _live(parts: list[P], after: list[int]) -> list[P]:
+    """The live parts in order (the first part never dies: a merge keeps its left side)."""
+    out, at = [], 0
+    while at >= 0:
+        out.append(parts[at])
+        at = after[at]
+    return out
+
+
+def _index_of(before: list[int], part: int) -> int:
+    """A live part's index in the list of live parts."""
+    index = 0
+    while before[part] >= 0:
+        part = before[part]
+        index += 1
+    return index
 
 
 def _tiktoken_of(enc: Any) -> tuple[tiktoken.Encoding, bool]:
@@ -130,7 +192,7 @@ def explain(
         for a, b in found:  # counted one by one: only the chunks shown are kept
             total += 1
             if len(chunks) < limit:
-                chunks.append(_chunk(text[a:b], a, b, special, ranks, specials))
+                chunks.append(_chunk(text[a:b], a, b, special, ranks, specials, len(chunks)))
     return _checked(Explained(inner.name, inner._pat_str, chunks, total, ids))
 
 
@@ -164,22 +226,39 @@ def _spans(text: str, specials: dict[str, int]) -> list[tuple[int, int, bool]]:
 
 
 def _chunk(
-    text: str, start: int, end: int, special: bool, ranks: dict[bytes, int], specials: dict
+    text: str,
+    start: int,
+    end: int,
+    special: bool,
+    ranks: dict[bytes, int],
+    specials: dict,
+    number: int,
 ) -> Chunk:
     """One chunk's starting parts, merge steps and tokens."""
     if special:
         return _special_chunk(text, start, end, specials)
     piece = text.encode("utf-8")
-    parts, steps = merge_steps(ranks, piece)
+    _check_size(len(piece), number, start, end)
+    parts, steps, total = merge_steps(ranks, piece)
     whole = piece in ranks  # tiktoken takes it as it is, whatever the merges would give
     ids = [ranks[piece]] if whole else [ranks[p] for p in parts]
     starting = [piece[i : i + 1].hex() for i in range(len(piece))]
-    return Chunk(text, start, end, False, whole, starting, steps, ids)
+    return Chunk(text, start, end, False, whole, starting, steps, ids, total)
+
+
+def _check_size(size: int, number: int, start: int, end: int) -> None:
+    """Refuse a chunk too long to show merge by merge (a run of letters, a base64 blob)."""
+    if size > MAX_CHUNK_BYTES:
+        raise InputTextError(
+            f"--explain shows chunks of up to {MAX_CHUNK_BYTES:,} bytes; chunk {number} "
+            f"(characters {start:,}-{end:,}) is {size:,} bytes: tokenize without --explain "
+            "gives its tokens"
+        )
 
 
 def _special_chunk(text: str, start: int, end: int, specials: dict[str, int]) -> Chunk:
     """An allowed special token: one id, never merged."""
-    return Chunk(text, start, end, True, True, [text.encode().hex()], [], [specials[text]])
+    return Chunk(text, start, end, True, True, [text.encode().hex()], [], [specials[text]], 0)
 
 
 def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> Explained:
@@ -221,14 +300,15 @@ def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> E
             if special:
                 chunks.append(_special_chunk(piece, a, b, specials))
                 continue
+            _check_size(len(piece), len(chunks), a, b)
             shown = [bytes([to_byte[c]]).hex() for c in piece]
-            symbols, steps = _merge(
+            symbols, steps, merges = _merge(
                 list(piece),
                 lambda left, right: ranks.get((left, right)),
                 lambda symbol: bytes(to_byte[c] for c in symbol).hex(),
             )
             whole = bool(model.get("ignore_merges")) and piece in vocab
             chunk_ids = [vocab[piece]] if whole else [vocab[s] for s in symbols]
-            chunks.append(Chunk(text[a:b], a, b, False, whole, shown, steps, chunk_ids))
+            chunks.append(Chunk(text[a:b], a, b, False, whole, shown, steps, chunk_ids, merges))
     pattern = json.dumps(spec.get("pre_tokenizer"))
     return _checked(Explained(enc.name, pattern, chunks, total, ids))
