@@ -875,3 +875,17 @@ def test_explain_replays_byte_level_tokenizer_json(
 @given(text=TEXT)
 def test_explain_replays_llama3_tiktoken_file(text: str) -> None:
     _replays(get_encoding(str(LLAMA3_FILE)), text)
+
+
+def test_explain_of_a_long_chunk_in_a_tokenizer_json(gpt2_json: hfjson.HFTokenizer) -> None:
+    """The byte-level path shares the heap and its limits: a chunk of 4,096 letters replays
+    the tokenizer's ids with a few merges kept; one byte more is refused."""
+    from embedcli.errors import InputTextError
+    from embedcli.tokenization.explain import MAX_CHUNK_BYTES, explain
+
+    text = " " + "b" * (MAX_CHUNK_BYTES - 1)
+    (chunk,) = explain(gpt2_json, text).chunks
+    assert chunk.ids == gpt2_json.encode_ordinary(text)
+    assert chunk.total_steps == MAX_CHUNK_BYTES - len(chunk.ids) and len(chunk.steps) < 10
+    with pytest.raises(InputTextError, match=f"is {MAX_CHUNK_BYTES + 1:,} bytes"):
+        explain(gpt2_json, text + "b")
