@@ -89,6 +89,9 @@ def write_json(data: Any) -> None:
         raise _stdout_error(exc) from None
 
 
+NARROWEST = 40  # the fewest columns drawn: narrower, cells of the --explain table were cut or blank
+
+
 def show(view: Callable[..., RenderableType], *args: Any, **kwargs: Any) -> None:
     """Render ``view(*args, width=..., plain=..., **kwargs)`` for this terminal: colour on a
     terminal; plain text, without trailing spaces, when piped or with NO_COLOR."""
@@ -99,6 +102,8 @@ def show(view: Callable[..., RenderableType], *args: Any, **kwargs: Any) -> None
     console = Console()
     if console.width < 20:  # COLUMNS=0 or nonsense: draw for a common terminal instead
         console = Console(width=80)
+    elif console.width < NARROWEST:  # a table's last column would get no width at all
+        console = Console(width=NARROWEST)
     plain = console.no_color or console.color_system is None
     renderable = view(*args, width=console.width, plain=plain, **kwargs)
     if console.is_terminal and not plain:

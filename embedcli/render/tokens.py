@@ -132,7 +132,8 @@ def _chunk_table(chunk: Chunk) -> Table:
         previous = 0
         for step in chunk.steps:
             if step.step > previous + 1:  # merges kept out of the table (explain.SHOWN_STEPS)
-                add_row(table, "…", "", f"({step.step - previous - 1:,} merges not shown)")
+                hidden = plural(step.step - previous - 1, "merge")
+                add_row(table, "…", "", f"({hidden} not shown)")
             add_row(table, step.step, f"{step.rank:,}", "  ".join(map(_shown, step.parts)))
             previous = step.step
     how = "the chunk is a token as it is" if chunk.whole and not chunk.special else ""

@@ -177,6 +177,7 @@ def explain(
     ids = encode(enc, text, allow_special=allow_special)  # the reference; refuses what encode does
     if nfc:
         text = unicodedata.normalize("NFC", text)
+    _refuse_unsure_characters(text)
     ranks = inner._mergeable_ranks
     specials = inner._special_tokens if allow_special else {}
     pattern = regex.compile(inner._pat_str)
@@ -194,6 +195,31 @@ def explain(
             if len(chunks) < limit:
                 chunks.append(_chunk(text[a:b], a, b, special, ranks, specials, len(chunks)))
     return _checked(Explained(inner.name, inner._pat_str, chunks, total, ids))
+
+
+def _refuse_unsure_characters(text: str) -> None:
+    """Refuse a character whose Unicode class the replay cannot be sure tiktoken shares.
+
+    The replay cuts chunks with the ``regex`` module's Unicode tables; tiktoken's splitter
+    (Rust) has its own, often of another Unicode version. A character that ``regex`` and
+    Python's ``unicodedata`` put in different classes (one of them may not know it) may be
+    cut otherwise by tiktoken (a letter added in Unicode 17 is a letter to ``regex`` 2025+,
+    and nothing to tiktoken 0.14): the ids would still match, the chunks shown would not."""
+    import unicodedata
+
+    import regex
+
+    for char in sorted({c for c in text if c > "\x7f"}):
+        category = unicodedata.category(char)
+        if not regex.match(rf"\p{{gc={category}}}", char):
+            theirs = "does not know it" if regex.match(r"\p{gc=Cn}", char) else "knows it"
+            ours = "does not" if category == "Cn" else f"classes it {category}"
+            raise InputTextError(
+                f"--explain cannot be sure how tiktoken's splitter classes U+{ord(char):04X}: "
+                f"the regex module {getattr(regex, '__version__', '?')}, which cuts the chunks "
+                f"here, {theirs}, and Python's Unicode {unicodedata.unidata_version} {ours}; "
+                "tokenize without --explain gives its tokens (tiktoken's own)"
+            )
 
 
 def _checked(explained: Explained) -> Explained:
