@@ -13,3 +13,13 @@ def expect_error(result, message: str, code: int = 1) -> None:
     assert len(errors) == 1, result.stderr
     assert message in errors[0], result.stderr
     assert "Traceback" not in result.output
+
+
+def unsure_unicode(text: str) -> bool:
+    """Whether regex and Python's unicodedata class a character of ``text`` differently: text
+    that tokenize --explain refuses (it cuts chunks with regex's tables, tiktoken with its own)."""
+    import unicodedata
+
+    import regex
+
+    return any(not regex.match(rf"\p{{gc={unicodedata.category(c)}}}", c) for c in text)

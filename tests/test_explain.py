@@ -7,7 +7,7 @@ import json
 
 import pytest
 from conftest import make_runner
-from helpers import expect_error
+from helpers import expect_error, unsure_unicode
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -37,15 +37,6 @@ TEXT = st.text(
 )
 
 
-def _unsure(text: str) -> bool:
-    """Whether ``text`` holds a character regex and Python's unicodedata class differently."""
-    import unicodedata
-
-    import regex
-
-    return any(not regex.match(rf"\p{{gc={unicodedata.category(c)}}}", c) for c in text)
-
-
 @pytest.mark.parametrize("name", ENCODINGS)
 @settings(max_examples=120, deadline=None)
 @given(text=TEXT)
@@ -63,7 +54,7 @@ def test_the_chunks_replay_the_encoder(name: str, text: str) -> None:
         with pytest.raises(InputTextError, match="pass --allow-special"):
             explain(enc, text, limit=10**9)
         return
-    if _unsure(text):
+    if unsure_unicode(text):
         with pytest.raises(InputTextError, match="cannot be sure how tiktoken's splitter"):
             explain(enc, text, limit=10**9)
         return
@@ -89,7 +80,7 @@ def test_allowed_special_tokens_are_chunks_of_their_own(name: str, text: str, sp
     if special not in enc.special_tokens_set:
         special = "<|endoftext|>"
     full = text[: len(text) // 2] + special + text[len(text) // 2 :]
-    if _unsure(full):
+    if unsure_unicode(full):
         return  # refused (test_a_character_of_another_unicode_version_is_refused)
     explained = explain(enc, full, allow_special=True, limit=10**9)
     assert [i for c in explained.chunks for i in c.ids] == enc.encode(full, allowed_special="all")
