@@ -8,6 +8,7 @@ The golden files (tests/golden/json/) were written before the package was reorga
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 import sys
@@ -30,44 +31,51 @@ FOLDERS = (
 
 TEXT = "Hello, world! The lighthouse keeper"
 
-COMMANDS: dict[str, list[str]] = {
-    "embed-seeded": ["embed", "Hello, world!", "Hi", "-d", "8", "--context-length", "16"],
-    "embed-sinusoidal": ["embed", TEXT, "-d", "8", "--positional", "sinusoidal"],
-    "embed-rope": ["embed", TEXT, "-d", "8", "--positional", "rope"],
-    "embed-none": ["embed", TEXT, "-d", "6", "--positional", "none", "--dtype", "bfloat16"],
-    "embed-ids": ["embed", "--ids", "15496,11,995", "--ids", "0", "-d", "4", "--similarity"],
-    "embed-verify": ["embed", "hi there", "-d", "4", "--verify", "--truncate", "1"],
-    "embed-cl100k": ["embed", TEXT, "-e", "cl100k_base", "-d", "4", "--context-length", "32"],
-    "embed-lines": ["embed", "--lines", "--pool", "mean", "-d", "4", "-f", "hello.txt"],
-    "tokenize": ["tokenize", TEXT],
-    "tokenize-encode": ["tokenize", TEXT, "--encode", "-e", "o200k_base"],
-    "tokenize-count": ["tokenize", "--count", "-f", "lighthouse.txt", "-e", "gpt2", "-e", "r50k_base"],
-    "tokenize-decode": ["tokenize", "--decode", "--ids", "15496,11,995"],
-    "tokenize-explain": ["tokenize", "--explain", "lighthouse keeper"],
-    "tokenize-offsets": ["tokenize", "--offsets", "-f", "mixed-scripts.txt"],
-    "tokenize-models": ["tokenize", "--list-models"],
-    "count": ["count", ".", "-e", "gpt2", "-e", "cl100k_base", "--workers", "1"],
-    "count-context": ["count", "hello.txt", "lighthouse.txt", "--context", "gpt-4o", "--workers", "1"],
-    "count-engine-info": ["count", "--engine-info", "-e", "cl100k_base"],
-    "shapes": ["inspect-shapes"],
-    "shapes-train": ["inspect-shapes", "--preset", "gpt2-medium", "--train", "-b", "2", "-t", "8"],
-    "shapes-llama": ["inspect-shapes", "--preset", "llama-3.1-8b"],
-    "shapes-mixtral": ["inspect-shapes", "--preset", "mixtral-8x7b", "--dtype", "bfloat16"],
-    "shapes-custom": ["inspect-shapes", "--preset", "gemma-2-9b", "-d", "64", "--context-length", "32"],
-    "shapes-list": ["inspect-shapes", "--list-presets"],
-    "broadcast": ["broadcast", "2,4,8", "4,8"],
-    "broadcast-three": ["broadcast", "8,1,6,1", "7,1,5", "1"],
-    "windows": ["windows", "-f", "lighthouse.txt", "-t", "6", "--stride", "3", "-b", "2", "--limit", "2"],
-    "neighbors": ["neighbors", "king", "-d", "16", "-k", "3"],
-    "stats": ["stats", "-d", "16"],
-    "project": ["project", "the cat sat", "-d", "16", "--top", "40"],
-    "positions": ["positions"],
-    "positions-rope": ["positions", "--positional", "rope", "--rope-scaling", "llama3:8", "-d", "16", "--context-length", "8"],
-    "positions-alibi": ["positions", "--positional", "alibi", "--heads", "4", "--context-length", "6"],
-    "positions-similarity": ["positions", "--positional", "sinusoidal", "--similarity", "-d", "16", "--context-length", "8"],
-    "positions-preset": ["positions", "--preset", "gemma-3-27b", "--context-length", "8"],
-    "positions-bloom": ["positions", "--preset", "bloom-176b", "--context-length", "5", "--head", "3"],
-}  # fmt: skip
+COMMANDS: dict[str, str] = {  # shell words; $TEXT stands for TEXT
+    "embed-seeded": "embed 'Hello, world!' Hi -d 8 --context-length 16",
+    "embed-sinusoidal": "embed $TEXT -d 8 --positional sinusoidal",
+    "embed-rope": "embed $TEXT -d 8 --positional rope",
+    "embed-none": "embed $TEXT -d 6 --positional none --dtype bfloat16",
+    "embed-ids": "embed --ids 15496,11,995 --ids 0 -d 4 --similarity",
+    "embed-verify": "embed 'hi there' -d 4 --verify --truncate 1",
+    "embed-cl100k": "embed $TEXT -e cl100k_base -d 4 --context-length 32",
+    "embed-lines": "embed --lines --pool mean -d 4 -f hello.txt",
+    "tokenize": "tokenize $TEXT",
+    "tokenize-encode": "tokenize $TEXT --encode -e o200k_base",
+    "tokenize-count": "tokenize --count -f lighthouse.txt -e gpt2 -e r50k_base",
+    "tokenize-decode": "tokenize --decode --ids 15496,11,995",
+    "tokenize-explain": "tokenize --explain 'lighthouse keeper'",
+    "tokenize-offsets": "tokenize --offsets -f mixed-scripts.txt",
+    "tokenize-models": "tokenize --list-models",
+    "count": "count . -e gpt2 -e cl100k_base --workers 1",
+    "count-context": "count hello.txt lighthouse.txt --context gpt-4o --workers 1",
+    "count-engine-info": "count --engine-info -e cl100k_base",
+    "shapes": "inspect-shapes",
+    "shapes-train": "inspect-shapes --preset gpt2-medium --train -b 2 -t 8",
+    "shapes-llama": "inspect-shapes --preset llama-3.1-8b",
+    "shapes-mixtral": "inspect-shapes --preset mixtral-8x7b --dtype bfloat16",
+    "shapes-custom": "inspect-shapes --preset gemma-2-9b -d 64 --context-length 32",
+    "shapes-list": "inspect-shapes --list-presets",
+    "broadcast": "broadcast 2,4,8 4,8",
+    "broadcast-three": "broadcast 8,1,6,1 7,1,5 1",
+    "windows": "windows -f lighthouse.txt -t 6 --stride 3 -b 2 --limit 2",
+    "neighbors": "neighbors king -d 16 -k 3",
+    "stats": "stats -d 16",
+    "project": "project 'the cat sat' -d 16 --top 40",
+    "positions": "positions",
+    "positions-rope": "positions --positional rope --rope-scaling llama3:8 -d 16 "
+    "--context-length 8",
+    "positions-alibi": "positions --positional alibi --heads 4 --context-length 6",
+    "positions-similarity": "positions --positional sinusoidal --similarity -d 16 "
+    "--context-length 8",
+    "positions-preset": "positions --preset gemma-3-27b --context-length 8",
+    "positions-bloom": "positions --preset bloom-176b --context-length 5 --head 3",
+}
+
+
+def _split(line: str) -> list[str]:
+    return [TEXT if word == "$TEXT" else word for word in shlex.split(line)]
+
 
 # per model folder: what every command that takes --weights says about it
 FOLDER_COMMANDS: dict[str, list[str]] = {
@@ -85,19 +93,23 @@ def _folder_case(folder: str, name: str) -> list[str]:
     return [*FOLDER_COMMANDS[name], "--weights", f"m-{folder}"]  # m-gpt2: not the encoding
 
 
-CASES = [(name, args) for name, args in COMMANDS.items()] + [
-    (f"{folder}-{name}", _folder_case(folder, name))
-    for folder in FOLDERS
-    for name in FOLDER_COMMANDS
-] + [
-    ("gguf-embed", ["embed", "Hello, world!", "--weights", "model.gguf"]),
-    ("gguf-weights", ["weights", "model.gguf"]),
-    ("gguf-shapes", ["inspect-shapes", "--weights", "model.gguf"]),
-    ("gguf-tokenize", ["tokenize", TEXT, "-e", "model.gguf"]),
-    ("gguf-positions", ["positions", "--weights", "model.gguf", "--context-length", "6"]),
-    ("gpt2-tokenize", ["tokenize", "Hello, world!", "-e", "gpt2"]),
-    ("folder-tokenize", ["tokenize", "Hello, world!", "-e", "m-llama-3.1-scaling"]),
-]
+CASES = (
+    [(name, _split(line)) for name, line in COMMANDS.items()]
+    + [
+        (f"{folder}-{name}", _folder_case(folder, name))
+        for folder in FOLDERS
+        for name in FOLDER_COMMANDS
+    ]
+    + [
+        ("gguf-embed", ["embed", "Hello, world!", "--weights", "model.gguf"]),
+        ("gguf-weights", ["weights", "model.gguf"]),
+        ("gguf-shapes", ["inspect-shapes", "--weights", "model.gguf"]),
+        ("gguf-tokenize", ["tokenize", TEXT, "-e", "model.gguf"]),
+        ("gguf-positions", ["positions", "--weights", "model.gguf", "--context-length", "6"]),
+        ("gpt2-tokenize", ["tokenize", "Hello, world!", "-e", "gpt2"]),
+        ("folder-tokenize", ["tokenize", "Hello, world!", "-e", "m-llama-3.1-scaling"]),
+    ]
+)
 
 
 @pytest.fixture(scope="module")
