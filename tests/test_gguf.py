@@ -27,7 +27,7 @@ from familymodels import Case, build, first_block_input, load
 from ggufmodels import write_gguf
 
 from embedcli.cli import app
-from embedcli.models.gguffile import GGUFFile
+from embedcli.models.gguf.file import GGUFFile
 
 runner = make_runner()
 IDS = [[5, 17, 200, 42, 9, 383, 77]]
@@ -182,7 +182,7 @@ def test_quantized_tables_serve_every_table_command(
     they give for the same table dequantized and saved as safetensors."""
     from safetensors.torch import save_file
 
-    from embedcli.models.ggufcheckpoint import GGUFCheckpoint
+    from embedcli.models.gguf.checkpoint import GGUFCheckpoint
 
     written = write_gguf(folders["llama"], tmp_path / "llama.gguf", "Q8_0")
     dense = GGUFCheckpoint(written.path).load("token_embd.weight")
@@ -218,7 +218,7 @@ def test_quantized_tables_serve_every_table_command(
 
 
 def test_the_row_lookup_reads_rows_not_the_table(folders: dict[str, Path], tmp_path: Path) -> None:
-    from embedcli.models.ggufcheckpoint import GGUFCheckpoint
+    from embedcli.models.gguf.checkpoint import GGUFCheckpoint
 
     written = write_gguf(folders["llama"], tmp_path / "llama.gguf", "Q8_0")
     checkpoint = GGUFCheckpoint(written.path)

@@ -1,4 +1,4 @@
-"""GGUF tokenizers (embedcli.tokenization.gguftok): metadata written as convert_hf_to_gguf.py
+"""GGUF tokenizers (embedcli.tokenization.gguf.tokenizer): metadata written as convert_hf_to_gguf.py
 writes it, through a real GGUF file, gives the ids of the tokenizer it was converted from."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from embedcli.errors import EncodingError
 from embedcli.tokenization.common import LLAMA3_PATTERN, QWEN_PATTERN
-from embedcli.tokenization.gguftok import gguf_tokenizer_summary, load_gguf_tokenizer
+from embedcli.tokenization.gguf.tokenizer import gguf_tokenizer_summary, load_gguf_tokenizer
 from embedcli.tokenization.tokens import split_points
 
 CORPORA = Path("/work/shared/corpora")

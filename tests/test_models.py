@@ -336,7 +336,7 @@ def test_hub_cache_location_matches_huggingface_hub(tmp_path: Path) -> None:
         {"HUGGINGFACE_HUB_CACHE": str(tmp_path / "old")},
     ]
     script = (
-        "import huggingface_hub.constants as c, embedcli.models.hub as h\n"
+        "import huggingface_hub.constants as c, embedcli.models.hub.spec as h\n"
         "print(c.HF_HUB_CACHE); print(h.hub_cache())"
     )
     for case in cases:
@@ -431,7 +431,7 @@ def _shard_bytes(fake, folder: Path) -> dict[str, int]:
 def test_header_only_commands_fetch_only_headers(
     hub, folders: dict[str, Path], argv: list[str]
 ) -> None:
-    from embedcli.models.shards import HEADER_FIRST_READ
+    from embedcli.models.hub.shards import HEADER_FIRST_READ
 
     result = runner.invoke(app, [*argv, "--download"])
     assert result.exit_code == 0, result.output
@@ -451,7 +451,7 @@ def test_header_only_commands_fetch_only_headers(
 def test_embed_download_fetches_only_its_rows_and_caches_them(
     hub, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from embedcli.models.rows import ROW_BLOCK_BYTES
+    from embedcli.models.hub.rows import ROW_BLOCK_BYTES
 
     folder = folders["llama"]
     data = embed_json("--ids", "1,2,3", "--weights", "hf:org/llama", "--download")
@@ -473,9 +473,9 @@ def test_embed_download_fetches_only_its_rows_and_caches_them(
 def test_an_interrupted_fetch_resumes_and_never_publishes_half(
     hub, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from embedcli.models import hub as hubmodule
-    from embedcli.models import remote as remotemodule
-    from embedcli.models import shards
+    from embedcli.models.hub import remote as remotemodule
+    from embedcli.models.hub import shards
+    from embedcli.models.hub import spec as hubmodule
 
     monkeypatch.setattr(shards, "FETCH_BLOCK", 4096)  # several range reads per table
     real = remotemodule.Remote.read_range
@@ -752,8 +752,8 @@ def test_a_server_that_ignores_ranges(
     import http.server
     import threading
 
-    from embedcli.models.hub import HubSpec
-    from embedcli.models.remote import Remote
+    from embedcli.models.hub.remote import Remote
+    from embedcli.models.hub.spec import HubSpec
     from tests.hubfixtures import point_hub_at
 
     data = (folders["gpt2"] / "model.safetensors").read_bytes()
@@ -785,7 +785,7 @@ def test_a_server_that_ignores_ranges(
 
 
 def test_a_fetch_after_the_lock_uses_what_another_process_finished(tmp_path: Path) -> None:
-    from embedcli.models.shards import TensorStore
+    from embedcli.models.hub.shards import TensorStore
 
     store = TensorStore("org/x", "2" * 40, "model.safetensors")
     path = store._path("w")

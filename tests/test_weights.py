@@ -515,7 +515,7 @@ def test_a_checkpoint_saved_from_the_meta_device_is_refused(tmp_path: Path) -> N
 
 @pytest.mark.parametrize("fmt", ["safetensors", "npz", "pt"])
 def test_rows_of_a_table_read_alone(tmp_path: Path, fmt: str) -> None:
-    from embedcli.models.rows import read_rows
+    from embedcli.models.hub.rows import read_rows
     from embedcli.models.sources import open_source
 
     token, position = tables()

@@ -62,7 +62,7 @@ def inspect_weights(
     parameters = checkpoint.unique_parameters()
     gguf = None
     if checkpoint.format == "gguf":
-        from embedcli.models.ggufsource import gguf_summary
+        from embedcli.models.gguf.source import gguf_summary
 
         gguf = gguf_summary(checkpoint)
     try:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import WeightsError
 from embedcli.models.config import CONFIG_FILE, ModelConfig, folder_config, parse_config, read_json
-from embedcli.models.hub import (
+from embedcli.models.hub.spec import (
     HubSpec,
     Unreachable,
     download_allowed,
@@ -28,7 +28,7 @@ from embedcli.models.hub import (
 )
 
 if TYPE_CHECKING:
-    from embedcli.models.remote import Remote
+    from embedcli.models.hub.remote import Remote
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
@@ -110,11 +110,11 @@ def open_source(
     hub = HubSpec.parse(text)
     if hub is not None:
         return _open_hub(hub, download_allowed(download), download_all)
-    from embedcli.models.gguffile import looks_like_gguf
-    from embedcli.models.ollama import is_ollama, resolve
+    from embedcli.models.gguf.file import looks_like_gguf
+    from embedcli.models.gguf.ollama import is_ollama, resolve
 
     if is_ollama(text):
-        from embedcli.models.ggufsource import open_gguf
+        from embedcli.models.gguf.source import open_gguf
 
         return ModelSource(text, text, *open_gguf(resolve(text)))
     path = Path(text)
@@ -125,7 +125,7 @@ def open_source(
             f"cannot read {path}: no such file or folder (a hub model is written hf:ORG/NAME)"
         )
     if looks_like_gguf(path):
-        from embedcli.models.ggufsource import open_gguf
+        from embedcli.models.gguf.source import open_gguf
 
         return ModelSource(text, path.name, *open_gguf(path))
     return ModelSource(text, path.name, Checkpoint(path))
@@ -134,7 +134,7 @@ def open_source(
 def open_weights(weights: str | Path) -> ModelSource:
     """Open ``--weights``: downloads only where this command was given ``--download``, whole
     tables of any size only where it was given ``--download-all``."""
-    from embedcli.models.hub import download_requested
+    from embedcli.models.hub.spec import download_requested
 
     return open_source(weights, download_requested())
 
@@ -144,7 +144,7 @@ def _open_folder(
 ) -> ModelSource:
     """A save_pretrained folder or a hub snapshot: config, and weights by their index."""
     from embedcli.models.checkpoint import Checkpoint
-    from embedcli.models.shards import ShardedCheckpoint
+    from embedcli.models.hub.shards import ShardedCheckpoint
 
     config = folder_config(folder)
     for index_name in INDEX_FILES:
@@ -176,7 +176,7 @@ def _shard_opener(folder: Path, hub: HubSpec | None, remote: Remote | None = Non
             if not path.is_file():
                 raise WeightsError(f"{path} is listed in the index but missing")
             return Checkpoint(path)
-        from embedcli.models.shards import RemoteSafetensors
+        from embedcli.models.hub.shards import RemoteSafetensors
 
         return RemoteSafetensors(remote, hub, folder.name, filename)
 
@@ -187,7 +187,7 @@ def _open_hub(spec: HubSpec, allowed: bool, download_all: bool | None = None) ->
     """A hub model: with the network allowed, at the commit the hub says its revision is at now
     (a cached snapshot of that commit first); offline, at the cached ref."""
     if allowed:
-        from embedcli.models.remote import Remote
+        from embedcli.models.hub.remote import Remote
 
         remote = Remote(spec)
         if download_all is not None:
@@ -211,7 +211,7 @@ def _open_hub(spec: HubSpec, allowed: bool, download_all: bool | None = None) ->
         source.commit = snapshot.name
         return source
     if snapshot is not None:  # a snapshot without weights: the table may be in embedcli's cache
-        from embedcli.models.shards import RemoteSafetensors
+        from embedcli.models.hub.shards import RemoteSafetensors
 
         checkpoint = _single_file(
             RemoteSafetensors(None, spec, snapshot.name, WEIGHT_FILES[0]),
@@ -227,7 +227,7 @@ def _open_hub(spec: HubSpec, allowed: bool, download_all: bool | None = None) ->
 
 def _single_file(single: Any, path: Path, format: str) -> Any:
     """A hub model's one model.safetensors, behind the sharded interface (one shard)."""
-    from embedcli.models.shards import ShardedCheckpoint
+    from embedcli.models.hub.shards import ShardedCheckpoint
 
     weight_map = {name: WEIGHT_FILES[0] for name in single.entries}
     return ShardedCheckpoint(path, weight_map, lambda _: single, format)
@@ -239,7 +239,7 @@ def _has_weights(folder: Path) -> bool:
 
 def _open_remote(spec: HubSpec, remote: Remote) -> ModelSource:
     """A hub model read over HTTP: config and index whole, safetensors headers by range."""
-    from embedcli.models.shards import RemoteSafetensors, ShardedCheckpoint
+    from embedcli.models.hub.shards import RemoteSafetensors, ShardedCheckpoint
 
     config_path = remote.file(CONFIG_FILE)
     config = (

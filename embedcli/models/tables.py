@@ -71,7 +71,7 @@ def find_tables(
     The tables found are checked from the header alone (2-D, floating point, no empty
     dimension, equal widths), so that every command refuses a bad table before reading it."""
     if getattr(checkpoint, "format", None) == "gguf":
-        from embedcli.models.ggufsource import gguf_tables
+        from embedcli.models.gguf.source import gguf_tables
 
         keys = gguf_tables(checkpoint, model, token_key, position_key)  # type: ignore[arg-type]
     elif model is not None and model.family is not None:

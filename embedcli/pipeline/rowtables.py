@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
     from embedcli.core.config import EmbedConfig
     from embedcli.models.formats import TensorInfo
+    from embedcli.models.hub.rows import TableRows
     from embedcli.models.keys import TableKeys
-    from embedcli.models.rows import TableRows
 
 
 class RowTables(LoadedTables):
@@ -91,7 +91,7 @@ class RowTables(LoadedTables):
     def rows(self, config: EmbedConfig, held: Sequence[int], length: int) -> TableRows:
         """The token rows ``held`` (see :func:`held_ids`), and the positional rows that
         sequences of ``length`` tokens reach under ``config``."""
-        from embedcli.models.rows import read_rows
+        from embedcli.models.hub.rows import read_rows
 
         positions = 0
         if config.has_positional_table and self.position_info is not None:

@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import EncodingError, os_reason
 from embedcli.models.config import folder_config
-from embedcli.models.hub import HubSpec, download_allowed, not_cached
-from embedcli.models.remote import Remote, cached_snapshot
+from embedcli.models.hub.remote import Remote, cached_snapshot
+from embedcli.models.hub.spec import HubSpec, download_allowed, not_cached
 from embedcli.tokenization.hfjson import load_tokenizer_json
 from embedcli.tokenization.tiktokenfile import load_tiktoken_file, looks_like_tiktoken
 
@@ -127,7 +127,7 @@ def load_model_tokenizer(
         label = name or path.name
     else:
         raise EncodingError(f"cannot read {path}: no such file or folder")
-    from embedcli.models.gguffile import looks_like_gguf
+    from embedcli.models.gguf.file import looks_like_gguf
 
     if path.is_file() and looks_like_gguf(path):
         if family is not None:
@@ -168,8 +168,8 @@ def tokenizer_source(weights: str | Path) -> str | None:
     folder's; GPT-2's encoding for a GPT-2 folder without tokenizer files; None for a bare
     checkpoint file. A model folder with another tokenizer is an error without -e: GPT-2's ids
     would fit its table and give the wrong rows, silently."""
-    from embedcli.models.gguffile import looks_like_gguf
-    from embedcli.models.ollama import is_ollama
+    from embedcli.models.gguf.file import looks_like_gguf
+    from embedcli.models.gguf.ollama import is_ollama
 
     text = str(weights)
     if HubSpec.parse(text) is not None or is_ollama(text):
@@ -194,8 +194,8 @@ def tokenizer_source(weights: str | Path) -> str | None:
 def load_tokenizer(name: str) -> Any:
     """A model's tokenizer from a file, a model folder, or hf:ORG/NAME (the cache first; the
     network only when allowed, and then only the tokenizer files)."""
-    from embedcli.models.hub import download_requested
-    from embedcli.models.ollama import is_ollama, resolve
+    from embedcli.models.gguf.ollama import is_ollama, resolve
+    from embedcli.models.hub.spec import download_requested
 
     if is_ollama(name):
         return _loaded_tokenizer(resolve(name), name)
@@ -247,8 +247,8 @@ def _load_once(path: str, mtime: int, size: int, name: str) -> Any:
 def gguf_file_tokenizer(path: Path, name: str) -> Any:
     """The tokenizer a GGUF file carries in its metadata (``tokenizer.ggml.*``)."""
     from embedcli.errors import WeightsError
-    from embedcli.models.gguffile import open_gguf_file
-    from embedcli.tokenization.gguftok import load_gguf_tokenizer
+    from embedcli.models.gguf.file import open_gguf_file
+    from embedcli.tokenization.gguf.tokenizer import load_gguf_tokenizer
 
     try:
         gguf = open_gguf_file(path)

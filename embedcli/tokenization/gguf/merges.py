@@ -1,5 +1,5 @@
 """The merges of a SentencePiece-style GGUF vocabulary (``tokenizer.ggml.model`` "llama"), as
-BPE ranks that give llama.cpp's ids (:mod:`embedcli.tokenization.gguftok` says how).
+BPE ranks that give llama.cpp's ids (:mod:`embedcli.tokenization.gguf.tokenizer` says how).
 
 llama.cpp merges the adjacent pair whose join is the token of the highest score; here that is
 every split of every token into two tokens, ranked by the joined token's score (ties: the lower

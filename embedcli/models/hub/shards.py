@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import WeightsError
 from embedcli.models.formats import MAX_SAFETENSORS_HEADER, TensorInfo, parse_safetensors_header
-from embedcli.models.tensorstore import TensorStore
+from embedcli.models.hub.tensorstore import TensorStore
 
 __all__ = ["FETCH_BLOCK", "RemoteSafetensors", "ShardedCheckpoint", "TensorStore"]
 
 if TYPE_CHECKING:
     import torch
 
-    from embedcli.models.remote import Remote
+    from embedcli.models.hub.remote import Remote
 
 HEADER_FIRST_READ = 1 << 13  # most shard headers fit in 8 KiB: one range read, else a second
 FETCH_BLOCK = 16 << 20  # bytes per range read when a table is fetched
@@ -69,7 +69,7 @@ class RemoteSafetensors:
 
     def _need_remote(self, what: str) -> Remote:
         if self.remote is None:
-            from embedcli.models.hub import not_cached
+            from embedcli.models.hub.spec import not_cached
 
             # the snapshot lacks this shard: embedcli's tensor cache was the other place
             where = "the Hugging Face cache's snapshot" + (
@@ -132,7 +132,7 @@ class RemoteSafetensors:
     def _announce(self, name: str, entry: Any, missing: int, remote: Remote) -> None:
         """Say how much a whole fetch will bring, before it starts; refuse it above the limit."""
         from embedcli.core.memory import format_bytes
-        from embedcli.models.hub import notice
+        from embedcli.models.hub.spec import notice
 
         info, limit = entry.info, remote.fetch_limit
         what = f"{name} {info.shape} {info.dtype} of {self.spec}"
@@ -156,7 +156,7 @@ class RemoteSafetensors:
         import torch
 
         from embedcli.core.devices import torch_dtype
-        from embedcli.models.rows import MissingRows, RowLayout, gather_rows
+        from embedcli.models.hub.rows import MissingRows, RowLayout, gather_rows
 
         entry = self._table_entry(name)
         info = entry.info

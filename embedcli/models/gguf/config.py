@@ -22,7 +22,7 @@ from embedcli.errors import ConfigError
 
 if TYPE_CHECKING:
     from embedcli.models.config import ModelConfig
-    from embedcli.models.gguffile import GGUFFile
+    from embedcli.models.gguf.file import GGUFFile
 
 # general.architecture -> transformers' model_type
 ARCHITECTURES = {

@@ -14,7 +14,20 @@ import os
 from pathlib import Path
 from typing import Any
 
-from embedcli.models.hub import (
+from embedcli.models.hub.http import (
+    GaveUp,
+    RangeMismatch,
+    Transient,
+    check_range,
+    dropped,
+    one_line,
+    raise_transient,
+    redacted,
+    retry_after,
+    status_text,
+    with_retries,
+)
+from embedcli.models.hub.spec import (
     HubError,
     HubSpec,
     Unreachable,
@@ -29,19 +42,6 @@ from embedcli.models.hub import (
     remember_commit,
     snapshot_folder,
     whole_fetch_limit,
-)
-from embedcli.models.hubhttp import (
-    GaveUp,
-    RangeMismatch,
-    Transient,
-    check_range,
-    dropped,
-    one_line,
-    raise_transient,
-    redacted,
-    retry_after,
-    status_text,
-    with_retries,
 )
 
 CONFIG = "config.json"  # the file the first contact asks about: every model repo has one
@@ -325,7 +325,7 @@ def _raise_if_transient(exc: BaseException) -> None:
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
     if isinstance(status, int):
-        from embedcli.models.hubhttp import RETRY_STATUSES
+        from embedcli.models.hub.http import RETRY_STATUSES
 
         if status in RETRY_STATUSES:
             phrase = getattr(response, "reason_phrase", "") or ""

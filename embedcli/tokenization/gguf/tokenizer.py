@@ -7,7 +7,7 @@ The metadata becomes an in-memory tokenizer.json and runs in
 does in every command. What llama.cpp does, and how it is written here:
 
 - ``tokenizer.ggml.model`` "gpt2": byte-level BPE, merges ranked in file order, the
-  pre-tokenizer of ``tokenizer.ggml.pre`` (:mod:`embedcli.tokenization.ggufpre`, which says how
+  pre-tokenizer of ``tokenizer.ggml.pre`` (:mod:`embedcli.tokenization.gguf.pre`, which says how
   llama.cpp's regex engine differs from Oniguruma's); ``ignore_merges`` where llama.cpp sets it.
 - "llama": SentencePiece-style. llama.cpp merges, over the whole text, the adjacent pair whose
   join is a token of the highest score (ties: the leftmost pair), then spells any piece that is
@@ -21,7 +21,7 @@ does in every command. What llama.cpp does, and how it is written here:
   ``convert_hf_to_gguf.py`` writes, -1000 for every token, for a model with only a
   tokenizer.json) makes llama.cpp merge left to right, which ranks cannot say: refused. So are
   tokens nested so deeply that their merges would be out of proportion to the file
-  (:mod:`embedcli.tokenization.ggufmerges`).
+  (:mod:`embedcli.tokenization.gguf.merges`).
 - Token types (NORMAL=1, UNKNOWN=2, CONTROL=3, USER_DEFINED=4, UNUSED=5, BYTE=6): CONTROL and
   UNKNOWN tokens are special (their text is plain text for ``encode_ordinary``, llama.cpp's
   ``parse_special`` off); USER_DEFINED tokens always match as one token. llama.cpp also makes a
@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from embedcli.errors import EncodingError
-from embedcli.tokenization.ggufmerges import score_merges
-from embedcli.tokenization.ggufpre import (
+from embedcli.tokenization.gguf.merges import score_merges
+from embedcli.tokenization.gguf.pre import (
     CUT_SAFE_REGEXES,
     GPT2,
     KNOWN_PRE_NAMES,
@@ -375,7 +375,7 @@ def _cut_safe_as_cased(spec: dict[str, Any]) -> bool:
     """hfjson's cut-safety test, with llama.cpp's [sS] contractions read as (?i:'s)."""
     from embedcli.tokenization import hfjson
     from embedcli.tokenization.common import LLAMA3_PATTERN, QWEN_PATTERN
-    from embedcli.tokenization.ggufpre import LLAMA3, QWEN2
+    from embedcli.tokenization.gguf.pre import LLAMA3, QWEN2
 
     parts = spec["pre_tokenizer"]["pretokenizers"]
     if len(parts) != 2:

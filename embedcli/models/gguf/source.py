@@ -17,7 +17,7 @@ from embedcli.models.keys import TableKeys
 
 if TYPE_CHECKING:
     from embedcli.models.config import ModelConfig
-    from embedcli.models.ggufcheckpoint import GGUFCheckpoint
+    from embedcli.models.gguf.checkpoint import GGUFCheckpoint
 
 TOKEN = "token_embd.weight"
 POSITION = "position_embd.weight"
@@ -32,8 +32,8 @@ _EXTRAS = {
 def open_gguf(path: Path) -> tuple[GGUFCheckpoint, ModelConfig]:
     """A GGUF file's checkpoint and config: header and metadata read and checked, the config
     mapped through the family registry; no tensor read."""
-    from embedcli.models.ggufcheckpoint import GGUFCheckpoint
-    from embedcli.models.ggufconfig import gguf_model_config
+    from embedcli.models.gguf.checkpoint import GGUFCheckpoint
+    from embedcli.models.gguf.config import gguf_model_config
 
     checkpoint = GGUFCheckpoint(path)
     if TOKEN not in checkpoint.names:

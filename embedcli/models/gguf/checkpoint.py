@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 from embedcli.core.memory import CHUNK_ELEMENTS, ensure_host_fits
 from embedcli.errors import WeightsError
 from embedcli.models.formats import TensorInfo
-from embedcli.models.gguffile import (
+from embedcli.models.gguf.bounds import error_bounds, first_bad_scale
+from embedcli.models.gguf.file import (
     GGUFFile,
     TensorRecord,
     block_sizes,
     ggml_type_name,
     open_gguf_file,
 )
-from embedcli.models.ggufsteps import error_bounds, first_bad_scale
 
 if TYPE_CHECKING:
     import torch
