@@ -369,12 +369,13 @@ def same_figure(shown: str, published: str) -> bool:
 
 
 def published_presets() -> dict[str, dict]:
-    """presets.json's entries: each model's config.json and the count its hub page shows."""
-    import json
-    from pathlib import Path
+    """The registry's published configs: each model's config.json and the count its hub page
+    shows."""
+    from dataclasses import asdict
 
-    path = Path(__file__).resolve().parent.parent / "embedcli" / "models" / "presets.json"
-    return {e["name"]: e for e in json.loads(path.read_text())["presets"]}
+    from embedcli.families.registry import presets
+
+    return {e.name: {k: v for k, v in asdict(e).items() if v is not None} for e in presets()}
 
 
 @checker("presets")

@@ -1,5 +1,5 @@
 """Names a transformers config class knows a field by besides the one embedcli reads
-(familydefaults.json's aliases and derived fields, observed from the classes themselves)."""
+(families/defaults.json's aliases and derived fields, observed from the classes themselves)."""
 
 from __future__ import annotations
 

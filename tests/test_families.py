@@ -222,7 +222,7 @@ def test_an_unknown_model_type_is_refused_not_guessed(
 
 
 def test_every_registry_family_has_a_case() -> None:
-    from embedcli.models.families import FAMILIES
+    from embedcli.families.registry import FAMILIES
 
     covered = {case.model_type for case in CASES}
     missing = [t for f in FAMILIES for t in f.model_types if t not in covered]
@@ -230,7 +230,7 @@ def test_every_registry_family_has_a_case() -> None:
 
 
 def test_the_manual_holds_the_registrys_table() -> None:
-    from embedcli.models.families import FAMILIES, compatibility_table
+    from embedcli.families.registry import FAMILIES, compatibility_table
 
     page = (Path(__file__).parent.parent / "docs" / "families.md").read_text()
     assert compatibility_table() in page, "docs/families.md: paste compatibility_table() at its end"
@@ -284,10 +284,10 @@ def test_streaming_and_shapes_run_the_same_steps(
 
 
 def test_the_defaults_are_transformers_own() -> None:
-    """familydefaults.json is what transformers' config classes give today."""
+    """families/defaults.json is what transformers' config classes give today."""
     import update_family_defaults
 
-    stored = (Path(__file__).parent.parent / "embedcli/models/familydefaults.json").read_text()
+    stored = (Path(__file__).parent.parent / "embedcli/families/defaults.json").read_text()
     assert update_family_defaults.render() == stored, "run tests/update_family_defaults.py"
 
 

@@ -8,23 +8,23 @@ are checked at the digits they show.
 from __future__ import annotations
 
 import copy
-import json
 import re
+from dataclasses import asdict
 from decimal import Decimal
 from functools import cache
 
 import pytest
 import torch
 import transformers
-from conftest import REPO, assert_python_ok
+from conftest import assert_python_ok
 
 from embedcli.errors import ConfigError
-from embedcli.models.paramcount import FORMULAS, ParameterCount, count_parameters
+from embedcli.families.params import ParameterCount
+from embedcli.families.registry import FAMILIES, count_parameters, presets
 
-PRESETS = {
-    preset["name"]: preset
-    for preset in json.loads((REPO / "embedcli/models/presets.json").read_text())["presets"]
-}
+PRESETS = {p.name: {k: v for k, v in asdict(p).items() if v is not None} for p in presets()}
+# model_type -> (the transformers class its formula counts, the formula)
+FORMULAS = {f.model_type: (f.model_class, f.count) for fam in FAMILIES for f in fam.parameters}
 
 
 class _Drop:
@@ -356,10 +356,9 @@ def test_gpt2_cross_attention_is_refused() -> None:
 
 def test_counting_imports_neither_torch_nor_transformers() -> None:
     assert_python_ok(
-        "import json, sys\n"
-        "from embedcli.models.paramcount import count_parameters\n"
-        f"data = json.load(open({str(REPO / 'embedcli/models/presets.json')!r}))\n"
-        "[count_parameters(p['config']) for p in data['presets']]\n"
+        "import sys\n"
+        "from embedcli.families.registry import count_parameters, presets\n"
+        "[count_parameters(p.config) for p in presets()]\n"
         "loaded = [m for m in ('torch', 'transformers') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
     )

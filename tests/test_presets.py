@@ -1,5 +1,5 @@
-"""Offline presets of real families (embedcli/models/presets.json): each one read through its
-family's registry entry exactly as a model folder's config.json is; the header names the
+"""Offline presets of real families (their published configs, in embedcli/families/): each one
+read through its family's registry entry exactly as a model folder's config.json is; the header names the
 configuration used; --list-presets groups them by family; --train works for every one.
 
 The folder a preset stands for is built here for real: its config.json beside a safetensors
@@ -19,7 +19,7 @@ from conftest import make_runner
 
 from embedcli.cli import app
 from embedcli.core.config import PRESETS
-from embedcli.models.families import family_of
+from embedcli.families.registry import family_of
 from embedcli.models.presets import get_preset, preset_entry, preset_model, preset_names
 
 REAL = [name for name in preset_names() if name not in PRESETS]
@@ -61,7 +61,7 @@ def sparse_safetensors(path: Path, tensors: dict[str, tuple[int, ...]], dtype: s
 def model_folder(name: str, folder: Path) -> Path:
     """The folder of preset ``name``: its config.json and its input layer's tensors, named as
     the family's LM-head class saves them."""
-    config = preset_entry(name)["config"]
+    config = preset_entry(name).config
     model = preset_model(name)
     family = family_of(config["model_type"])
     prefix = {"gemma3": "model.language_model."}.get(config["model_type"])
@@ -98,7 +98,7 @@ def test_a_preset_reads_as_its_model_folder_does(name: str, tmp_path: Path) -> N
     }
     assert preset["tensors"] == weights["tensors"]
     assert preset["broadcast"] == weights["broadcast"]
-    assert preset["config"]["preset_source"] == preset_entry(name)["hub_id"]
+    assert preset["config"]["preset_source"] == preset_entry(name).hub_id
     assert preset["config"]["preset_changes"] == {}
 
 
@@ -210,8 +210,8 @@ def test_list_presets_groups_by_family_with_sources() -> None:
     for p in data:
         entry = preset_entry(p["name"])
         if entry is not None:
-            assert p["source"] == entry["hub_id"] and p["published"] == entry["published"]
-            assert p["family"] == family_of(entry["config"]["model_type"]).name
+            assert p["source"] == entry.hub_id and p["published"] == entry.published
+            assert p["family"] == family_of(entry.config["model_type"]).name
         assert p["model_parameters"] is None or p["model_parameters"] > 0
     mixtral = next(p for p in data if p["name"] == "mixtral-8x7b")
     assert mixtral["active_parameters"] < mixtral["model_parameters"]
@@ -227,8 +227,8 @@ def test_list_presets_fits_and_names_every_source(width: int) -> None:
     flat = " ".join(text.split())
     for name in REAL:
         assert (
-            preset_entry(name)["hub_id"] in flat.replace(" ", "")
-            or preset_entry(name)["hub_id"] in text
+            preset_entry(name).hub_id in flat.replace(" ", "")
+            or preset_entry(name).hub_id in text
         )
 
 

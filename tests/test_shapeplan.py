@@ -64,7 +64,7 @@ def configs(draw: st.DrawFn) -> tuple[EmbedConfig, int, int]:
 
 @st.composite
 def _family_steps(draw: st.DrawFn, d_model: int, family: str) -> dict:
-    """What a real model family adds (models/families.py): a projection, token types, a
+    """What a real model family adds (embedcli/families/): a projection, token types, a
     LayerNorm, offset or counted positions, fairseq's sinusoids, a scaling not computed."""
     if not draw(st.booleans()):
         return {}

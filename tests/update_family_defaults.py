@@ -1,4 +1,4 @@
-"""Write embedcli/models/familydefaults.json: for every model_type of the registry, the defaults
+"""Write embedcli/families/defaults.json: for every model_type of the registry, the defaults
 transformers' own config class gives the fields embedcli reads, so that a config.json that
 leaves a field out is read as transformers reads it (never with a generic guess); and what its
 config class does with other names: ``aliases`` (a key the class stores under another name:
@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-TARGET = REPO / "embedcli" / "models" / "familydefaults.json"
+TARGET = REPO / "embedcli" / "families" / "defaults.json"
 READ = (
     "vocab_size", "hidden_size", "n_embd", "d_model", "max_position_embeddings", "n_positions",
     "n_ctx", "max_seq_len", "pad_token_id", "tie_word_embeddings", "layer_norm_eps",
@@ -104,7 +104,7 @@ def render() -> str:
 
     from transformers.utils import logging
 
-    from embedcli.models.families import FAMILIES
+    from embedcli.families.registry import FAMILIES
 
     logging.set_verbosity_error()
     warnings.filterwarnings("ignore")

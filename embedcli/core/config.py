@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from embedcli.errors import ConfigError, InputTextError, SequenceTooLongError
 
-POSITIONAL_FAMILIES = ("learned", "sinusoidal", "rope", "alibi", "relative", "none")
+Positional = Literal["learned", "sinusoidal", "rope", "alibi", "relative", "none"]
+POSITIONAL_FAMILIES: tuple[Positional, ...] = get_args(Positional)
 # rope, alibi (a bias per head on the attention scores) and relative (T5's buckets) act inside
 # attention: they add nothing to the tensor the first block reads
-INSIDE_ATTENTION = ("rope", "alibi", "relative", "none")
-POSITION_IDS = ("arange", "mask", "padding")  # how a model numbers positions (see EmbedConfig)
-DTYPES = ("float32", "float16", "bfloat16")
+INSIDE_ATTENTION: tuple[Positional, ...] = ("rope", "alibi", "relative", "none")
+PositionIds = Literal["arange", "mask", "padding"]  # how a model numbers positions
+POSITION_IDS: tuple[PositionIds, ...] = get_args(PositionIds)
+ScaleRounding = Literal["dtype", "float"]  # the input scale rounded to the tables' dtype, or not
+Sinusoid = Literal["interleaved", "halves"]  # sin/cos pairs, or all sines then all cosines
+DType = Literal["float32", "float16", "bfloat16"]
+DTYPES: tuple[DType, ...] = get_args(DType)
 
 # The defaults, once: GPT-2 small's input layer, and the book's (8, 4) example batch.
 DEFAULT_VOCAB_SIZE = 50257
@@ -32,24 +37,24 @@ class EmbedConfig:
     vocab_size: int = DEFAULT_VOCAB_SIZE  # rows of the token table; must exceed every id in use
     d_model: int = DEFAULT_D_MODEL  # width of every embedding vector
     context_length: int = DEFAULT_CONTEXT_LENGTH  # rows of the positional table: longest sequence
-    positional: str = "learned"  # learned (GPT-2's table), sinusoidal (fixed), rope, or none
+    positional: Positional = "learned"  # learned (GPT-2's table), sinusoidal (fixed), rope, or none
     seed: int = DEFAULT_SEED  # torch.manual_seed before the tables are created, on the CPU
-    dtype: str = "float32"  # dtype of the tables after creation: float32, float16, bfloat16
+    dtype: DType = "float32"  # dtype of the tables after creation: float32, float16, bfloat16
     rope_theta: float = 10000.0  # rope's base: a model's own (Llama 3: 500000) replaces 10000
     rope_dim: int | None = None  # dimensions rope rotates (a model's head_dim); None: d_model
     embed_scale: float = 1.0  # token embeddings are multiplied by this (Gemma: sqrt(d_model))
     # a model's rope scaling applied to the angles: (("rope_type", "llama3"), ("factor", 8.0), ...)
     rope_scaling: tuple[tuple[str, Any], ...] | None = None
-    # What a real model family does besides lookup and addition (models/families.py says which):
+    # What a real model family does besides lookup and addition (families/ says which):
     # "dtype": the scale is rounded to the tables' dtype first (Gemma's buffer); "float": a
     # Python float multiplies (Granite's embedding_multiplier, BioGPT's sqrt(d))
-    scale_rounding: str = "dtype"
+    scale_rounding: ScaleRounding = "dtype"
     position_offset: int = 0  # rows of the positional table before position 0 (OPT: 2)
     # "arange": 0..T-1; "mask": counted over the attention mask, pads at -1 (OPT, BioGPT);
     # "padding": counted over the ids that are not padding_idx, pads at padding_idx (RoBERTa)
-    position_ids: str = "arange"
+    position_ids: PositionIds = "arange"
     padding_idx: int | None = None
-    sinusoid: str = "interleaved"  # or "halves": sines then cosines (fairseq's, XGLM's)
+    sinusoid: Sinusoid = "interleaved"  # or "halves": sines then cosines (fairseq's, XGLM's)
     token_types: bool = False  # BERT: token_type_embeddings(0) is added
     norm_eps: float | None = None  # a LayerNorm before the first block (BLOOM, BERT), its eps
     token_width: int | None = None  # the token table's width when a projection follows (OPT)
@@ -118,9 +123,9 @@ class EmbedConfig:
 
     def _check_family_fields(self) -> None:
         checks = (
-            (self.scale_rounding in ("dtype", "float"), "scale_rounding", self.scale_rounding),
+            (self.scale_rounding in get_args(ScaleRounding), "scale_rounding", self.scale_rounding),
             (self.position_ids in POSITION_IDS, "position_ids", self.position_ids),
-            (self.sinusoid in ("interleaved", "halves"), "sinusoid", self.sinusoid),
+            (self.sinusoid in get_args(Sinusoid), "sinusoid", self.sinusoid),
             (_whole(self.position_offset, 0), "position_offset", self.position_offset),
             (
                 self.padding_idx is None or _whole(self.padding_idx, 0),
@@ -249,6 +254,7 @@ class Preset:
     experts_per_token: int | None = None
     tied: bool = True  # the output head is the token table (GPT-2's); False: a separate head
     heads: int | None = None  # attention heads per block, where known: a head is d / heads wide
+    published: str | None = None  # the parameter count a real model's hub page shows
 
     @property
     def head_dim(self) -> int | None:

@@ -21,5 +21,5 @@
 - ``tables``: which tensors are the token and positional tables, and whether they fit the flags.
 - ``inventory``: what a checkpoint holds (``embedcli weights``).
 
-Imports: core, io, errors.
+Imports: families, core, io, errors.
 """

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from embedcli.core.config import DTYPES
 from embedcli.errors import ConfigError, WeightsError
-from embedcli.models.families import LIST_URL, Family, family_of
+from embedcli.families.registry import Family, family_of, unknown_family
 from embedcli.models.positions import count, positive, read_positions
 
 CONFIG_FILE = "config.json"
@@ -98,37 +97,24 @@ def _first_key(data: dict[str, Any], *names: str) -> str | None:
     return None
 
 
-def unknown_family(model_type: Any, where: str) -> ConfigError:
-    """The refusal of a model_type the registry has no entry for."""
-    if model_type is None:
-        return ConfigError(
-            f"{where} names no model_type, so embedcli cannot tell which family the model is, "
-            f"and it will not guess its input layer from key names; the families it knows: "
-            f"{LIST_URL}"
-        )
-    return ConfigError(
-        f"{where} names model_type {model_type!r}, a family embedcli does not know, so it will "
-        f"not guess its input layer from key names; the families it knows: {LIST_URL}"
-    )
-
-
 def parse_config(data: Any, where: str) -> ModelConfig:
     """The input-layer fields of a ``config.json`` (a multimodal model's ``text_config``), as
     the family's registry entry reads them; an unknown family is refused."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where} is not a JSON object")
     model_type = data.get("model_type")
-    family = family_of(model_type) if isinstance(model_type, str) else None
+    family = family_of(model_type)
     if family is None:  # known by its own model_type only: never through a text_config
         raise unknown_family(model_type, where)
     text = data
-    if model_type in MULTIMODAL:  # a wrapper whose language model has its own config
+    if model_type in family.text_config:  # a wrapper whose language model has its own config
         text = data.get("text_config")
         if not isinstance(text, dict):
             raise ConfigError(f"{where}: a {model_type} config keeps its text_config as an object")
-    text = with_defaults(_named(text, model_type, where), family_defaults(model_type, text))
+    named = _named(text, family, model_type, where)
+    text = with_defaults(named, family_defaults(family, model_type, text))
     _check_types(text, where)
-    for name, wanted in family.requires.items():
+    for name, wanted in family.requires:
         if text.get(name) not in (None, wanted):
             raise ConfigError(
                 f"{where}: {family.name} with {name} {text[name]!r} computes its positions "
@@ -234,7 +220,6 @@ def _norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
     return value
 
 
-MULTIMODAL = ("gemma3",)  # model types whose language model is described by text_config
 _TYPES = {  # fields that must have this JSON type when present
     "layer_types": list,
     "rope_parameters": dict,
@@ -257,33 +242,26 @@ def _check_types(text: dict[str, Any], where: str) -> None:
         raise ConfigError(f"{where}: layer_types must be a list of names")
 
 
-@cache
-def _defaults() -> dict[str, dict[str, Any]]:
-    from importlib.resources import files
-
-    return json.loads(files("embedcli.models").joinpath("familydefaults.json").read_text())
-
-
-def family_defaults(model_type: str, text: dict[str, Any] | None = None) -> dict[str, Any]:
+def family_defaults(
+    family: Family, model_type: str, text: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """transformers' defaults of the fields embedcli reads, for ``model_type``; without those
     whose default follows a field ``text`` gives (OPT's word_embed_proj_dim: the width)."""
-    defaults = _defaults()["defaults"].get(model_type, {})
-    derived = _defaults()["derived"].get(model_type, {})
+    derived = family.derived(model_type)
     given = text or {}
     return {
         key: value
-        for key, value in defaults.items()
+        for key, value in family.defaults(model_type).items()
         if not any(source in given for source in derived.get(key, ()))
     }
 
 
-def _named(text: dict[str, Any], model_type: str, where: str) -> dict[str, Any]:
+def _named(text: dict[str, Any], family: Family, model_type: str, where: str) -> dict[str, Any]:
     """``text`` with each field its config class knows under another name (GPT-2's
     hidden_size is n_embd, BLOOM's legacy n_embed is hidden_size) also under the name
     embedcli reads; the two names disagreeing is refused."""
-    aliases = _defaults()["aliases"].get(model_type, {})
     named = dict(text)
-    for alias, stored in aliases.items():
+    for alias, stored in family.aliases(model_type).items():
         if text.get(alias) is None:
             continue
         if text.get(stored) is not None and text[stored] != text[alias]:

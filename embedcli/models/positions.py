@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from embedcli.errors import ConfigError
-from embedcli.models.families import Family
+from embedcli.families.registry import Family
 
 # the rope scaling types embedcli computes the angles of, and the fields each needs; with any
 # other (yarn, dynamic, longrope, ...) the angles are not shown, and the report says so
@@ -100,12 +100,9 @@ def _alibi(family: Family, text: dict[str, Any], heads: int | None, where: str) 
 
 def per_layer_rope(family: Family) -> bool:
     """Whether the family's code keeps one rope per layer type (Gemma 3, OLMo 3): its
-    transformers defaults (familydefaults.json, read from the config classes) nest
+    transformers defaults (families/defaults.json, read from the config classes) nest
     ``rope_parameters`` by layer type. Every other family reads one flat set for all layers."""
-    from embedcli.models.config import family_defaults
-
-    default = family_defaults(family.model_types[0]).get("rope_parameters")
-    return _nested(default)
+    return _nested(family.defaults().get("rope_parameters"))
 
 
 def _nested(params: Any) -> bool:
@@ -120,8 +117,6 @@ def _first_type(family: Family, text: dict[str, Any], where: str) -> str | None:
     """The first block's layer type: ``layer_types[0]``, or, where config.json gives a
     sliding_window_pattern instead, the one transformers derives from it (Gemma 3: block i
     slides unless (i + 1) % pattern == 0, so pattern 1 makes every block full attention)."""
-    from embedcli.models.config import family_defaults
-
     types = text.get("layer_types")
     first = types[0] if isinstance(types, list) and types and isinstance(types[0], str) else None
     pattern = text.get("sliding_window_pattern")
@@ -130,7 +125,7 @@ def _first_type(family: Family, text: dict[str, Any], where: str) -> str | None:
     if isinstance(pattern, bool) or not isinstance(pattern, int) or pattern < 1:
         raise ConfigError(f"{where}: sliding_window_pattern must be a positive integer")
     derived = "sliding_attention" if 1 % pattern else "full_attention"
-    if types == family_defaults(family.model_types[0]).get("layer_types"):
+    if types == family.defaults().get("layer_types"):
         if text.get("num_hidden_layers") == len(types) and first != derived:
             raise ConfigError(
                 f"{where}: layer_types {types!r} and sliding_window_pattern {pattern} "

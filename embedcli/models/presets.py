@@ -1,6 +1,6 @@
-"""Offline presets of real model families: each one a published ``config.json`` (presets.json),
-read through its family's registry entry exactly as a model folder's is, with its parameter
-count worked out from the config (models/paramcount.py).
+"""Offline presets of real model families: each one a published ``config.json`` that its family's
+module holds (``families/``), read through its registry entry exactly as a model folder's is,
+with its parameter count worked out from the config by the family's formula.
 
 The GPT-2 sizes, GPT-3 and the book's chapter 2 stay in embedcli.core.config (no registry
 needed); every name is looked up here.
@@ -8,25 +8,19 @@ needed); every name is looked up here.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from functools import cache
-from typing import TYPE_CHECKING, Any
 
-from embedcli.core.config import DEFAULT_PRESET, PRESETS, Overrides, Preset
+from embedcli.core.config import DEFAULT_PRESET, PRESETS, EmbedConfig, Overrides, Preset
 from embedcli.errors import ConfigError, UsageError
-
-if TYPE_CHECKING:
-    from embedcli.core.config import EmbedConfig
-    from embedcli.models.config import ModelConfig
+from embedcli.families.registry import Published, count_parameters, presets
+from embedcli.models.config import ModelConfig, parse_config
+from embedcli.models.tables import position_rows_before, tables_config
 
 
 @cache
-def _entries() -> dict[str, dict[str, Any]]:
-    from importlib.resources import files
-
-    data = json.loads(files("embedcli.models").joinpath("presets.json").read_text())
-    return {entry["name"]: entry for entry in data["presets"]}
+def _entries() -> dict[str, Published]:
+    return {entry.name: entry for entry in presets()}
 
 
 def preset_names() -> tuple[str, ...]:
@@ -34,8 +28,8 @@ def preset_names() -> tuple[str, ...]:
     return (*PRESETS, *_entries())
 
 
-def preset_entry(name: str) -> dict[str, Any] | None:
-    """A real family's entry of presets.json (name, description, hub_id, published, config)."""
+def preset_entry(name: str) -> Published | None:
+    """A real family's published config (name, description, hub_id, published, config)."""
     return _entries().get(name)
 
 
@@ -50,9 +44,7 @@ def preset_model(name: str) -> ModelConfig | None:
 
 @cache
 def _model(name: str) -> ModelConfig:
-    from embedcli.models.config import parse_config
-
-    return parse_config(_entries()[name]["config"], f"preset {name}")
+    return parse_config(_entries()[name].config, f"preset {name}")
 
 
 def get_preset(name: str | None) -> Preset:
@@ -67,30 +59,27 @@ def get_preset(name: str | None) -> Preset:
 
 @cache
 def _real_preset(name: str) -> Preset:
-    from embedcli.models.paramcount import count_parameters
-
     entry = _entries()[name]
-    counted = count_parameters(entry["config"])
+    counted = count_parameters(entry.config)
     return Preset(
         name,
-        entry["description"],
+        entry.description,
         preset_embed_config(_model(name)),
         parameters=counted.total,
         family=_model(name).family.name,  # type: ignore[union-attr]
-        source=entry["hub_id"],
+        source=entry.hub_id,
         active_parameters=counted.active,
         experts=counted.experts,
         experts_per_token=counted.experts_per_token,
         tied=bool(_model(name).tie_word_embeddings),
         heads=_model(name).heads,
+        published=entry.published,
     )
 
 
 def preset_embed_config(model: ModelConfig) -> EmbedConfig:
     """The input layer a folder of this model would give: its tables' shapes as the config
     states them, through the same reading of the family (models/tables.tables_config)."""
-    from embedcli.models.tables import position_rows_before, tables_config
-
     if model.vocab_size is None or model.d_model is None:
         raise ConfigError(f"{model.file}: the preset gives no vocab_size or width")
     width = model.token_width or model.d_model

@@ -1,9 +1,10 @@
 """Trained checkpoints: find the token and positional tables, safely, reading only what is needed.
 
 Files are read by checkpoint.py (safetensors, PyTorch with ``weights_only=True``, NumPy ``.npz``
-without pickles). Layouts are matched by key: Hugging Face GPT-2, nanoGPT (also
-compiled, ``_orig_mod.``), the "from scratch" GPTModel, TransformerLens, Llama-style models, and
-modules with ``token_embedding(s)``/``token_embed`` names.
+without pickles). A model's tables are where its family keeps them (familykeys.py); a bare
+checkpoint's are matched by key against the registry's layouts (Hugging Face GPT-2, nanoGPT, also
+compiled, ``_orig_mod.``, the "from scratch" GPTModel, TransformerLens, Llama-style models),
+embedcli's own, and modules with ``token_embedding(s)``/``token_embed`` names.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from embedcli.core.config import DEFAULT_CONTEXT_LENGTH
 from embedcli.errors import ConfigError, WeightsError
+from embedcli.families.registry import Layout, layouts
 from embedcli.models.checkpoint import Checkpoint
 from embedcli.models.formats import strip_prefixes
 from embedcli.models.keys import TableKeys
@@ -26,29 +28,12 @@ if TYPE_CHECKING:
     from embedcli.models.config import ModelConfig
 
 
-@dataclass(frozen=True)
-class Layout:
-    """A known way of naming the tables (keys after wrapper prefixes are removed)."""
-
-    name: str
-    token: str
-    position: str | None  # None: the family has no learned positional table
-    head: str | None = None
-    head_transposed: bool = False  # TransformerLens stores W_U as (d, vocab)
-
-
-LAYOUTS = (
-    Layout(
-        "Hugging Face GPT2LMHeadModel / nanoGPT",
-        "transformer.wte.weight",
-        "transformer.wpe.weight",
-        "lm_head.weight",
-    ),
-    Layout("Hugging Face GPT2Model", "wte.weight", "wpe.weight"),
-    Layout("LLM-from-scratch GPTModel", "tok_emb.weight", "pos_emb.weight", "out_head.weight"),
-    Layout("TransformerLens", "embed.W_E", "pos_embed.W_pos", "unembed.W_U", head_transposed=True),
-    Layout("Llama-style (rotary positions)", "model.embed_tokens.weight", None, "lm_head.weight"),
-    Layout("embedcli InputEmbedding", "token_embedding.weight", "position_embedding.weight"),
+# embedcli's own InputEmbedding, saved with torch.save(module.state_dict()); the families'
+# bare layouts (GPT-2's, nanoGPT, the book's, TransformerLens, Llama's) come from the registry
+OWN_LAYOUT = Layout(
+    name="embedcli InputEmbedding",
+    token="token_embedding.weight",
+    position="position_embedding.weight",
 )
 # Module names matched at the end of a key, for models built by hand.
 _SUFFIXES: tuple[tuple[str, str | None], ...] = (
@@ -105,7 +90,7 @@ def _detect_tables(
         )
         return keys
     matches = []
-    for layout in LAYOUTS:
+    for layout in (*layouts(), OWN_LAYOUT):
         token = actual(layout.token)
         if token is not None:
             position = actual(layout.position)

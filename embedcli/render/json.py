@@ -155,10 +155,7 @@ def shapes_json(report: ShapesReport) -> dict[str, Any]:
 
 def presets_json(presets: Sequence[Preset]) -> dict[str, Any]:
     """``inspect-shapes --list-presets --json``: ``{"presets": [...]}``, in family order."""
-    from embedcli.models.presets import preset_entry
-
     def one(p: Preset) -> dict[str, Any]:
-        entry = preset_entry(p.name) or {}
         cfg = p.config
         return {
             "name": p.name,
@@ -176,7 +173,7 @@ def presets_json(presets: Sequence[Preset]) -> dict[str, Any]:
             "active_parameters": p.active_parameters,
             "experts": p.experts,
             "experts_per_token": p.experts_per_token,
-            "published": entry.get("published"),
+            "published": p.published,
         }
 
     return {"presets": [one(p) for p in presets]}

@@ -165,8 +165,9 @@ def _has_tokenizer(folder: Path) -> bool:
 
 def tokenizer_source(weights: str | Path) -> str | None:
     """The tokenizer a --weights source brings (as an -e value): a hub model's, a model
-    folder's; GPT-2's encoding for a GPT-2 folder without tokenizer files; None for a bare
-    checkpoint file. A model folder with another tokenizer is an error without -e: GPT-2's ids
+    folder's; the family's own tiktoken encoding for a folder without tokenizer files whose
+    family has one (GPT-2's gpt2); None for a bare checkpoint file or folder of tables. A model
+    folder with another tokenizer is an error without -e: GPT-2's ids
     would fit its table and give the wrong rows, silently."""
     from embedcli.models.gguf.file import looks_like_gguf
     from embedcli.models.gguf.ollama import is_ollama
@@ -182,8 +183,11 @@ def tokenizer_source(weights: str | Path) -> str | None:
     if _has_tokenizer(path):
         return text
     config = folder_config(path)
-    if config is None or (config.model_type == "gpt2" and config.vocab_size in (None, 50257)):
-        return None  # a bare folder of tables, or GPT-2 itself: the gpt2 encoding is right
+    if config is None:
+        return None  # a bare folder of tables: the default encoding
+    own = None if config.family is None else config.family.own_encoding
+    if own is not None and config.vocab_size in (None, own[1]):
+        return own[0]  # GPT-2 itself: the family's own tiktoken encoding is its tokenizer
     raise EncodingError(
         f"{path} holds a {config.model_type or 'model'} but no tokenizer files "
         f"({', '.join(TOKENIZER_FILES)}); pass -e with its tokenizer (a file, a folder, or "

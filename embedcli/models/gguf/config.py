@@ -1,7 +1,7 @@
 """A GGUF file's metadata read as a model config: ``general.architecture`` mapped onto the family
 registry, the ``<arch>.*`` hyperparameters onto the config.json fields the family reads.
 
-Only architectures whose keys embedcli has checked against transformers are mapped; any other is
+Only architectures a family's registry entry names (``Family.gguf``) are mapped; any other is
 refused with its name, never read as a look-alike. The mapped config goes through
 ``parse_config``, the same path a model folder's config.json takes, so everything the family's
 entry knows applies (the input scale, the positions, the rope bases per layer type).
@@ -19,26 +19,15 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import ConfigError
+from embedcli.families.registry import Family, family_of_gguf, gguf_architectures
 
 if TYPE_CHECKING:
     from embedcli.models.config import ModelConfig
     from embedcli.models.gguf.file import GGUFFile
 
-# general.architecture -> transformers' model_type
-ARCHITECTURES = {
-    "llama": "llama",
-    "qwen2": "qwen2",
-    "qwen3": "qwen3",
-    "gemma": "gemma",
-    "gemma2": "gemma2",
-    "gemma3": "gemma3_text",
-    "gpt2": "gpt2",
-    "phi3": "phi3",
-}
 _INTEGERS = (0, 1, 2, 3, 4, 5, 10, 11)  # GGUF's integer value types
 _NUMBERS = (*_INTEGERS, 6, 12)
 MAX_CONTEXT = 2**32 - 1  # llama.cpp's n_ctx_train is a uint32_t
-GEMMA3_PATTERN = 6  # every sixth Gemma 3 layer attends globally (llama.cpp and transformers)
 
 
 def _where(gguf: GGUFFile) -> str:
@@ -90,18 +79,18 @@ def metadata_float(gguf: GGUFFile, key: str) -> float | None:
     return float(found.value)
 
 
-def architecture(gguf: GGUFFile) -> tuple[str, str]:
-    """(the GGUF architecture, the transformers model_type it maps onto), or refused."""
+def architecture(gguf: GGUFFile) -> tuple[str, Family]:
+    """(the GGUF architecture, the family it maps onto), or refused."""
     arch = metadata_string(gguf, "general.architecture")
     assert arch is not None
-    model_type = ARCHITECTURES.get(arch)
-    if model_type is None:
+    family = family_of_gguf(arch)
+    if family is None:
         raise ConfigError(
             f"{_where(gguf)} is a {arch!r} model (general.architecture), an architecture "
             f"embedcli does not map onto its model families, so it will not guess its input "
-            f"layer; it reads {', '.join(sorted(ARCHITECTURES))}"
+            f"layer; it reads {', '.join(gguf_architectures())}"
         )
-    return arch, model_type
+    return arch, family
 
 
 def _base(gguf: GGUFFile, key: str) -> float:
@@ -121,7 +110,7 @@ def _head_source(gguf: GGUFFile, arch: str) -> str:
     return f"{arch}.embedding_length / {arch}.attention.head_count"
 
 
-def _rope(gguf: GGUFFile, arch: str, text: dict[str, Any]) -> None:
+def _rope(gguf: GGUFFile, arch: str, family: Family, text: dict[str, Any]) -> None:
     """Rope's base, rotated dimensions and scaling, into ``text`` as config.json has them."""
     theta = _base(gguf, f"{arch}.rope.freq_base")
     params: dict[str, Any] = {"rope_type": "default", "rope_theta": theta}
@@ -164,13 +153,13 @@ def _rope(gguf: GGUFFile, arch: str, text: dict[str, Any]) -> None:
                 f"{_where(gguf)} scales rope twice: {kind} scaling and rope_freqs.weight"
             )
         params = {"rope_type": "rope_freqs.weight", "rope_theta": params["rope_theta"]}
-    if arch == "gemma3":
+    if family.gguf_global_every is not None:
         local = _base(gguf, f"{arch}.rope.freq_base_swa")
         metadata_int(gguf, f"{arch}.block_count", required=True)  # checked, never listed
-        # the pattern, as Gemma 3's config.json gives it, not a layer type per block: the input
-        # layer needs the first block's, and a list as long as block_count would cost memory
-        # in proportion to a number the file merely states
-        text["sliding_window_pattern"] = GEMMA3_PATTERN
+        # the pattern, as the family's config.json gives it, not a layer type per block: the
+        # input layer needs the first block's, and a list as long as block_count would cost
+        # memory in proportion to a number the file merely states
+        text["sliding_window_pattern"] = family.gguf_global_every
         text["rope_parameters"] = {
             "full_attention": params,
             "sliding_attention": {"rope_type": "default", "rope_theta": local},
@@ -182,7 +171,7 @@ def _rope(gguf: GGUFFile, arch: str, text: dict[str, Any]) -> None:
 def gguf_config_json(gguf: GGUFFile, token_rows: int, token_dtype: str) -> dict[str, Any]:
     """The config.json a transformers checkpoint of this GGUF model would carry, as far as the
     input layer goes."""
-    arch, model_type = architecture(gguf)
+    arch, family = architecture(gguf)
     width = metadata_int(gguf, f"{arch}.embedding_length", required=True)
     heads = metadata_int(gguf, f"{arch}.attention.head_count", required=True)
     context = metadata_int(gguf, f"{arch}.context_length", required=True)
@@ -193,16 +182,17 @@ def gguf_config_json(gguf: GGUFFile, token_rows: int, token_dtype: str) -> dict[
         )
     names = {t.name for t in gguf.tensors}
     text: dict[str, Any] = {
-        "model_type": model_type,
+        "model_type": family.model_type,
         "vocab_size": token_rows,
         "torch_dtype": token_dtype,
         "tie_word_embeddings": "output.weight" not in names,
     }
-    if model_type == "gpt2":
-        text |= {"n_embd": width, "n_head": heads, "n_positions": context}
-        return text
+    # the canonical names: a config class that stores them otherwise says so in its aliases
+    # (GPT-2's n_embd, n_head, n_positions), and parse_config reads them through those
     text |= {"hidden_size": width, "num_attention_heads": heads}
     text["max_position_embeddings"] = context
+    if family.positional != "rope":
+        return text  # a learned table (GPT-2): no head dimension or rope to state
     head_dim = metadata_int(gguf, f"{arch}.attention.key_length")
     if head_dim is None and width % heads:
         raise ConfigError(
@@ -211,7 +201,7 @@ def gguf_config_json(gguf: GGUFFile, token_rows: int, token_dtype: str) -> dict[
         )
     # llama.cpp's default, whatever transformers' family default is (Gemma's 256)
     text["head_dim"] = head_dim if head_dim is not None else width // heads
-    _rope(gguf, arch, text)
+    _rope(gguf, arch, family, text)
     return text
 
 

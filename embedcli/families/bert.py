@@ -1,0 +1,81 @@
+"""The BERT encoders: token type 0 and learned positions added, then a LayerNorm (RoBERTa counts
+its positions from padding_idx + 1).
+"""
+
+from __future__ import annotations
+
+from embedcli.families.params import Fields, Formula, ParameterCount, dense, layer_norm, linear, mlp
+from embedcli.families.registry import Family, Published, register
+
+
+def _bert(f: Fields) -> ParameterCount:
+    vocab, d = f.size("vocab_size"), f.size("hidden_size")
+    layers, heads = f.size("num_hidden_layers"), f.size("num_attention_heads")
+    inner, positions = f.size("intermediate_size"), f.size("max_position_embeddings")
+    types = f.size("type_vocab_size", default=2)  # BertConfig: 2 token types
+    f.head_dim(d, heads)
+    f.choice(
+        "position_embedding_type",
+        "absolute",
+        ("absolute",),
+        "relative position embeddings are not counted",
+    )
+    f.choice("add_cross_attention", False, (False,), "cross-attention blocks are not counted")
+    layer = 4 * linear(d, d) + mlp(d, inner) + 2 * layer_norm(d)
+    embeddings = (vocab + positions + types) * d + layer_norm(d)
+    return dense(embeddings + layers * layer + linear(d, d))  # the pooler last
+
+
+_BERT_BASE = Published(
+    name="bert-base",
+    description="BERT base, uncased (the encoder, with its pooler)",
+    hub_id="google-bert/bert-base-uncased",
+    published="110M",
+    config={
+        "model_type": "bert",
+        "architectures": ["BertModel"],
+        "vocab_size": 30522,
+        "hidden_size": 768,
+        "intermediate_size": 3072,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "max_position_embeddings": 512,
+        "type_vocab_size": 2,
+        "layer_norm_eps": 1e-12,
+        "position_embedding_type": "absolute",
+        "pad_token_id": 0,
+        "torch_dtype": "float32",
+    },
+)
+
+register(
+    Family(
+        name="BERT",
+        model_types=("bert",),
+        architectures=("BertModel", "BertLMHeadModel"),
+        token=("embeddings.word_embeddings.weight",),
+        prefixes=("bert",),
+        positional="learned",
+        position="embeddings.position_embeddings.weight",
+        token_type="embeddings.token_type_embeddings.weight",
+        norm="embeddings.LayerNorm",
+        head="cls.predictions.decoder.weight",
+        requires=(("position_embedding_type", "absolute"),),
+        parameters=(Formula("bert", "BertModel", _bert),),
+        presets=(_BERT_BASE,),
+    ),
+    Family(
+        name="RoBERTa (XLM-R, CamemBERT, Data2Vec-text)",
+        model_types=("roberta", "xlm-roberta", "camembert", "data2vec-text"),
+        architectures=("RobertaModel", "RobertaForCausalLM"),
+        token=("embeddings.word_embeddings.weight",),
+        prefixes=("roberta", "data2vec_text"),
+        positional="learned",
+        position="embeddings.position_embeddings.weight",
+        position_ids="padding",
+        token_type="embeddings.token_type_embeddings.weight",
+        norm="embeddings.LayerNorm",
+        head="lm_head.decoder.weight",
+        requires=(("position_embedding_type", "absolute"),),
+    ),
+)

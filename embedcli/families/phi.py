@@ -1,0 +1,48 @@
+"""Microsoft's Phi families."""
+
+from __future__ import annotations
+
+from embedcli.families.params import NULL_KV, RopeDecoder, decoder
+from embedcli.families.registry import Published, register, rope_family
+
+_PHI3 = RopeDecoder("Phi3ForCausalLM", nullable=NULL_KV)  # fused qkv_proj, gate_up_proj
+
+
+_PHI_3_MINI = Published(
+    name="phi-3-mini",
+    description="Phi-3 mini (4k)",
+    hub_id="microsoft/Phi-3-mini-4k-instruct",
+    published="3.82B",
+    config={
+        "model_type": "phi3",
+        "architectures": ["Phi3ForCausalLM"],
+        "vocab_size": 32064,
+        "hidden_size": 3072,
+        "intermediate_size": 8192,
+        "num_hidden_layers": 32,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 32,
+        "max_position_embeddings": 4096,
+        "original_max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 10000.0,
+        "rope_scaling": None,
+        "sliding_window": 2047,
+        "pad_token_id": 32000,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    },
+)
+
+register(
+    rope_family("Phi", "phi", arch="Phi"),
+    rope_family(
+        "Phi-3",
+        "phi3",
+        arch="Phi3",
+        gguf=("phi3",),
+        parameters=(decoder("phi3", _PHI3),),
+        presets=(_PHI_3_MINI,),
+    ),
+    rope_family("Phi-MoE", "phimoe", arch="PhiMoE"),
+)

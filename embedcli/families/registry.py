@@ -1,0 +1,250 @@
+"""The registry of model families: ``Family`` (one declarative entry, keyword fields only),
+``register``, the lookups by ``model_type`` and by GGUF architecture, and the refusal of a
+``model_type`` with no entry.
+
+An entry says what a family computes before its first block, as its ``transformers`` classes do:
+where the token table lives (in the base model, and behind the LM-head class's prefix), the
+position family (a learned table and its offset, sinusoids, rope, ALiBi, T5's relative buckets,
+or none), the input scale and the dtype it is applied in, what runs between the lookup and the
+first block (OPT's projection, BERT's token types, a LayerNorm), the config field that bounds
+the context, and the tied head; and everything else embedcli knows of the family: its parameter
+formula, the GGUF architectures llama.cpp writes for it, its published presets, the key layouts
+of its bare checkpoints. Nothing outside this package asks which family a model is: code reads
+the entry's fields.
+
+Each field's transformers defaults and aliases (``defaults.json``) are generated from the
+config classes by ``tests/support/update_family_defaults.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+from embedcli.core.config import Positional, PositionIds, ScaleRounding, Sinusoid
+from embedcli.errors import ConfigError
+from embedcli.families.params import Fields, Formula, ParameterCount
+
+LIST_URL = "https://embedcli.github.io/embedcli/families/"
+
+RopeDim = Literal["head", "rotary_dim", "qk_rope"]  # head x partial factor; GPT-J's; MLA's
+AlibiSlopes = Literal["press", "mpt"]  # Press et al.'s (BLOOM, Falcon), or MPT's bias_max
+
+
+@dataclass(frozen=True, kw_only=True)
+class Published:
+    """A real model's published config.json: an offline preset of inspect-shapes and positions."""
+
+    name: str  # the preset's name (--preset)
+    description: str  # as the preset table shows it
+    hub_id: str  # where the values come from
+    published: str  # the parameter count the hub's model page shows
+    config: Mapping[str, Any]  # the fields embedcli reads, and what counting needs
+    published_note: str | None = None  # why the published count is not the model's own
+
+
+@dataclass(frozen=True, kw_only=True)
+class Layout:
+    """A known way of naming the tables of a bare checkpoint (no config.json), after wrapper
+    prefixes are removed."""
+
+    name: str  # as reports name the layout
+    token: str  # the token table's key
+    position: str | None  # the learned positional table's key; None: the layout has none
+    head: str | None = None  # the output head's key
+    head_transposed: bool = False  # TransformerLens stores W_U as (d, vocab)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Family:
+    """What one model family does before its first block (keys relative to the base model),
+    and what else embedcli knows of it."""
+
+    name: str  # as people call it
+    model_types: tuple[str, ...]  # the config.json model_type values it reads
+    architectures: tuple[str, ...]  # the transformers classes: base model, then LM head
+    token: tuple[str, ...] = ("embed_tokens.weight",)  # token-table keys, the first found wins
+    prefixes: tuple[str, ...] = ("model",)  # where the LM-head class keeps the base model
+    positional: Positional = "rope"  # the position family
+    position: str | None = None  # the learned positional table's key
+    offset: int = 0  # rows before position 0 (OPT: 2); RoBERTa's comes from padding_idx
+    position_ids: PositionIds = "arange"  # arange, mask (OPT), padding (RoBERTa)
+    sinusoid: Sinusoid = "interleaved"  # or halves: fairseq's sines, then cosines (XGLM)
+    scale: str | None = None  # "sqrt_d", or the config field holding the multiplier
+    scale_when: str | None = None  # a config flag that switches the sqrt_d scale on
+    scale_rounding: ScaleRounding = "float"  # "dtype": rounded to the tables' dtype (Gemma)
+    token_type: str | None = None  # the token-type table's key (type 0 is added)
+    norm: str | None = None  # an embedding LayerNorm's key prefix (weight and bias)
+    norm_eps: tuple[str, ...] = ("layer_norm_eps",)  # its eps fields; (): torch's 1e-5
+    project_in: str | None = None  # a projection from a narrower token table (OPT)
+    context: tuple[str, ...] = ("max_position_embeddings",)  # the context fields; (): no limit
+    rope_dim: RopeDim = "head"  # the rule for the dimensions rope rotates
+    alibi: AlibiSlopes | None = None  # ALiBi's slopes, where the family has them
+    alibi_flag: str | None = None  # a config flag that turns rope into ALiBi (Falcon's)
+    head: str | None = "lm_head.weight"  # the output head's key (absent: tied)
+    requires: tuple[tuple[str, object], ...] = ()  # config fields that must hold these values
+    # an encoder-decoder's stacks, in the order they run: the first one the checkpoint has
+    # holds the input layer (its positions and norm); the token table may be shared above them
+    stacks: tuple[str, ...] = ()
+    text_config: tuple[str, ...] = ()  # model_types whose language model is in text_config
+    gguf: tuple[str, ...] = ()  # general.architecture values llama.cpp writes for it
+    gguf_global_every: int | None = None  # GGUF: every Nth layer global, the rest swa-based
+    own_encoding: tuple[str, int] | None = None  # a tiktoken encoding that is its tokenizer
+    parameters: tuple[Formula, ...] = ()  # parameter formulas, per model_type
+    presets: tuple[Published, ...] = ()  # published configs, offline
+    layouts: tuple[Layout, ...] = ()  # bare checkpoints of the family, by key
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        """The operations before the first block, in order, for the compatibility table."""
+        found = ["lookup"]
+        if self.scale:
+            factor = "× √d" if self.scale == "sqrt_d" else f"× {self.scale}"
+            found.append(f"{factor} (if {self.scale_when})" if self.scale_when else factor)
+        if self.project_in:
+            found.append("project_in")
+        if self.token_type:
+            found.append("+ token type 0")
+        if self.positional in ("learned", "sinusoidal"):
+            found.append(
+                f"+ {self.positional}" + (f" (offset {self.offset})" if self.offset else "")
+            )
+        if self.position_ids == "padding":
+            found.append("(positions from padding_idx + 1)")
+        if self.norm:
+            found.append("LayerNorm")
+        return tuple(found)
+
+    @property
+    def model_type(self) -> str:
+        """The family's own model_type: the one a GGUF file or a preset is read as."""
+        return self.model_types[0]
+
+    def defaults(self, model_type: str | None = None) -> dict[str, Any]:
+        """transformers' defaults of the fields embedcli reads (defaults.json)."""
+        return dict(_defaults()["defaults"].get(model_type or self.model_type, {}))
+
+    def aliases(self, model_type: str) -> dict[str, str]:
+        """{name: the field the config class stores it as} (GPT-2's hidden_size is n_embd)."""
+        return dict(_defaults()["aliases"].get(model_type, {}))
+
+    def derived(self, model_type: str) -> dict[str, list[str]]:
+        """{field: the fields its default follows} (OPT's word_embed_proj_dim: hidden_size)."""
+        return dict(_defaults()["derived"].get(model_type, {}))
+
+    def formula(self, model_type: str) -> Formula | None:
+        """The parameter formula of ``model_type``, where the family has one."""
+        return next((f for f in self.parameters if f.model_type == model_type), None)
+
+
+FAMILIES: list[Family] = []  # in the order registered: the compatibility table's order
+_BY_MODEL_TYPE: dict[str, Family] = {}
+_BY_GGUF: dict[str, Family] = {}
+
+
+def register(*families: Family) -> None:
+    """Add entries to the registry; a model_type or GGUF architecture named twice is a bug."""
+    for family in families:
+        for model_type in family.model_types:
+            if model_type in _BY_MODEL_TYPE:
+                raise ValueError(f"model_type {model_type!r} is registered twice")
+            _BY_MODEL_TYPE[model_type] = family
+        for arch in family.gguf:
+            if arch in _BY_GGUF:
+                raise ValueError(f"GGUF architecture {arch!r} is registered twice")
+            _BY_GGUF[arch] = family
+        FAMILIES.append(family)
+
+
+def family_of(model_type: object) -> Family | None:
+    """The entry for a ``model_type``, or None when embedcli does not know it."""
+    return _BY_MODEL_TYPE.get(model_type) if isinstance(model_type, str) else None
+
+
+def family_of_gguf(arch: str) -> Family | None:
+    """The entry a GGUF ``general.architecture`` maps onto, or None."""
+    return _BY_GGUF.get(arch)
+
+
+def gguf_architectures() -> list[str]:
+    """Every GGUF architecture embedcli reads, sorted."""
+    return sorted(_BY_GGUF)
+
+
+def unknown_family(model_type: Any, where: str) -> ConfigError:
+    """The refusal of a model_type the registry has no entry for."""
+    if model_type is None:
+        return ConfigError(
+            f"{where} names no model_type, so embedcli cannot tell which family the model is, "
+            f"and it will not guess its input layer from key names; the families it knows: "
+            f"{LIST_URL}"
+        )
+    return ConfigError(
+        f"{where} names model_type {model_type!r}, a family embedcli does not know, so it will "
+        f"not guess its input layer from key names; the families it knows: {LIST_URL}"
+    )
+
+
+def rope_family(name: str, *model_types: str, arch: str, **more: Any) -> Family:
+    """A Llama-shaped family: ``model.embed_tokens``, rope, nothing else before block 0;
+    ``arch`` names its classes (``{arch}Model``, ``{arch}ForCausalLM``)."""
+    return Family(
+        name=name,
+        model_types=model_types,
+        architectures=(f"{arch}Model", f"{arch}ForCausalLM"),
+        **more,
+    )
+
+
+def presets() -> list[Published]:
+    """Every family's published configs, in the registry's order."""
+    return [preset for family in FAMILIES for preset in family.presets]
+
+
+def layouts() -> list[Layout]:
+    """Every family's bare-checkpoint layouts, in the registry's order."""
+    return [layout for family in FAMILIES for layout in family.layouts]
+
+
+def count_parameters(config: Mapping[str, Any]) -> ParameterCount:
+    """The parameters of the model a ``config.json`` describes (its family formula's class)."""
+    if not isinstance(config, Mapping):
+        raise ConfigError("the config is not a JSON object")
+    model_type = config.get("model_type")
+    family = family_of(model_type)
+    formula = None if family is None else family.formula(str(model_type))
+    if formula is None:
+        named = "names no model_type" if model_type is None else f"names model_type {model_type!r}"
+        counted = sorted(f.model_type for family in FAMILIES for f in family.parameters)
+        raise ConfigError(
+            f"the config {named}, a family whose parameters embedcli cannot count; "
+            f"it counts {', '.join(counted)}"
+        )
+    return formula.count(Fields(config, f"{model_type} config"))
+
+
+def compatibility_table() -> str:
+    """The Markdown table of every family (the manual's families page holds it verbatim)."""
+    lines = [
+        "| Family | model_type | Positions | Before the first block | Context field |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for family in FAMILIES:
+        types = ", ".join(f"`{t}`" for t in family.model_types)
+        positions = family.positional
+        if family.alibi_flag:
+            positions = f"rope, or alibi with `{family.alibi_flag}: true`"
+        context = ", ".join(f"`{c}`" for c in family.context) or "none (no limit)"
+        steps = " → ".join(family.steps)
+        lines.append(f"| {family.name} | {types} | {positions} | {steps} | {context} |")
+    return "\n".join(lines) + "\n"
+
+
+@cache
+def _defaults() -> dict[str, dict[str, Any]]:
+    from importlib.resources import files
+
+    return json.loads(files("embedcli.families").joinpath("defaults.json").read_text())
