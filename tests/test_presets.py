@@ -1,6 +1,6 @@
 """Offline presets of real families (their published configs, in embedcli/families/): each one
-read through its family's registry entry exactly as a model folder's config.json is; the header names the
-configuration used; --list-presets groups them by family; --train works for every one.
+read through its family's registry entry exactly as a model folder's config.json is; the header
+names the configuration used; --list-presets groups them by family; --train works for every one.
 
 The folder a preset stands for is built here for real: its config.json beside a safetensors
 file whose header holds the tables at their full published shapes (the file is sparse: the
@@ -227,8 +227,7 @@ def test_list_presets_fits_and_names_every_source(width: int) -> None:
     flat = " ".join(text.split())
     for name in REAL:
         assert (
-            preset_entry(name).hub_id in flat.replace(" ", "")
-            or preset_entry(name).hub_id in text
+            preset_entry(name).hub_id in flat.replace(" ", "") or preset_entry(name).hub_id in text
         )
 
 

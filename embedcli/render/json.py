@@ -155,6 +155,7 @@ def shapes_json(report: ShapesReport) -> dict[str, Any]:
 
 def presets_json(presets: Sequence[Preset]) -> dict[str, Any]:
     """``inspect-shapes --list-presets --json``: ``{"presets": [...]}``, in family order."""
+
     def one(p: Preset) -> dict[str, Any]:
         cfg = p.config
         return {
