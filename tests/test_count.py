@@ -429,7 +429,10 @@ def test_a_deep_tree(tmp_path: Path) -> None:
 def test_tree_of_an_absolute_folder_starts_at_that_folder(tree: Path) -> None:
     """The folders every file shares are one root row, so --depth counts from what was asked
     for, not from /."""
-    result = runner.invoke(app, ["count", str(tree / "src"), "--tree", "--depth", "2", "-q"])
+    # Wide enough that the root row is never shortened, however deep the test's tmp folder is
+    # (pytest-xdist adds a level).
+    args = ["count", str(tree / "src"), "--tree", "--depth", "2", "-q"]
+    result = runner.invoke(app, args, env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
     rows = [line.split("│")[1].rstrip() for line in result.stdout.splitlines() if "│" in line]
     rows = [r for r in rows if r.strip() != "path"]
