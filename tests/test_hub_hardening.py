@@ -168,7 +168,7 @@ def hub(folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 @pytest.fixture
 def flags():
     """This process's --download flags, reset after a test that sets them itself."""
-    from embedcli.models.hub import spec as hubmodule
+    from embedcli.models.hub import session as hubmodule
 
     yield hubmodule
     hubmodule.request_download(False)
@@ -275,7 +275,8 @@ def test_ids_need_no_tokenizer_and_fetch_none(hub, folders: dict[str, Path]) -> 
 
 
 def test_offline_a_repo_the_hub_said_has_no_tokenizer_is_told_so(hub, flags) -> None:
-    from embedcli.models.hub.spec import AbsentOnHub, HubSpec, not_cached
+    from embedcli.models.hub.cache import not_cached
+    from embedcli.models.hub.spec import AbsentOnHub, HubSpec
     from embedcli.tokenization.modeltok import TOKENIZER_FILES
 
     assert embed_ids("0,5", "hf:org/notok", "--download").shape == (2, 16)
@@ -392,7 +393,7 @@ def test_whole_table_commands_refuse_above_a_gib_before_fetching(hub, command: l
 
 def test_a_whole_fetch_is_said_before_it_starts(hub, folders: dict[str, Path], flags) -> None:
     said: list[tuple[str, int]] = []
-    from embedcli.models.hub import spec as hub_module
+    from embedcli.models.hub import session as hub_module
 
     real = hub_module.notice
 
@@ -707,7 +708,7 @@ def test_a_hub_that_keeps_failing_is_named_after_bounded_tries(
 def test_the_download_all_flag_lifts_the_limit_on_the_command_line(hub, monkeypatch) -> None:
     """--download-all, given to the command, lets a whole table past the limit (and only for
     that command: the next one is limited again)."""
-    from embedcli.models.hub import spec as hub_module
+    from embedcli.models.hub import session as hub_module
 
     monkeypatch.setattr(hub_module, "WHOLE_FETCH_LIMIT", 1000)
     args = ["stats", "--weights", "hf:org/llama", "--json"]

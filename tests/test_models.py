@@ -336,7 +336,7 @@ def test_hub_cache_location_matches_huggingface_hub(tmp_path: Path) -> None:
         {"HUGGINGFACE_HUB_CACHE": str(tmp_path / "old")},
     ]
     script = (
-        "import huggingface_hub.constants as c, embedcli.models.hub.spec as h\n"
+        "import huggingface_hub.constants as c, embedcli.models.hub.cache as h\n"
         "print(c.HF_HUB_CACHE); print(h.hub_cache())"
     )
     for case in cases:

@@ -474,7 +474,7 @@ def test_stats_of_the_seeded_tables_show_a_normal_distribution() -> None:
 
 def test_inspect_shapes_with_weights_reads_only_the_header(tmp_path: Path, monkeypatch) -> None:
     path, *_ = make(tmp_path, "hf-gpt2model")
-    from embedcli.models import tables as weights
+    from embedcli.models import checkpoint as weights
 
     monkeypatch.setattr(weights.Checkpoint, "load", lambda self, name: pytest.fail("data read"))
     result = runner.invoke(app, ["inspect-shapes", "--weights", str(path), "--json"])

@@ -111,8 +111,8 @@ class _Group(TyperGroup):
 
     def invoke(self, ctx: typer.Context) -> Any:
         WRITTEN.reset()
-        if "embedcli.models.hub.spec" in sys.modules:  # what an earlier command of this process set
-            from embedcli.models.hub import spec as hub
+        if "embedcli.models.hub.session" in sys.modules:  # what an earlier command set
+            from embedcli.models.hub import session as hub
 
             hub.request_download(False)
             hub.request_download_all(False)

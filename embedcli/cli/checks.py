@@ -158,8 +158,8 @@ def check_encoding(value: str | list[str] | None) -> str | list[str] | None:
 def check_download(value: bool) -> bool:
     # The hub module is imported only where it matters: --download given, or a flag recorded
     # by an earlier command of this process (tests run many) to be reset.
-    if value or "embedcli.models.hub.spec" in sys.modules:
-        from embedcli.models.hub import spec as hub
+    if value or "embedcli.models.hub.session" in sys.modules:
+        from embedcli.models.hub import session as hub
 
         hub.request_download(value)
         _notices(hub, value)
@@ -168,8 +168,8 @@ def check_download(value: bool) -> bool:
 
 def check_download_all(value: bool) -> bool:
     """--download-all: whole tables of any size may be fetched (and the network used)."""
-    if value or "embedcli.models.hub.spec" in sys.modules:
-        from embedcli.models.hub import spec as hub
+    if value or "embedcli.models.hub.session" in sys.modules:
+        from embedcli.models.hub import session as hub
 
         hub.request_download_all(value)
         _notices(hub, value)

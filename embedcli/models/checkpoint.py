@@ -52,6 +52,8 @@ class _NpyMember:
 class Checkpoint:
     """An opened checkpoint: its tensors' names, shapes and dtypes, and lazy access to each."""
 
+    is_gguf = False
+
     def __init__(self, path: Path) -> None:
         self.path = path
         if not path.is_file():
@@ -287,6 +289,14 @@ class Checkpoint:
         if not picked:
             return torch.empty(0, info.shape[1], dtype=getattr(torch, info.dtype))
         return torch.cat(picked)
+
+    def reads_rows(self, name: str) -> bool:
+        """A local file's table is read whole."""
+        return False
+
+    def local_files(self) -> list[Path]:
+        """The one file."""
+        return [self.path]
 
     def shares_storage(self, first: str, second: str) -> bool:
         """Whether two tensors of a PyTorch checkpoint are views of the same memory."""

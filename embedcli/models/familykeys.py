@@ -11,8 +11,8 @@ from embedcli.errors import WeightsError
 from embedcli.models.keys import TableKeys
 
 if TYPE_CHECKING:
-    from embedcli.models.checkpoint import Checkpoint
     from embedcli.models.config import ModelConfig
+    from embedcli.models.protocols import Checkpoint
 
 
 def _joined(prefix: str, key: str) -> str:

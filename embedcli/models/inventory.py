@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from embedcli.core.memory import CHUNK_ELEMENTS
 from embedcli.errors import WeightsError
@@ -16,6 +16,8 @@ from embedcli.models.formats import TensorInfo
 from embedcli.models.tables import TableKeys, find_tables, position_rows_before
 
 if TYPE_CHECKING:
+    from embedcli.models.gguf.checkpoint import GGUFCheckpoint
+    from embedcli.models.protocols import Checkpoint as CheckpointLike
     from embedcli.models.sources import ModelSource
 
 
@@ -61,10 +63,10 @@ def inspect_weights(
     model = source.summary()
     parameters = checkpoint.unique_parameters()
     gguf = None
-    if checkpoint.format == "gguf":
+    if checkpoint.is_gguf:
         from embedcli.models.gguf.source import gguf_summary
 
-        gguf = gguf_summary(checkpoint)
+        gguf = gguf_summary(cast("GGUFCheckpoint", checkpoint))
     try:
         keys = find_tables(checkpoint, token_key, position_key, source.config)
     except WeightsError as exc:
@@ -106,7 +108,7 @@ def _tying(source: ModelSource, keys: TableKeys) -> str:
     """How the head relates to the token table: as a model's config.json says (reading no
     values), else compared (same storage, then equal values); over the network, never compared."""
     said = None if source.config is None else source.config.tie_word_embeddings
-    if source.checkpoint.format == "gguf":  # llama.cpp ties a head by leaving output out
+    if source.checkpoint.is_gguf:  # llama.cpp ties a head by leaving output out
         return "not tied (GGUF)" if keys.head is not None else "tied (GGUF)"
     if said is False and keys.head is None:
         return "no output head"  # a base model (LlamaModel): nothing to tie
@@ -119,7 +121,7 @@ def _tying(source: ModelSource, keys: TableKeys) -> str:
     return _head_tied(source.checkpoint, keys)
 
 
-def _head_tied(checkpoint: Checkpoint, keys: TableKeys) -> str:
+def _head_tied(checkpoint: CheckpointLike, keys: TableKeys) -> str:
     """'same storage', 'equal values' or 'not tied': the head compared with the token table,
     from the header first (shape and dtype), then a chunk of rows at a time."""
     if checkpoint.shares_storage(keys.token, keys.head):

@@ -1,5 +1,9 @@
-"""Model sources: a checkpoint file, a Hugging Face model folder, or ``hf:ORG/NAME[@REV]``.
+"""Model sources: a checkpoint file, a model folder, a GGUF file, an Ollama model, or
+``hf:ORG/NAME[@REV]``.
 
+A ``--weights`` or ``-e`` string is told once (:func:`classify`) into a :class:`Source`: its kind
+and where it is. Both the tables (:func:`open_source`) and the tokenizer
+(``tokenization.modeltok``) are taken from that one description.
 A folder (``save_pretrained`` output or a hub snapshot) brings its ``config.json`` (sizes,
 positional family, rope theta, tying, input scaling), its tokenizer files, and its weights: one
 ``model.safetensors``, or shards with an index whose ``weight_map`` decides which file is opened.
@@ -9,29 +13,66 @@ HTTP, safetensors by the byte. Everything here is decided once, so commands only
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from embedcli.errors import WeightsError
 from embedcli.models.config import CONFIG_FILE, ModelConfig, folder_config, parse_config, read_json
-from embedcli.models.hub.spec import (
-    HubSpec,
-    Unreachable,
-    download_allowed,
-    is_commit,
+from embedcli.models.hub.cache import (
     keep_ref,
     not_cached,
     offline_snapshot,
     snapshot_folder,
-    whole_fetch_limit,
+    with_cache,
 )
+from embedcli.models.hub.session import download_allowed, whole_fetch_limit
+from embedcli.models.hub.spec import HubSpec, Unreachable, is_commit
 
 if TYPE_CHECKING:
     from embedcli.models.hub.remote import Remote
+    from embedcli.models.hub.shards import RemoteSafetensors, ShardedCheckpoint
+    from embedcli.models.protocols import Checkpoint
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 INDEX_FILES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
+
+
+SourceKind = Literal["hub", "ollama", "folder", "gguf", "checkpoint", "missing"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A ``--weights`` or ``-e`` string, told once: what it names, and where."""
+
+    text: str  # as the user wrote it
+    kind: SourceKind  # checkpoint: any other file (safetensors, PyTorch, .npz, a tokenizer file)
+    path: Path | None = None  # folder, gguf, checkpoint, missing: the path as written
+    hub: HubSpec | None = None  # hub: the parsed spec
+
+
+def classify(spec: str | Path) -> Source:
+    """What ``spec`` names: ``hf:ORG/NAME[@REV]``, ``ollama:NAME[:TAG]``, a folder, a GGUF file
+    (told by its magic), another file, or nothing on this machine. A bad ``hf:`` spec is an
+    error here; an Ollama name is resolved only when it is opened."""
+    from embedcli.models.gguf.file import looks_like_gguf
+    from embedcli.models.gguf.ollama import is_ollama
+
+    text = str(spec)
+    hub = HubSpec.parse(text)
+    if hub is not None:
+        return Source(text, "hub", hub=hub)
+    if is_ollama(text):
+        return Source(text, "ollama")
+    path = Path(text)
+    if path.is_dir():
+        return Source(text, "folder", path)
+    if not path.exists():
+        return Source(text, "missing", path)
+    # a regular file only: the magic is never read from a pipe or a device
+    kind: SourceKind = "gguf" if path.is_file() and looks_like_gguf(path) else "checkpoint"
+    return Source(text, kind, path)
 
 
 def _weight_map(index: Any, where: Path | str) -> dict[str, str]:
@@ -64,7 +105,7 @@ class ModelSource:
 
     spec: str  # as the user wrote it
     label: str  # how reports name it
-    checkpoint: Any  # Checkpoint, ShardedCheckpoint or RemoteSafetensors: the same interface
+    checkpoint: Checkpoint
     config: ModelConfig | None = None
     folder: Path | None = None  # the model folder or snapshot, when there is one
     hub: HubSpec | None = None
@@ -80,22 +121,13 @@ class ModelSource:
 
     def by_rows(self, name: str) -> bool:
         """Whether a lookup in table ``name`` should read the rows it uses alone
-        (``checkpoint.load_rows``): a hub table that is not on this machine whole, fetched by
-        the byte (online) or kept as row blocks (offline)."""
-        if getattr(self.checkpoint, "format", None) == "gguf":
-            return True  # a GGUF table is read a row at a time (a quantized one dequantized)
-        shard = self.checkpoint.shard(name) if hasattr(self.checkpoint, "shard") else None
-        cached_whole = getattr(shard, "cached_whole", None)
-        return cached_whole is not None and not cached_whole(name)
+        (``checkpoint.load_rows``): a GGUF table, or a hub table that is not on this machine
+        whole, fetched by the byte (online) or kept as row blocks (offline)."""
+        return self.checkpoint.reads_rows(name)
 
     def local_files(self) -> list[str]:
         """The files on this machine that the weights come from (outputs must not be these)."""
-        if self.remote:
-            return []
-        shards = getattr(self.checkpoint, "weight_map", None)
-        if shards is None:
-            return [str(self.checkpoint.path)]
-        return [str(Path(self.checkpoint.path) / name) for name in dict.fromkeys(shards.values())]
+        return [] if self.remote else [str(path) for path in self.checkpoint.local_files()]
 
 
 def open_source(
@@ -105,28 +137,24 @@ def open_source(
     ``download_all``: whole tables of any size may be fetched (else up to
     ``hub.WHOLE_FETCH_LIMIT``; None: as this command's flags say)."""
     from embedcli.models.checkpoint import Checkpoint
+    from embedcli.models.gguf.source import open_gguf
 
-    text = str(spec)
-    hub = HubSpec.parse(text)
-    if hub is not None:
-        return _open_hub(hub, download_allowed(download), download_all)
-    from embedcli.models.gguf.file import looks_like_gguf
-    from embedcli.models.gguf.ollama import is_ollama, resolve
-
-    if is_ollama(text):
-        from embedcli.models.gguf.source import open_gguf
+    source = classify(spec)
+    text = source.text
+    if source.hub is not None:
+        return _open_hub(source.hub, download_allowed(download), download_all)
+    if source.kind == "ollama":
+        from embedcli.models.gguf.ollama import resolve
 
         return ModelSource(text, text, *open_gguf(resolve(text)))
-    path = Path(text)
-    if path.is_dir():
+    path = Path(text) if source.path is None else source.path
+    if source.kind == "folder":
         return _open_folder(path, text, text)
-    if not path.exists():
+    if source.kind == "missing":
         raise WeightsError(
             f"cannot read {path}: no such file or folder (a hub model is written hf:ORG/NAME)"
         )
-    if looks_like_gguf(path):
-        from embedcli.models.gguf.source import open_gguf
-
+    if source.kind == "gguf":
         return ModelSource(text, path.name, *open_gguf(path))
     return ModelSource(text, path.name, Checkpoint(path))
 
@@ -134,7 +162,7 @@ def open_source(
 def open_weights(weights: str | Path) -> ModelSource:
     """Open ``--weights``: downloads only where this command was given ``--download``, whole
     tables of any size only where it was given ``--download-all``."""
-    from embedcli.models.hub.spec import download_requested
+    from embedcli.models.hub.session import download_requested
 
     return open_source(weights, download_requested())
 
@@ -165,12 +193,14 @@ def _open_folder(
     raise WeightsError(f"{folder} holds no model weights (looked for {looked})")
 
 
-def _shard_opener(folder: Path, hub: HubSpec | None, remote: Remote | None = None) -> Any:
+def _shard_opener(
+    folder: Path, hub: HubSpec | None, remote: Remote | None = None
+) -> Callable[[str], Checkpoint]:
     """Open one shard of a folder; in a hub snapshot, a shard not downloaded is read through
     embedcli's tensor cache, and fetched by the byte when ``remote`` (downloads allowed)."""
     from embedcli.models.checkpoint import Checkpoint
 
-    def opener(filename: str) -> Any:
+    def opener(filename: str) -> Checkpoint:
         path = folder / filename
         if path.is_file() or hub is None:
             if not path.is_file():
@@ -195,7 +225,7 @@ def _open_hub(spec: HubSpec, allowed: bool, download_all: bool | None = None) ->
         try:
             commit = spec.revision if is_commit(spec.revision) else remote.reach()  # a hash: fixed
         except Unreachable as exc:
-            raise exc.with_cache(spec) from None
+            raise with_cache(exc, spec) from None
         # where the hub names no commit, the cached ref is all there is to go by
         snapshot = offline_snapshot(spec) if commit is None else snapshot_folder(spec, commit)
         if snapshot is not None and _has_weights(snapshot):
@@ -225,7 +255,7 @@ def _open_hub(spec: HubSpec, allowed: bool, download_all: bool | None = None) ->
     raise not_cached(spec)
 
 
-def _single_file(single: Any, path: Path, format: str) -> Any:
+def _single_file(single: RemoteSafetensors, path: Path, format: str) -> ShardedCheckpoint:
     """A hub model's one model.safetensors, behind the sharded interface (one shard)."""
     from embedcli.models.hub.shards import ShardedCheckpoint
 
@@ -252,7 +282,7 @@ def _open_remote(spec: HubSpec, remote: Remote) -> ModelSource:
     if index_path is not None:
         weight_map = _weight_map(read_json(index_path, "a weights index"), index_path)
         shards = len(set(weight_map.values()))
-        checkpoint: Any = ShardedCheckpoint(
+        checkpoint = ShardedCheckpoint(
             Path(str(spec)),
             weight_map,
             lambda filename: RemoteSafetensors(remote, spec, commit, filename),

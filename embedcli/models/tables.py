@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from embedcli.core.config import DEFAULT_CONTEXT_LENGTH
 from embedcli.errors import ConfigError, WeightsError
 from embedcli.families.registry import Layout, layouts
-from embedcli.models.checkpoint import Checkpoint
 from embedcli.models.formats import strip_prefixes
 from embedcli.models.keys import TableKeys
 
@@ -26,6 +25,8 @@ if TYPE_CHECKING:
 
     from embedcli.core.config import EmbedConfig, Overrides
     from embedcli.models.config import ModelConfig
+    from embedcli.models.gguf.checkpoint import GGUFCheckpoint
+    from embedcli.models.protocols import Checkpoint
 
 
 # embedcli's own InputEmbedding, saved with torch.save(module.state_dict()); the families'
@@ -55,10 +56,10 @@ def find_tables(
 
     The tables found are checked from the header alone (2-D, floating point, no empty
     dimension, equal widths), so that every command refuses a bad table before reading it."""
-    if getattr(checkpoint, "format", None) == "gguf":
+    if checkpoint.is_gguf:
         from embedcli.models.gguf.source import gguf_tables
 
-        keys = gguf_tables(checkpoint, model, token_key, position_key)  # type: ignore[arg-type]
+        keys = gguf_tables(cast("GGUFCheckpoint", checkpoint), model, token_key, position_key)
     elif model is not None and model.family is not None:
         from embedcli.models.familykeys import family_tables
 
@@ -211,6 +212,10 @@ class LoadedTables:
     folder: str | None = None  # a model folder on this machine (config.json and weights)
     head_key: str | None = None  # the output head, which runs after the blocks
 
+    def quantization(self) -> dict[str, Any] | None:
+        """How a GGUF table was read, where its rows were looked up (RowTables); else None."""
+        return None
+
 
 def load_tables(
     source: str | Path, token_key: str | None = None, position_key: str | None = None
@@ -226,9 +231,11 @@ def load_tables(
 def read_tables(checkpoint: Checkpoint, keys: TableKeys) -> LoadedTables:
     """Read the two tables ``keys`` names from an opened checkpoint, and check them."""
     # a quantized GGUF table stays in its file, read a chunk of rows at a time
-    rows_view = getattr(checkpoint, "rows_view", None)
-    quantized = rows_view is not None and checkpoint.quantized(keys.token)  # type: ignore[attr-defined]
-    token = rows_view(keys.token) if quantized else checkpoint.load(keys.token)
+    gguf = cast("GGUFCheckpoint", checkpoint) if checkpoint.is_gguf else None
+    if gguf is not None and gguf.quantized(keys.token):
+        token: Any = gguf.rows_view(keys.token)
+    else:
+        token = checkpoint.load(keys.token)
     position = None if keys.position is None else checkpoint.load(keys.position)
     check_tables(token, position, keys)
     extras = {name: checkpoint.load(key) for name, key in keys.extras}

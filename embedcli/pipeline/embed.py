@@ -339,8 +339,7 @@ def _weights_fields(tables: LoadedTables | None) -> dict[str, Any]:
 
 def _quantization(tables: LoadedTables) -> dict[str, Any]:
     """A GGUF table's GGML type, lookup dtype and (quantized) worst error."""
-    found = getattr(tables, "quantization", None)
-    said = found() if found is not None else None
+    said = tables.quantization()
     return {"table_type": said} if said else {}
 
 

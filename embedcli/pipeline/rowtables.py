@@ -12,7 +12,7 @@ said before it starts and refused above ``--download-all``'s limit, as every who
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from embedcli.models.tables import LoadedTables, check_tables
 
@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 
     from embedcli.core.config import EmbedConfig
     from embedcli.models.formats import TensorInfo
+    from embedcli.models.gguf.checkpoint import GGUFCheckpoint
     from embedcli.models.hub.rows import TableRows
     from embedcli.models.keys import TableKeys
+    from embedcli.models.protocols import Checkpoint
 
 
 class RowTables(LoadedTables):
@@ -30,10 +32,11 @@ class RowTables(LoadedTables):
     what a batch uses; ``token`` and ``position`` read the whole tables, once, when asked."""
 
     def __init__(
-        self, checkpoint: Any, keys: TableKeys, extras: dict[str, torch.Tensor] | None = None
+        self, checkpoint: Checkpoint, keys: TableKeys, extras: dict[str, torch.Tensor] | None = None
     ) -> None:
         self.checkpoint = checkpoint
         self.keys = keys
+        self.held: list[int] | None = None  # the token rows the last lookup read
         self.token_info: TensorInfo = checkpoint.info(keys.token)
         self.position_info: TensorInfo | None = (
             None if keys.position is None else checkpoint.info(keys.position)
@@ -106,10 +109,10 @@ class RowTables(LoadedTables):
     def quantization(self) -> dict[str, Any] | None:
         """How a GGUF table was read: its GGML type, the dtype of the rows looked up, and for
         a quantized one the worst quantization error of those rows (from their block scales)."""
-        checkpoint = self.checkpoint
-        if getattr(checkpoint, "format", None) != "gguf":
+        if not self.checkpoint.is_gguf:
             return None
-        held = getattr(self, "held", None) if checkpoint.quantized(self.token_key) else None
+        checkpoint = cast("GGUFCheckpoint", self.checkpoint)
+        held = self.held if checkpoint.quantized(self.token_key) else None
         return {
             "ggml_type": checkpoint.ggml_type(self.token_key),
             "lookup_dtype": checkpoint.read_dtype(self.token_key),

@@ -1,7 +1,9 @@
 """Tokenizers of real models (Hugging Face tokenizer.json, tiktoken-format model files), behind the
 interface embedcli already uses for a ``tiktoken.Encoding``.
 
-Every object returned here has what embedcli reads from an encoding: ``name``, ``n_vocab`` (the
+Every object returned here is a :class:`ModelTokenizer` (the ``typing.Protocol``s below: a
+:class:`Tokenizer` is what commands call on any encoding, a :class:`Vocabulary` what even
+``IdsOnly`` has): ``name``, ``n_vocab`` (the
 largest id + 1, added and special tokens included), ``eot_token`` (the id that pads a batch),
 ``special_tokens_set``, ``encode_ordinary``, ``encode`` (tiktoken's ``allowed_special`` and
 ``disallowed_special``), ``encode_single_token``, ``decode_single_token_bytes`` (the true bytes of
@@ -44,20 +46,67 @@ This module imports neither torch, tokenizers nor tiktoken until a tokenizer is 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from embedcli.errors import EncodingError, os_reason
 from embedcli.models.config import folder_config
+from embedcli.models.hub.cache import not_cached
 from embedcli.models.hub.remote import Remote, cached_snapshot
-from embedcli.models.hub.spec import HubSpec, download_allowed, not_cached
+from embedcli.models.hub.session import download_allowed, download_requested
+from embedcli.models.sources import classify
 from embedcli.tokenization.hfjson import load_tokenizer_json
 from embedcli.tokenization.tiktokenfile import load_tiktoken_file, looks_like_tiktoken
 
 if TYPE_CHECKING:
     from embedcli.tokenization.hfjson import HFTokenizer
     from embedcli.tokenization.tiktokenfile import ModelTiktoken
+
+
+class Vocabulary(Protocol):
+    """What every encoding has, ``IdsOnly`` (ids without a tokenizer) included."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def n_vocab(self) -> int: ...  # the largest id + 1
+    @property
+    def eot_token(self) -> int | None: ...  # the id that pads a batch
+    @property
+    def special_tokens_set(self) -> AbstractSet[str]: ...
+    def decode_single_token_bytes(self, token: int) -> bytes: ...  # KeyError: no such id
+
+
+class Tokenizer(Vocabulary, Protocol):
+    """What commands call on a tokenizer: a ``tiktoken.Encoding``, ``HFTokenizer``,
+    ``ModelTiktoken`` (and the GGUF tokenizers, which are HFTokenizers)."""
+
+    def encode_ordinary(self, text: str) -> list[int]: ...
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | AbstractSet[str] = ...,
+        disallowed_special: Literal["all"] | AbstractSet[str] = ...,
+    ) -> list[int]: ...
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int: ...
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes: ...
+    def decode(self, tokens: Sequence[int], errors: str = ...) -> str: ...
+
+
+class ModelTokenizer(Tokenizer, Protocol):
+    """A model's own tokenizer (every one this module returns): a Tokenizer that also says
+    what it adds around a text, and whether a text may be cut before a space."""
+
+    @property
+    def prefix(self) -> tuple[int, ...]: ...
+    @property
+    def suffix(self) -> tuple[int, ...]: ...
+    @property
+    def cut_safe(self) -> bool: ...
 
 
 # The files a model folder is searched for, in order, as exact names a hub can serve; a
@@ -169,17 +218,13 @@ def tokenizer_source(weights: str | Path) -> str | None:
     family has one (GPT-2's gpt2); None for a bare checkpoint file or folder of tables. A model
     folder with another tokenizer is an error without -e: GPT-2's ids
     would fit its table and give the wrong rows, silently."""
-    from embedcli.models.gguf.file import looks_like_gguf
-    from embedcli.models.gguf.ollama import is_ollama
-
-    text = str(weights)
-    if HubSpec.parse(text) is not None or is_ollama(text):
-        return text
-    path = Path(text)
-    if path.is_file() and looks_like_gguf(path):
-        return text  # a GGUF file carries its tokenizer
-    if not path.is_dir():
+    source = classify(weights)
+    text = source.text
+    if source.kind in ("hub", "ollama", "gguf"):
+        return text  # a GGUF file (an Ollama model is one) carries its tokenizer
+    if source.kind != "folder":
         return None
+    path = Path(text)
     if _has_tokenizer(path):
         return text
     config = folder_config(path)
@@ -195,18 +240,18 @@ def tokenizer_source(weights: str | Path) -> str | None:
     )
 
 
-def load_tokenizer(name: str) -> Any:
+def load_tokenizer(name: str) -> ModelTokenizer:
     """A model's tokenizer from a file, a model folder, or hf:ORG/NAME (the cache first; the
     network only when allowed, and then only the tokenizer files)."""
-    from embedcli.models.gguf.ollama import is_ollama, resolve
-    from embedcli.models.hub.spec import download_requested
+    source = classify(name)
+    if source.kind == "ollama":
+        from embedcli.models.gguf.ollama import resolve
 
-    if is_ollama(name):
         return _loaded_tokenizer(resolve(name), name)
-    spec = HubSpec.parse(name)
+    spec = source.hub
     if spec is None:
         path = Path(name)
-        if not path.exists():
+        if source.kind == "missing":
             raise EncodingError(f"cannot read the tokenizer {name}: no such file or folder")
         # a file is named with its folder: llama3/tokenizer.model, llama4/tokenizer.model
         label = f"{path.parent.name}/{path.name}" if path.is_file() and path.parent.name else None
@@ -232,7 +277,7 @@ def load_tokenizer(name: str) -> Any:
     )
 
 
-def _loaded_tokenizer(path: Path, name: str) -> Any:
+def _loaded_tokenizer(path: Path, name: str) -> ModelTokenizer:
     """Load a tokenizer once per process for the same file (a command may ask several times)."""
     try:
         stat = path.stat()
@@ -244,11 +289,11 @@ def _loaded_tokenizer(path: Path, name: str) -> Any:
 
 
 @lru_cache(maxsize=8)
-def _load_once(path: str, mtime: int, size: int, name: str) -> Any:
+def _load_once(path: str, mtime: int, size: int, name: str) -> ModelTokenizer:
     return load_model_tokenizer(Path(path), name=name)
 
 
-def gguf_file_tokenizer(path: Path, name: str) -> Any:
+def gguf_file_tokenizer(path: Path, name: str) -> HFTokenizer:
     """The tokenizer a GGUF file carries in its metadata (``tokenizer.ggml.*``)."""
     from embedcli.errors import WeightsError
     from embedcli.models.gguf.file import open_gguf_file

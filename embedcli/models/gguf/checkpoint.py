@@ -41,6 +41,7 @@ class GGUFCheckpoint:
     """An opened GGUF file with the interface of ``checkpoint.Checkpoint``."""
 
     format = "gguf"
+    is_gguf = True
 
     def __init__(self, path: Path, gguf: GGUFFile | None = None) -> None:
         self.path = Path(path)
@@ -81,6 +82,14 @@ class GGUFCheckpoint:
     def quantized(self, name: str) -> bool:
         """Whether a tensor is stored in quantized blocks."""
         return self.ggml_type(name) not in PLAIN
+
+    def reads_rows(self, name: str) -> bool:
+        """A GGUF table is read a row at a time (a quantized one dequantized)."""
+        return True
+
+    def local_files(self) -> list[Path]:
+        """The one file."""
+        return [self.path]
 
     def shares_storage(self, first: str, second: str) -> bool:
         """GGUF tensors never share bytes (overlaps are refused when the file is opened)."""

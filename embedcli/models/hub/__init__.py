@@ -1,12 +1,17 @@
 """The Hugging Face hub, offline first: ``hf:ORG/NAME[@REVISION]``.
 
-- ``spec``: ``HubSpec`` (the spec parsed and checked), the hub's errors, and the local cache.
-- ``http``: the HTTP rules: retries with backoff, the ``Content-Range`` check, errors that name
-  the repo, the file and the status (never a signed URL's query string nor the token).
+- ``spec``: ``HubSpec`` (the spec parsed and checked) and the hub's errors.
+- ``cache``: the local Hugging Face cache: refs, snapshots, ``.no_exist`` marks, the offline miss.
+- ``session``: what this command allows (``--download``, ``--download-all``), its notices, and
+  the commits the hub named during it (process-wide state, for now).
+- ``http``: the HTTP rules: the endpoint, retries with backoff and a capped ``Retry-After``, the
+  ``Content-Range`` check, errors that name the repo, the file and the status (never a signed
+  URL's query string nor the token).
 - ``remote``: one hub repo at one commit: its small files whole, byte ranges, its commit.
 - ``shards``: weights split over files by an index, and safetensors read by the byte.
 - ``rows``: the rows of a table a lookup uses, read alone instead of the whole table.
 - ``tensorstore``: embedcli's cache of what was fetched: headers, whole tensors, row blocks.
 
-huggingface_hub is imported only on the paths that reach the hub.
+huggingface_hub is imported only on the paths that reach the hub: downloads and range reads
+(remote.py), and the ``.no_exist`` marks of a model that is not cached (cache.py).
 """

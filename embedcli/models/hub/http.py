@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+DEFAULT_ENDPOINT = "https://huggingface.co"
+
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})  # huggingface_hub's own list
 # httpx's (and httpx2's) names for a request that never got its answer: the class names are the
 # same in both libraries, and huggingface_hub retries exactly these
@@ -43,6 +45,11 @@ class RetryPolicy:
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_retry_after)
         return min(self.max_delay, self.first_delay * 2 ** (attempt - 1))
+
+
+def endpoint() -> str:
+    """The hub's address: ``HF_ENDPOINT`` (a mirror, or a local server) or huggingface.co."""
+    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
 
 
 POLICY = RetryPolicy()  # the one in force; tests replace it (monkeypatch) with a recording sleep

@@ -5,7 +5,7 @@ commit every later read of the command is pinned to (a branch that moves mid-com
 two commits), and the cache's ref is moved to it. Small files are downloaded whole through
 ``huggingface_hub``, so that they land in its cache; safetensors headers and table bytes are read
 by range, each answer checked against the range asked for. Transient failures are retried
-(hubhttp.py); what finally fails is one line naming the repo, the file and the status.
+(http.py); what finally fails is one line naming the repo, the file and the status.
 """
 
 from __future__ import annotations
@@ -14,12 +14,20 @@ import os
 from pathlib import Path
 from typing import Any
 
+from embedcli.models.hub.cache import (
+    hub_cache,
+    keep_ref,
+    offline_snapshot,
+    snapshot_folder,
+    with_cache,
+)
 from embedcli.models.hub.http import (
     GaveUp,
     RangeMismatch,
     Transient,
     check_range,
     dropped,
+    endpoint,
     one_line,
     raise_transient,
     redacted,
@@ -27,22 +35,14 @@ from embedcli.models.hub.http import (
     status_text,
     with_retries,
 )
-from embedcli.models.hub.spec import (
-    HubError,
-    HubSpec,
-    Unreachable,
+from embedcli.models.hub.session import (
     download_allowed,
     download_requested,
-    endpoint,
-    hub_cache,
-    is_commit,
-    keep_ref,
     known_commit,
-    offline_snapshot,
     remember_commit,
-    snapshot_folder,
     whole_fetch_limit,
 )
+from embedcli.models.hub.spec import HubError, HubSpec, Unreachable, is_commit
 
 CONFIG = "config.json"  # the file the first contact asks about: every model repo has one
 
@@ -360,5 +360,5 @@ def resolved_commit(spec: HubSpec) -> str | None:
         try:
             Remote(spec).reach()  # remembers what the hub said
         except Unreachable as exc:
-            raise exc.with_cache(spec) from None
+            raise with_cache(exc, spec) from None
     return known_commit(spec)

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     import torch
 
     from embedcli.models.hub.remote import Remote
+    from embedcli.models.hub.spec import HubSpec
+    from embedcli.models.protocols import Checkpoint
 
 HEADER_FIRST_READ = 1 << 13  # most shard headers fit in 8 KiB: one range read, else a second
 FETCH_BLOCK = 16 << 20  # bytes per range read when a table is fetched
@@ -38,14 +40,20 @@ class RemoteSafetensors:
     ``remote`` None means offline: only what embedcli's cache already holds can be used."""
 
     format = "safetensors"
+    is_gguf = False
 
-    def __init__(self, remote: Remote | None, spec: Any, commit: str, filename: str) -> None:
+    def __init__(self, remote: Remote | None, spec: HubSpec, commit: str, filename: str) -> None:
         self.remote, self.spec, self.filename = remote, spec, filename
         self.path = Path(f"{spec}/{filename}")
         self.extra: dict[str, Any] = {}
         self.store = TensorStore(spec.repo_id, commit, filename)
         self.entries = self._entries()
         self.tensors = [entry.info for entry in self.entries.values()]
+
+    @property
+    def names(self) -> list[str]:
+        """Every tensor's name, from the header."""
+        return list(self.entries)
 
     def _entries(self) -> dict[str, Any]:
         """The header, from embedcli's cache, else fetched (and cached); a damaged cached copy
@@ -69,7 +77,7 @@ class RemoteSafetensors:
 
     def _need_remote(self, what: str) -> Remote:
         if self.remote is None:
-            from embedcli.models.hub.spec import not_cached
+            from embedcli.models.hub.cache import not_cached
 
             # the snapshot lacks this shard: embedcli's tensor cache was the other place
             where = "the Hugging Face cache's snapshot" + (
@@ -132,7 +140,7 @@ class RemoteSafetensors:
     def _announce(self, name: str, entry: Any, missing: int, remote: Remote) -> None:
         """Say how much a whole fetch will bring, before it starts; refuse it above the limit."""
         from embedcli.core.memory import format_bytes
-        from embedcli.models.hub.spec import notice
+        from embedcli.models.hub.session import notice
 
         info, limit = entry.info, remote.fetch_limit
         what = f"{name} {info.shape} {info.dtype} of {self.spec}"
@@ -149,6 +157,14 @@ class RemoteSafetensors:
         """Whether all of tensor ``name`` is in embedcli's cache (else a lookup reads rows)."""
         entry = self._table_entry(name)
         return self.store.tensor(name, entry.end - entry.start) is not None
+
+    def reads_rows(self, name: str) -> bool:
+        """A table not in embedcli's cache whole is read by rows (fetched, or cached blocks)."""
+        return not self.cached_whole(name)
+
+    def local_files(self) -> list[Path]:
+        """None: the file is on the hub (embedcli's cache holds what was fetched of it)."""
+        return []
 
     def load_rows(self, name: str, rows: Sequence[int]) -> torch.Tensor:
         """Rows ``rows`` of a 2-D table, (len(rows), d) in its dtype: from the whole tensor
@@ -202,11 +218,13 @@ class RemoteSafetensors:
 class ShardedCheckpoint:
     """Tensors spread over files by an index's ``weight_map``; shards open when needed."""
 
+    is_gguf = False
+
     def __init__(
         self,
         path: Path,
         weight_map: dict[str, str],
-        opener: Callable[[str], Any],
+        opener: Callable[[str], Checkpoint],
         format: str,
     ) -> None:
         self.path = path
@@ -214,14 +232,14 @@ class ShardedCheckpoint:
         self.format = format
         self.extra: dict[str, Any] = {}
         self._opener = opener
-        self.opened: dict[str, Any] = {}  # shard file -> opened checkpoint
+        self.opened: dict[str, Checkpoint] = {}  # shard file -> opened checkpoint
 
     @property
     def names(self) -> list[str]:
         """Every tensor's name, from the index alone."""
         return list(self.weight_map)
 
-    def shard(self, name: str) -> Any:
+    def shard(self, name: str) -> Checkpoint:
         """The opened shard that holds ``name``."""
         if name not in self.weight_map:
             raise WeightsError(f"{self.path} has no tensor {name!r}")
@@ -230,7 +248,7 @@ class ShardedCheckpoint:
             self.opened[filename] = self._opener(filename)
         return self.opened[filename]
 
-    def _all_shards(self) -> Iterable[Any]:
+    def _all_shards(self) -> Iterable[Checkpoint]:
         """Every shard, opened a few at a time (over a network, headers arrive in parallel)."""
         missing = [f for f in dict.fromkeys(self.weight_map.values()) if f not in self.opened]
         if len(missing) > 1:
@@ -265,6 +283,14 @@ class ShardedCheckpoint:
     def load_rows(self, name: str, rows: Sequence[int]) -> torch.Tensor:
         """Read rows of one table from its shard: (len(rows), d)."""
         return self.shard(name).load_rows(name, rows)
+
+    def reads_rows(self, name: str) -> bool:
+        """As the shard that holds ``name`` reads it."""
+        return self.shard(name).reads_rows(name)
+
+    def local_files(self) -> list[Path]:
+        """Every shard file the index names, each once, beside the index."""
+        return [self.path / name for name in dict.fromkeys(self.weight_map.values())]
 
     def shares_storage(self, first: str, second: str) -> bool:
         """Tensors share storage only within one PyTorch shard."""
