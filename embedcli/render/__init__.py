@@ -33,8 +33,6 @@ _WHERE = {
     "project_view": "project",
     "shapes_tables": "shapes",
     "stats_view": "checkpoints",
-    "step_operation": "embed",
-    "STEP_OPERATIONS": "embed",
     "StreamProgress": "progress",
     "strip_trailing": "common",
     "TENSOR_NAMES": "shapes",
