@@ -175,7 +175,7 @@ def run_inspect(
 def _check_seeded_room(config: EmbedConfig) -> None:
     """The seeded tables are made on this machine's CPU in float32 (and converted to the
     dtype there): refused, before any is made, where they would take most of its memory."""
-    from embedcli.pipeline.positions import ensure_room
+    from embedcli.core.memory import ensure_room
 
     rows = config.vocab_size + (config.position_rows if config.has_positional_table else 0)
     need = rows * config.width * 4

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from embedcli.corpus.windows import WindowPlan
     from embedcli.models.inventory import WeightsReport
     from embedcli.pipeline.embed import EmbedReport
-    from embedcli.pipeline.positions import Heatmap
+    from embedcli.pipeline.positionmaps import Heatmap
     from embedcli.pipeline.shapes import ShapesReport
     from embedcli.pipeline.sourceinfo import SourceInfo
     from embedcli.tokenization.encodings import Token
