@@ -10,21 +10,21 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.core.broadcast import format_shape
 from embedcli.core.steps import applied_scale, positions_phrase
 from embedcli.render.common import (
     add_row,
     first_fitting,
     fits,
+    format_shape,
     heading,
     items_line,
     new_table,
     note,
     plural,
+    visible_name,
 )
 from embedcli.render.heatmap import heatmap_view
 from embedcli.render.shapes import addition_view
-from embedcli.tokenization.display import visible_name
 
 if TYPE_CHECKING:
     from embedcli.pipeline.embed import EmbedReport
@@ -226,7 +226,7 @@ def vectors_block(
 
 
 def _similarity(report: EmbedReport, width: int, plain: bool) -> list[RenderableType]:
-    from embedcli.pipeline.positions import Heatmap
+    from embedcli.pipeline.positionmaps import Heatmap
 
     parts: list[RenderableType] = []
     for b, matrix in enumerate(() if report.similarity is None else report.similarity):

@@ -10,20 +10,21 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.core.broadcast import BroadcastPlan, format_shape
-from embedcli.core.memory import format_bytes
+from embedcli.core.broadcast import BroadcastPlan
 from embedcli.core.steps import rope_formula, scale_is_root_d, scale_text
 from embedcli.render.common import (
     WIDE,
     add_row,
     first_fitting,
+    format_bytes,
+    format_shape,
     heading,
     items_line,
     new_table,
     note,
+    plural,
     to_text,
 )
-from embedcli.tokenization.display import plural
 
 if TYPE_CHECKING:
     from embedcli.analysis.training import TrainingMemory
