@@ -122,7 +122,7 @@ def test_the_whole_report_is_the_same(case: tuple[EmbedConfig, int, int]) -> Non
     fast = run_inspect(config, preset, batch_size=batch, seq_len=seq)
     meta = run_inspect(config, preset, batch_size=batch, seq_len=seq, planned=False)
     assert json.dumps(shapes_json(fast)) == json.dumps(shapes_json(meta))
-    assert fast.config["device"] == "meta"
+    assert fast.device == "meta"
 
 
 @pytest.mark.parametrize("name", list(PRESETS))

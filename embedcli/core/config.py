@@ -24,6 +24,7 @@ DEFAULT_VOCAB_SIZE = 50257
 DEFAULT_D_MODEL = 768
 DEFAULT_CONTEXT_LENGTH = 1024
 DEFAULT_SEED = 123
+DEFAULT_ROPE_THETA = 10000.0  # rope's base in the RoFormer paper, and most models' own
 DEFAULT_BATCH_SIZE = 8  # B, for every command that batches (windows, inspect-shapes, streaming)
 DEFAULT_SEQ_LEN = 4  # T, for windows and inspect-shapes (the book's max_length=4)
 PICTURE_POSITIONS = 64  # `positions` draws fewer rows and columns than embed's tables hold,
@@ -40,7 +41,9 @@ class EmbedConfig:
     positional: Positional = "learned"  # learned (GPT-2's table), sinusoidal (fixed), rope, or none
     seed: int = DEFAULT_SEED  # torch.manual_seed before the tables are created, on the CPU
     dtype: DType = "float32"  # dtype of the tables after creation: float32, float16, bfloat16
-    rope_theta: float = 10000.0  # rope's base: a model's own (Llama 3: 500000) replaces 10000
+    rope_theta: float = (
+        DEFAULT_ROPE_THETA  # rope's base: a model's own (Llama 3: 500000) replaces 10000
+    )
     rope_dim: int | None = None  # dimensions rope rotates (a model's head_dim); None: d_model
     embed_scale: float = 1.0  # token embeddings are multiplied by this (Gemma: sqrt(d_model))
     # a model's rope scaling applied to the angles: (("rope_type", "llama3"), ("factor", 8.0), ...)

@@ -12,7 +12,8 @@ from embedcli.core.broadcast import BroadcastPlan, explain
 from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import torch_dtype
 from embedcli.core.positions import halves_sinusoids, rope_angles, sinusoidal_table
-from embedcli.core.shapeplan import TraceStep
+from embedcli.core.shapeplan import TraceStep, with_operations
+from embedcli.core.steps import STEP_ORDER
 from embedcli.errors import TokenIdError, WeightsError
 
 BUFFER_ROWS = 8192  # positions the module's position buffers hold; longer batches compute theirs
@@ -32,23 +33,15 @@ class EmbeddingTrace:
     projected_embeddings: torch.Tensor | None = None  # (B, T, d): OPT's project_in
     token_type_embeddings: torch.Tensor | None = None  # (B, T, d): BERT's type 0, added
     embedding_layernorm: torch.Tensor | None = None  # (B, T, d): a LayerNorm of the sum
+    config: EmbedConfig | None = None  # the module's: each step's operation is said from it
 
     @property
     def steps(self) -> list[TraceStep]:
-        """Name, shape, dtype and device of each tensor that exists, in pipeline order."""
-        names = (
-            "input_ids",
-            "token_embeddings",
-            "scaled_embeddings",
-            "projected_embeddings",
-            "token_type_embeddings",
-            "position_ids",
-            "rope_angles",
-            "position_embeddings",
-            "embedding_layernorm",
-        )
-        steps = [TraceStep.of(n, getattr(self, n)) for n in names if getattr(self, n) is not None]
-        return [*steps, TraceStep.of("input_embeddings", self.input_embeddings)]
+        """Name, shape, dtype, device and operation of each tensor that exists, in pipeline
+        order."""
+        present = [n for n in STEP_ORDER if getattr(self, n) is not None]
+        steps = [TraceStep.of(n, getattr(self, n)) for n in present]
+        return steps if self.config is None else with_operations(self.config, steps)
 
     @property
     def addition(self) -> BroadcastPlan | None:
@@ -315,6 +308,7 @@ class InputEmbedding(nn.Module):
             projected_embeddings=steps.get("projected_embeddings"),
             token_type_embeddings=steps.get("token_type_embeddings"),
             embedding_layernorm=steps.get("embedding_layernorm"),
+            config=config,
         )
 
     def position_rows(

@@ -104,3 +104,17 @@ def ensure_host_fits(
 ) -> None:
     """Raise MemoryLimitError when ``needed`` bytes exceed what this machine has available."""
     ensure_fits(what, needed, host_available_memory(), "this machine", hint)
+
+
+ROOM = 0.75  # of the memory available, the most a job may plan to use: the rest is headroom
+
+
+def ensure_room(what: str, need: int, hint: str) -> None:
+    """Refuse, before allocating, a job whose ``need`` bytes exceed ROOM of what this machine
+    has available (a job that fits only by taking nearly all of it is refused too)."""
+    available = host_available_memory()
+    if available is not None and need > available * ROOM:
+        raise MemoryLimitError(
+            f"{what} need {format_bytes(need)}, more than {ROOM:.0%} of the "
+            f"{format_bytes(available)} available on this machine; {hint}"
+        )

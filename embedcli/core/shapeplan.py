@@ -13,11 +13,12 @@ meta device, over many configurations.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from embedcli.core.broadcast import BroadcastPlan, explain
 from embedcli.core.config import EmbedConfig
+from embedcli.core.steps import step_operation
 
 if TYPE_CHECKING:
     import torch
@@ -36,6 +37,7 @@ class TraceStep:
     device: str
     numel: int
     bytes: int  # numel times the element size: what the tensor occupies on its device
+    operation: str = ""  # what made it, for this configuration (core.steps.step_operation)
 
     @classmethod
     def of(cls, name: str, tensor: torch.Tensor) -> TraceStep:
@@ -54,6 +56,12 @@ class TraceStep:
         """Describe the meta tensor an operation would give back: ``shape`` and ``dtype``."""
         numel = math.prod(shape)
         return cls(name, shape, dtype, "meta", numel, numel * ELEMENT_SIZES[dtype])
+
+
+def with_operations(config: EmbedConfig, steps: list[TraceStep]) -> list[TraceStep]:
+    """``steps``, each with the operation that made it under ``config``."""
+    names = {s.name for s in steps}
+    return [replace(s, operation=step_operation(s.name, config, names)) for s in steps]
 
 
 def planned_trace(
@@ -95,4 +103,5 @@ def planned_trace(
     if config.norm_eps is not None:
         steps.append(TraceStep.planned("embedding_layernorm", tokens, dtype))
     result = addition.result if addition is not None else tokens
-    return [*steps, TraceStep.planned("input_embeddings", result, dtype)], addition
+    steps.append(TraceStep.planned("input_embeddings", result, dtype))
+    return with_operations(config, steps), addition

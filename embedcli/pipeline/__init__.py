@@ -4,6 +4,7 @@
   every command that needs a config or tables asks here.
 - ``rowtables``: a hub model's tables read by rows (the rows a batch uses), for embed.
 - ``embed``: the embed job: texts or ids -> padded batch -> the core module -> ``EmbedReport``.
+- ``sourceinfo``: ``SourceInfo``, what a report says of its tables' source, encoding and device.
 - ``stream``: embedding at scale: every window of a file, or one record per line.
 - ``reference``: ``--verify``'s independent second computation.
 - ``hfreference``: ``--verify``'s third, a model folder's own transformers code up to block 0.
@@ -11,7 +12,8 @@
 - ``positions``: the positions job: a positional table, or its similarities, as a heatmap.
 - ``positionsource``: which encoding ``positions`` draws (flags, a preset, or ``--weights``), and
   the checks of its flags.
-- ``positionmaps``: rope's angles and similarity by distance, ALiBi's biases and slopes.
+- ``positionmaps``: ``Heatmap`` (every position picture), rope's angles and similarity by
+  distance, ALiBi's biases and slopes.
 
 Imports: analysis, corpus, tokenization, models, core, io, errors.
 """

@@ -21,6 +21,7 @@ from embedcli.errors import (
     MemoryLimitError,
     TokenIdError,
 )
+from embedcli.pipeline.sourceinfo import SourceInfo, source_info
 from embedcli.tokenization.encodings import (
     Token,
     added_specials,
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 class EmbedReport:
     """Everything ``embedcli embed`` shows, as plain data."""
 
-    config: dict[str, Any]
+    config: EmbedConfig  # the real vocabulary's, also where the module held only some rows
+    source: SourceInfo  # the tables' source, the encoding, padding and device
     input_ids: list[list[int]]
     attention_mask: list[list[int]]
     tokens: list[list[Token]]  # with index and pad
@@ -322,21 +324,6 @@ def _module_for(
     return module, target, rows.local(ids)  # (B, T): rows of rows.token
 
 
-def _weights_fields(tables: LoadedTables | None) -> dict[str, Any]:
-    """What the report says about where the tables came from."""
-    if tables is None:
-        return {"weights": None}
-    return {
-        "seed": None,  # trained tables: the seed played no part
-        "weights": tables.path,
-        "layout": tables.layout,
-        "token_key": tables.token_key,
-        "position_key": tables.position_key,
-        **({"model": tables.model} if tables.model else {}),  # what config.json says
-        **_quantization(tables),
-    }
-
-
 def _quantization(tables: LoadedTables) -> dict[str, Any]:
     """A GGUF table's GGML type, lookup dtype and (quantized) worst error."""
     said = tables.quantization()
@@ -402,14 +389,15 @@ def run_embed(
             config, ids_cpu, trace.input_embeddings, tables, torch.tensor(mask)
         )
     report = EmbedReport(
-        config={
-            **config.to_dict(),
-            "device": str(target),
-            "requested_device": device,
-            "encoding": enc.name,
-            "pad_id": pad,
-            **_weights_fields(tables),
-        },
+        config=config,
+        source=source_info(
+            tables,
+            device=str(target),
+            requested_device=device,
+            encoding=enc.name,
+            pad_id=pad,
+            table_type=None if tables is None else _quantization(tables).get("table_type"),
+        ),
         input_ids=padded,
         attention_mask=mask,
         tokens=_token_rows(enc, padded, mask, marks),

@@ -1,4 +1,5 @@
-"""The encodings that act inside attention, as matrices to look at: rope's rotation angles (or
+"""Positions as matrices to look at: ``Heatmap`` (a matrix and its labels, which every
+position picture is), and the encodings that act inside attention: rope's rotation angles (or
 the similarity they give two positions), and ALiBi's bias of each head on the attention scores.
 Neither adds anything to the input embeddings, and neither has parameters.
 """
@@ -9,13 +10,42 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from embedcli.pipeline.positions import Heatmap
 from embedcli.tokenization.display import plural
 
 if TYPE_CHECKING:
     import numpy as np
 
     from embedcli.pipeline.positionsource import Encoding
+
+
+@dataclass
+class Heatmap:
+    """A matrix and how to label it; rendered as terminal blocks, a PNG, or JSON."""
+
+    title: str
+    kind: str  # "encoding" or "similarity"
+    row_axis: str
+    column_axis: str
+    matrix: np.ndarray  # (rows, columns) float64
+    row_labels: list[str] | None = None  # None: rows are numbered
+    column_labels: list[str] | None = None
+    source: str | None = None  # where the matrix came from (positions: the table's source)
+    positional: str | None = None  # positions: the family drawn (learned, sinusoidal, rope)
+    bounds: tuple[float, float] | None = None  # a fixed colour scale (rope's angles: -π, π)
+    scale_note: str | None = None  # what the scale is, said beside its numbers
+    masked: str | None = None  # NaN cells are masked, not values: what they are (ALiBi's j > i)
+    details: tuple[str, ...] = ()  # short "key value" facts under the title
+    notes: tuple[str, ...] = ()  # sentences under the scale
+
+    @property
+    def limit(self) -> float:
+        """The largest magnitude: the colour scale runs from -limit to +limit."""
+        import numpy as np
+
+        if self.bounds is not None:
+            return max(abs(self.bounds[0]), abs(self.bounds[1])) or 1.0
+        finite = np.abs(self.matrix[np.isfinite(self.matrix)]) if len(self.matrix) else []
+        return float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
 
 
 @dataclass
@@ -305,6 +335,6 @@ def _check_alibi_outputs(bias: AlibiBias, one: bool, png: bool, as_json: bool) -
 
 
 def _check_memory(need: int, what: str, hint: str = "lower --context-length") -> None:
-    from embedcli.pipeline.positions import ensure_room
+    from embedcli.core.memory import ensure_room
 
     ensure_room(f"the numbers of a picture of {what}", need, hint)

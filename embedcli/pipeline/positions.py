@@ -1,52 +1,22 @@
-"""Positional encodings as matrices to look at: the table itself, or its cosine similarities;
-rope's angles and ALiBi's biases come from pipeline.positionmaps, the encoding to draw from
-pipeline.positionsource."""
+"""Positional encodings as matrices to look at: the table itself, or its cosine similarities.
+The Heatmap type, rope's angles and ALiBi's biases come from pipeline.positionmaps, the encoding
+to draw from pipeline.positionsource."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from embedcli.core.config import EmbedConfig
+from embedcli.core.memory import ensure_room
 from embedcli.errors import WeightsError
+from embedcli.pipeline.positionmaps import Heatmap as Heatmap  # re-exported
 
 if TYPE_CHECKING:
-    import numpy as np
     import torch
 
     from embedcli.pipeline.positionmaps import AlibiReport, RopeReport
     from embedcli.pipeline.positionsource import Encoding, PositionsRequest
-
-
-@dataclass
-class Heatmap:
-    """A matrix and how to label it; rendered as terminal blocks, a PNG, or JSON."""
-
-    title: str
-    kind: str  # "encoding" or "similarity"
-    row_axis: str
-    column_axis: str
-    matrix: np.ndarray  # (rows, columns) float64
-    row_labels: list[str] | None = None  # None: rows are numbered
-    column_labels: list[str] | None = None
-    source: str | None = None  # where the matrix came from (positions: the table's source)
-    positional: str | None = None  # positions: the family drawn (learned, sinusoidal, rope)
-    bounds: tuple[float, float] | None = None  # a fixed colour scale (rope's angles: -π, π)
-    scale_note: str | None = None  # what the scale is, said beside its numbers
-    masked: str | None = None  # NaN cells are masked, not values: what they are (ALiBi's j > i)
-    details: tuple[str, ...] = ()  # short "key value" facts under the title
-    notes: tuple[str, ...] = ()  # sentences under the scale
-
-    @property
-    def limit(self) -> float:
-        """The largest magnitude: the colour scale runs from -limit to +limit."""
-        import numpy as np
-
-        if self.bounds is not None:
-            return max(abs(self.bounds[0]), abs(self.bounds[1])) or 1.0
-        finite = np.abs(self.matrix[np.isfinite(self.matrix)]) if len(self.matrix) else []
-        return float(finite.max()) if len(finite) and finite.max() > 0 else 1.0
 
 
 def position_table(
@@ -176,23 +146,6 @@ def _preset_table(encoding: Encoding, rows: int, seed: int) -> tuple[torch.Tenso
         f"learned, seeded nn.Embedding({rows:,}, {encoding.d_model:,}) drawn alone, seed "
         f"{seed}, at the width of {encoding.source}"
     )
-
-
-ROOM = 0.75  # of the memory available, the most a job may plan to use: the rest is headroom
-
-
-def ensure_room(what: str, need: int, hint: str) -> None:
-    """Refuse, before allocating, a job whose ``need`` bytes exceed ROOM of what this machine
-    has available (a job that fits only by taking nearly all of it is refused too)."""
-    from embedcli.core.memory import format_bytes, host_available_memory
-    from embedcli.errors import MemoryLimitError
-
-    available = host_available_memory()
-    if available is not None and need > available * ROOM:
-        raise MemoryLimitError(
-            f"{what} need {format_bytes(need)}, more than {ROOM:.0%} of the "
-            f"{format_bytes(available)} available on this machine; {hint}"
-        )
 
 
 def _check_picture_memory(rows: int, d_model: int, similarity: bool = False) -> None:

@@ -36,6 +36,11 @@ class Parameters:
     experts: int | None = None
     experts_per_token: int | None = None
 
+    @property
+    def share_of_active(self) -> float | None:
+        """total / active_parameters: the embeddings' share of what one token runs through."""
+        return None if not self.active_parameters else self.total / self.active_parameters
+
 
 @dataclass(frozen=True)
 class CombineCost:
@@ -48,12 +53,20 @@ class CombineCost:
     add_linear_parameters: int  # d -> d, weights and bias
     concat_linear_parameters: int  # 2d -> d, weights and bias
 
+    @property
+    def concat_extra_parameters(self) -> int:
+        """What concatenating costs the first linear layer beyond adding."""
+        return self.concat_linear_parameters - self.add_linear_parameters
+
 
 @dataclass
 class ShapesReport:
     """Everything ``embedcli inspect-shapes`` shows, as plain data."""
 
-    config: dict[str, Any]
+    config: EmbedConfig
+    batch_size: int  # B of the batch traced
+    seq_len: int  # T
+    device: str  # where the module ran ("meta": shapes only)
     preset: str
     preset_description: str
     preset_source: str | None  # a real family's hub id
@@ -141,7 +154,10 @@ def run_inspect(
     if train is not None:
         training = training_memory(config, batch_size, seq_len, parameters.model_parameters, train)
     return ShapesReport(
-        config={**config.to_dict(), "batch_size": batch_size, "seq_len": seq_len, "device": device},
+        config=config,
+        batch_size=batch_size,
+        seq_len=seq_len,
+        device=device,
         preset=preset.name,
         preset_description=preset.description,
         preset_source=preset.source,
@@ -159,7 +175,7 @@ def run_inspect(
 def _check_seeded_room(config: EmbedConfig) -> None:
     """The seeded tables are made on this machine's CPU in float32 (and converted to the
     dtype there): refused, before any is made, where they would take most of its memory."""
-    from embedcli.pipeline.positions import ensure_room
+    from embedcli.core.memory import ensure_room
 
     rows = config.vocab_size + (config.position_rows if config.has_positional_table else 0)
     need = rows * config.width * 4

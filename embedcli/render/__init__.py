@@ -6,6 +6,25 @@ without splitting a word) and ``plain`` (no colour: separators and character ram
 The JSON twins (``render.json``) and ``render.png`` never import rich; importing this package
 imports neither rich nor torch.
 
+- ``common``: what every view shares: the presentation helpers (plural, visible, format_bytes,
+  format_shape), plain text, wrapped item lines, the first layout that fits.
+- ``json``: the ``--json`` twin of every report (no rich).
+- ``embed``: ``embedcli embed``: header, pipeline steps, vectors, similarity maps, notes.
+- ``shapes``: inspect-shapes, broadcasting, and how positions enter (embed's addition too).
+- ``presets``: ``inspect-shapes --list-presets``, grouped by family.
+- ``tokens``: ``embedcli tokenize``: tokens, pieces and bytes, encodings compared, --explain.
+- ``windows``: ``embedcli windows``: the data loader's batches and totals.
+- ``count``: ``embedcli count``: files, the folder tree, totals, engines, models.
+- ``checkpoints``: ``weights``, ``neighbors`` and ``stats``: a checkpoint and its tables.
+- ``project``: ``embedcli project``: a token table's map as a terminal scatter plot.
+- ``devices``: ``embedcli devices``: each device, its dtypes and memory.
+- ``heatmap``: matrices as terminal pictures (a character ramp, or coloured blocks).
+- ``positions``: ``embedcli positions``: whichever picture the pipeline made.
+- ``alibi``: ALiBi's biases, head by head, and the slopes.
+- ``positionsjson``: ``positions --json``: the numbers drawn and what they are made of.
+- ``png``: PNG figures through matplotlib (no rich).
+- ``progress``: the live progress bar of streaming embedding.
+
 Imports: pipeline, analysis, corpus, tokenization, models, core, io, errors.
 """
 
@@ -33,8 +52,6 @@ _WHERE = {
     "project_view": "project",
     "shapes_tables": "shapes",
     "stats_view": "checkpoints",
-    "step_operation": "embed",
-    "STEP_OPERATIONS": "embed",
     "StreamProgress": "progress",
     "strip_trailing": "common",
     "TENSOR_NAMES": "shapes",

@@ -10,18 +10,18 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.core.broadcast import format_shape
 from embedcli.render.common import (
     add_row,
     first_fitting,
+    format_shape,
     heading,
     items_line,
     new_table,
     note,
     pack,
     plural,
+    visible_name,
 )
-from embedcli.tokenization.display import visible_name
 
 if TYPE_CHECKING:
     from embedcli.analysis.neighbors import TokenNeighbors

@@ -12,7 +12,13 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.tokenization.encodings import plural as plural  # re-exported for the views
+# The presentation helpers, one import for every view: counted words, visible text and names,
+# byte sizes, shapes. Defined below render/ because error messages there say sizes and counts too.
+from embedcli.core.broadcast import format_shape as format_shape
+from embedcli.core.memory import format_bytes as format_bytes
+from embedcli.tokenization.display import plural as plural
+from embedcli.tokenization.display import visible as visible
+from embedcli.tokenization.display import visible_name as visible_name
 
 WIDE = 10_000  # a width at which nothing wraps: the layout as it was meant to be
 SEPARATOR = " · "  # between the items of a header or summary line

@@ -40,7 +40,7 @@ def shown_path(path: str) -> str:
     """A path with its control characters visible (a newline as ↵, others escaped)."""
     import unicodedata
 
-    from embedcli.tokenization.encodings import visible
+    from embedcli.render.common import visible
 
     if all(unicodedata.category(c) not in _CONTROL for c in path):
         return path

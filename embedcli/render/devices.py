@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 
-from embedcli.core.memory import format_bytes
-from embedcli.render.common import add_row, heading, items_line, new_table
+from embedcli.render.common import add_row, format_bytes, heading, items_line, new_table
 
 if TYPE_CHECKING:
     from embedcli.core.devices import DeviceInfo

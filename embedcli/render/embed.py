@@ -10,20 +10,21 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.core.broadcast import format_shape
+from embedcli.core.steps import applied_scale, positions_phrase
 from embedcli.render.common import (
     add_row,
     first_fitting,
     fits,
+    format_shape,
     heading,
     items_line,
     new_table,
     note,
     plural,
+    visible_name,
 )
 from embedcli.render.heatmap import heatmap_view
-from embedcli.render.shapes import addition_view, applied_scale
-from embedcli.tokenization.display import visible_name
+from embedcli.render.shapes import addition_view
 
 if TYPE_CHECKING:
     from embedcli.pipeline.embed import EmbedReport
@@ -33,129 +34,25 @@ if TYPE_CHECKING:
 MAX_POSITIONS = 64
 PIECE_WIDTH = 12  # longer pieces end in "…" in the vectors table
 
-# What each traced tensor is, for readers learning the pipeline.
-STEP_OPERATIONS = {
-    "input_ids": "token ids, right-padded to the longest (T)",
-    "token_embeddings": "token_embedding(input_ids)",
-    "position_ids": "arange(T)",
-    "position_embeddings": "position_embedding(position_ids)",
-    "input_embeddings": "token_embeddings + position_embeddings",
-}
-
-
-def positions_phrase(cfg: dict) -> str:
-    """How the header names the position family, with what a model's config says of it."""
-    positional = cfg["positional"]
-    model = cfg.get("model") or {}
-    if positional == "alibi" and model.get("alibi_slopes"):
-        slopes = model["alibi_slopes"]
-        last = len(slopes) - 1
-        return (
-            f"alibi positions ({len(slopes)} heads; slope of head 0: {slopes[0]:.3g}, "
-            f"of head {last}: {slopes[last]:.3g})"
-        )
-    if positional == "relative" and model.get("relative_attention"):
-        rel = model["relative_attention"]
-        return (
-            f"relative positions ({rel['num_buckets']} buckets, max distance {rel['max_distance']})"
-        )
-    if positional == "rope" and model.get("rope_bases"):
-        bases = ", ".join(f"θ {v:g} ({k})" for k, v in model["rope_bases"].items())
-        return f"rope positions ({bases})"
-    return "no positions" if positional == "none" else f"{positional} positions"
-
-
-def _position_rows(cfg: dict) -> str:
-    """How the positional rows are numbered."""
-    offset = cfg.get("position_offset", 0)
-    plus = f" + {offset}" if offset else ""
-    if cfg.get("position_ids") == "mask":
-        return f"counted over the attention mask{plus} (pads: row {offset - 1})"
-    if cfg.get("position_ids") == "padding":
-        pad = cfg.get("padding_idx")
-        return f"padding_idx {pad} + 1 + index over non-pad ids (pads: row {pad})"
-    return f"arange(T){plus}"
-
-
-def _input_formula(cfg: dict, names: set[str]) -> str:
-    """What the first block reads, as the sum and the steps that made it."""
-    token = "token_embeddings"
-    for name in ("scaled_embeddings", "projected_embeddings"):
-        if name in names:
-            token = name
-    terms = [token]
-    if "token_type_embeddings" in names:
-        terms.append("token_type_embeddings")
-    if "position_embeddings" in names:
-        terms.append("position_embeddings")
-    total = " + ".join(terms)
-    if "embedding_layernorm" in names:
-        return f"embedding_layernorm: LayerNorm({total}), what block 0 reads"
-    positional = cfg["positional"]
-    if positional in ("rope", "alibi", "relative", "none") and len(terms) == 1:
-        added = {
-            "rope": "rope adds nothing here",
-            "alibi": "ALiBi biases attention scores instead",
-            "relative": "T5's relative buckets bias attention instead",
-            "none": "no positions",
-        }[positional]
-        return f"{token}: {added}"
-    return total
-
-
-def step_operation(name: str, cfg: dict, names: set[str] | None = None) -> str:
-    """What made a traced tensor, for this configuration (positions, rope base, scaling)."""
-    positional = cfg["positional"]
-    names = names or set()
-    if name == "scaled_embeddings":
-        return f"token_embeddings × {applied_scale(cfg)}, the model's input scaling"
-    if name == "projected_embeddings":
-        return f"project_in: a linear map from width {cfg.get('token_width')} to d_model"
-    if name == "token_type_embeddings":
-        return "token_type_embedding(0): every token of segment A, added"
-    if name == "embedding_layernorm":
-        return f"LayerNorm over d_model, eps {cfg.get('norm_eps'):g}, before block 0"
-    if name == "position_ids":
-        return _position_rows(cfg)
-    if positional == "sinusoidal" and name == "position_embeddings":
-        layout = "sines, then cosines" if cfg.get("sinusoid") == "halves" else "sin/cos"
-        return f"{layout} table[position_ids]: fixed, no parameters"
-    if name == "position_embeddings":
-        return "position_embedding(position_ids)"
-    if name == "input_embeddings":
-        return _input_formula(cfg, names)
-    if name == "rope_angles":
-        theta, dim = cfg.get("rope_theta", 10000.0), cfg.get("rope_dim")
-        base = f"{theta:g}" if theta != int(theta) else str(int(theta))
-        exponent = "-2i/d" if dim is None else f"-2i/{dim}"
-        return f"position_ids × {base}^({exponent}): rotates queries and keys inside attention"
-    return STEP_OPERATIONS.get(name, "")
-
 
 def _header(report: EmbedReport, width: int) -> Text:
-    cfg = report.config
-    source = (
-        [f"weights {visible_name(str(cfg['weights']))}"]
-        if cfg.get("weights") is not None
-        else [f"seed {cfg['seed']}"]
-    )
-    stored = cfg.get("table_type")
+    cfg, src = report.config, report.source
+    source = [f"weights {visible_name(src.weights)}"] if src.trained else [f"seed {cfg.seed}"]
+    stored = src.table_type
     if stored:  # a GGUF table: how it is stored, what its rows were read as, their error
-        source.append(f"table {stored['ggml_type']} → {stored['lookup_dtype']}")
-        if stored.get("max_error") is not None:
-            source.append(f"quantization error ≤ {stored['max_error']:.3g}")
+        source.append(f"table {stored.ggml_type} → {stored.lookup_dtype}")
+        if stored.max_error is not None:
+            source.append(f"quantization error ≤ {stored.max_error:.3g}")
     return items_line(
         [
-            cfg["encoding"],
-            f"vocab {cfg['vocab_size']:,}",
-            f"d {cfg['d_model']:,}",
-            "no context limit"
-            if cfg["context_length"] is None
-            else f"context {cfg['context_length']:,}",
-            positions_phrase(cfg),
+            src.encoding,
+            f"vocab {cfg.vocab_size:,}",
+            f"d {cfg.d_model:,}",
+            f"context {cfg.context_length:,}" if cfg.context_limit else "no context limit",
+            positions_phrase(cfg, src.model),
             *source,
-            cfg["device"],
-            cfg["dtype"],
+            src.device,
+            cfg.dtype,
         ],
         width,
         lead="embed",
@@ -167,13 +64,11 @@ def _pipeline_table(report: EmbedReport, *, stacked: bool) -> Table:
     the device left to the header line."""
     columns = ("step", "shape", "operation") if stacked else ("step", "shape", "dtype", "device")
     table = new_table(*columns, *(() if stacked else ("operation",)), wrap=("operation",))
-    names = {s.name for s in report.steps}
     for s in report.steps:
-        operation = step_operation(s.name, report.config, names)
         if stacked:
-            add_row(table, s.name, f"{format_shape(s.shape)}\n{s.dtype}", operation)
+            add_row(table, s.name, f"{format_shape(s.shape)}\n{s.dtype}", s.operation)
         else:
-            add_row(table, s.name, format_shape(s.shape), s.dtype, s.device, operation)
+            add_row(table, s.name, format_shape(s.shape), s.dtype, s.device, s.operation)
     return table
 
 
@@ -250,7 +145,7 @@ def _vector_rows(
     vectors = [report.token_embeddings[b][position]]
     labels: list[str | None] = ["token"] if labelled else [None]
     steps = (
-        (report.scaled_embeddings, f"× {applied_scale(report.config).split(' ')[0]}"),
+        (report.scaled_embeddings, f"× {applied_scale(report.config):.6g}"),
         (report.projected_embeddings, "project_in"),
         (report.token_type_embeddings, "+ type 0"),
     )
@@ -304,7 +199,7 @@ def vectors_block(
 ) -> RenderableType:
     """The sequence's tokens and the first ``show`` dimensions of their vectors, or as many
     dimensions as the terminal fits."""
-    d = report.config["d_model"]
+    d = report.config.d_model
     which = f"Sequence {b}: tokens" if len(report.tokens) > 1 else "Tokens"
 
     def title(dims: int) -> str:
@@ -331,7 +226,7 @@ def vectors_block(
 
 
 def _similarity(report: EmbedReport, width: int, plain: bool) -> list[RenderableType]:
-    from embedcli.pipeline.positions import Heatmap
+    from embedcli.pipeline.positionmaps import Heatmap
 
     parts: list[RenderableType] = []
     for b, matrix in enumerate(() if report.similarity is None else report.similarity):
@@ -359,7 +254,7 @@ def _verify_line(report: EmbedReport) -> Text | None:
         f"verify: the {v.device} result ",
         (word, style),
         f" with a separate CPU computation from {v.reference}: largest difference "
-        f"{v.max_abs_diff:.3g} (tolerance {v.tolerance:.3g} for {report.config['dtype']})",
+        f"{v.max_abs_diff:.3g} (tolerance {v.tolerance:.3g} for {report.config.dtype})",
     )
 
 
@@ -415,10 +310,11 @@ def embed_tables(
 ) -> RenderableType:
     """Header, pipeline steps, broadcast, each sequence's tokens and vectors (the first
     ``max_positions`` positions, ``show`` dimensions), then what was left out."""
-    cfg = report.config
     parts: list[RenderableType] = [_header(report, width), *_truncation_notes(report)]
     parts.append(pipeline_block(report, width))
-    parts.append(addition_view(report.broadcast, cfg, width=width))
+    parts.append(
+        addition_view(report.broadcast, report.config, width=width, model=report.source.model)
+    )
     if report.rope_angles is not None:
         parts.append(rope_block(report.rope_angles, show, max_positions))
     for b in range(len(report.tokens)):

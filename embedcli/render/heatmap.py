@@ -13,7 +13,7 @@ from rich.text import Text
 from embedcli.render.common import heading, items_line
 
 if TYPE_CHECKING:
-    from embedcli.pipeline.positions import Heatmap
+    from embedcli.pipeline.positionmaps import Heatmap
 
 RAMP = " .:-=+*#%@"  # low to high, for terminals without colour
 MASK = "·"  # a masked cell (ALiBi's keys after the query) in plain text; blank in colour

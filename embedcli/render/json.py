@@ -18,13 +18,14 @@ if TYPE_CHECKING:
     from embedcli.analysis.projection import Projection
     from embedcli.analysis.stats import TableStats
     from embedcli.core.broadcast import BroadcastPlan
-    from embedcli.core.config import Preset
+    from embedcli.core.config import EmbedConfig, Preset
     from embedcli.core.devices import DeviceInfo
     from embedcli.corpus.windows import WindowPlan
     from embedcli.models.inventory import WeightsReport
     from embedcli.pipeline.embed import EmbedReport
-    from embedcli.pipeline.positions import Heatmap
+    from embedcli.pipeline.positionmaps import Heatmap
     from embedcli.pipeline.shapes import ShapesReport
+    from embedcli.pipeline.sourceinfo import SourceInfo
     from embedcli.tokenization.encodings import Token
     from embedcli.tokenization.explain import Explained
     from embedcli.tokenization.tokens import TokenizeReport
@@ -54,18 +55,47 @@ def token_json(token: Token) -> dict[str, Any]:
     return data
 
 
+def embed_config_json(config: EmbedConfig, source: SourceInfo) -> dict[str, Any]:
+    """One ``config`` object: the config's fields (``EmbedConfig.to_dict``), then the source's;
+    a seeded source says ``weights: null`` alone, a checkpoint's says ``seed: null`` (the seed
+    played no part), its keys, and its model summary and table type where it has them."""
+    data = {
+        **config.to_dict(),
+        "device": source.device,
+        "requested_device": source.requested_device,
+        "encoding": source.encoding,
+        "pad_id": source.pad_id,
+    }
+    if not source.trained:
+        return {**data, "weights": None}
+    data.update(
+        seed=None,
+        weights=source.weights,
+        layout=source.layout,
+        token_key=source.token_key,
+        position_key=source.position_key,
+    )
+    if source.model:
+        data["model"] = source.model
+    if source.table_type is not None:
+        data["table_type"] = asdict(source.table_type)
+    return data
+
+
 def embed_json(report: EmbedReport) -> dict[str, Any]:
-    """The embed report as plain JSON types. Exception: each token also carries ``position``,
-    the same number as ``index`` under its name before 0.2 (kept for one release)."""
+    """The embed report as plain JSON types. Exceptions: ``config`` and ``source`` are one
+    object (:func:`embed_config_json`); each step's ``operation`` is left out; each token also
+    carries ``position``, the same number as ``index`` under its name before 0.2 (kept for one
+    release)."""
     return {
-        "config": report.config,
+        "config": embed_config_json(report.config, report.source),
         "input_ids": report.input_ids,
         "attention_mask": report.attention_mask,
         "tokens": [[{**token_json(t), "position": t.index} for t in seq] for seq in report.tokens],
         "truncated": report.truncated,
         "steps": [
             {"name": s.name, "shape": list(s.shape), "dtype": s.dtype, "device": s.device}
-            for s in report.steps
+            for s in report.steps  # the operation is the table's: not in the JSON
         ],
         "broadcast": None if report.broadcast is None else broadcast_json(report.broadcast),
         "token_embeddings": report.token_embeddings,
@@ -127,10 +157,14 @@ def tokenize_jsons(reports: TokenizeReport | Sequence[TokenizeReport]) -> dict[s
 
 
 def shapes_json(report: ShapesReport) -> dict[str, Any]:
-    """``{"config", "tensors", "parameters", "broadcast", ...}`` for ``inspect-shapes --json``."""
+    """``{"config", "tensors", "parameters", "broadcast", ...}`` for ``inspect-shapes --json``:
+    ``config`` holds the config's fields, the batch, the device and the preset's."""
     return {
         "config": {
-            **report.config,
+            **report.config.to_dict(),
+            "batch_size": report.batch_size,
+            "seq_len": report.seq_len,
+            "device": report.device,
             "preset": report.preset,
             "preset_source": report.preset_source,
             "preset_changes": report.preset_changes,

@@ -20,8 +20,7 @@ from embedcli.io.outputs import NO_MATPLOTLIB, atomic_write
 
 if TYPE_CHECKING:
     from embedcli.analysis.projection import Projection
-    from embedcli.pipeline.positionmaps import AlibiReport, RopeReport
-    from embedcli.pipeline.positions import Heatmap
+    from embedcli.pipeline.positionmaps import AlibiReport, Heatmap, RopeReport
 
 
 @contextmanager

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 from rich.console import RenderableType
 
 if TYPE_CHECKING:
-    from embedcli.pipeline.positionmaps import AlibiReport, RopeReport
-    from embedcli.pipeline.positions import Heatmap
+    from embedcli.pipeline.positionmaps import AlibiReport, Heatmap, RopeReport
 
 
 def positions_view(

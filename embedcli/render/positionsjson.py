@@ -15,8 +15,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from embedcli.pipeline.positionmaps import AlibiReport, RopeReport
-    from embedcli.pipeline.positions import Heatmap
+    from embedcli.pipeline.positionmaps import AlibiReport, Heatmap, RopeReport
 
 
 def positions_json(report: Heatmap | RopeReport | AlibiReport) -> dict[str, Any]:

@@ -2,30 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.core.broadcast import BroadcastPlan, format_shape
-from embedcli.core.memory import format_bytes
+from embedcli.core.broadcast import BroadcastPlan
+from embedcli.core.steps import rope_formula, scale_is_root_d, scale_text
 from embedcli.render.common import (
     WIDE,
     add_row,
     first_fitting,
+    format_bytes,
+    format_shape,
     heading,
     items_line,
     new_table,
     note,
+    plural,
     to_text,
 )
-from embedcli.tokenization.display import plural
 
 if TYPE_CHECKING:
     from embedcli.analysis.training import TrainingMemory
+    from embedcli.core.config import EmbedConfig
     from embedcli.pipeline.shapes import ShapesReport
 
 TENSOR_NAMES = ("token_embeddings", "position_embeddings")
@@ -68,49 +71,27 @@ def broadcast_block(plan: BroadcastPlan, names: Sequence[str], title: str, width
     )
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
-def _round_to(value: float, dtype: str) -> float:
-    """``value`` as a float32, float16 or bfloat16 holds it (round to nearest, ties to even)."""
-    import struct
-
-    if dtype == "float16":
-        return struct.unpack("<e", struct.pack("<e", value))[0]
-    bits = struct.unpack("<I", struct.pack("<f", value))[0]
-    if dtype == "bfloat16":
-        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
-
-
-def applied_scale(cfg: dict) -> str:
-    """The input scale as the model applies it: rounded to the dtype first where it is (Gemma
-    in bfloat16 multiplies by 5.65625, not √32 = 5.65685), said with both numbers."""
-    scale = cfg.get("embed_scale", 1.0)
-    if cfg.get("scale_rounding") != "dtype":
-        return f"{scale:.6g}"
-    rounded = _round_to(scale, cfg["dtype"])
-    if f"{rounded:.6g}" == f"{scale:.6g}":
-        return f"{scale:.6g}"
-    return f"{rounded:.6g} ({scale:.6g} rounded to {cfg['dtype']})"
-
-
-def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> RenderableType:
+def addition_view(
+    plan: BroadcastPlan | None,
+    config: EmbedConfig,
+    *,
+    width: int,
+    head_dim: int | None = None,
+    model: Mapping[str, Any] | None = None,
+) -> RenderableType:
     """How positions enter: the broadcast of the addition, or why nothing is added; and a
-    model's input scaling (Gemma's sqrt(d_model))."""
-    scale = cfg.get("embed_scale", 1.0)
-    root = abs(scale - cfg["d_model"] ** 0.5) < 1e-9 * scale
+    model's input scaling (Gemma's sqrt(d_model)). ``head_dim``: one attention head's width,
+    where known; ``model``: what a model's config.json says (its rope scaling)."""
     scaled = (
-        f"scaled_embeddings = token_embeddings × {applied_scale(cfg)} (the model's input scaling"
-        + (f", √d_model = √{cfg['d_model']})" if root else ")")
-        if scale != 1.0
+        f"scaled_embeddings = token_embeddings × {scale_text(config)} (the model's input scaling"
+        + (f", √d_model = √{config.d_model})" if scale_is_root_d(config) else ")")
+        if config.embed_scale != 1.0
         else None
     )
     source = "scaled_embeddings" if scaled else "token_embeddings"
-    if cfg.get("token_width"):
+    if config.token_width:
         source = "projected_embeddings"
-    if cfg.get("token_types"):
+    if config.token_types:
         source = f"{source} + token_type_embeddings"
     if plan is not None:
         title = ADDITION_TITLE
@@ -118,58 +99,45 @@ def addition_view(plan: BroadcastPlan | None, cfg: dict, *, width: int) -> Rende
             title = "Broadcast: each sequence reads its own position rows (counted per sequence)"
         names = (source, TENSOR_NAMES[1])  # what the positions are added to
         view: RenderableType = broadcast_block(plan, names, title, width)
-    elif cfg["positional"] == "rope":
-        formula = _rope_formula(cfg)
-        scaling = (cfg.get("model") or {}).get("rope_scaling")
-        if cfg.get("rope_scaling"):  # the type, also where no model summary comes with it
-            scaling = scaling or cfg["rope_scaling"].get("rope_type")
-        if cfg.get("rope_scaling") and cfg["rope_scaling"].get("applied", True):
-            unscaled = f", with the model's {scaling} rope scaling applied to the frequencies"
-        elif scaling:
-            unscaled = (
-                f" (the model's rope_scaling, {scaling}, which stretches long contexts, is one "
-                "embedcli does not compute: no angles are shown)"
-            )
-        else:
-            unscaled = ""
+    elif config.positional == "rope":
         view = Text(
-            f"positional rope: nothing is added, input_embeddings = {_normed(source, cfg)}; "
+            f"positional rope: nothing is added, input_embeddings = {_normed(source, config)}; "
             "attention "
             f"rotates each pair of query and key dimensions by rope_angles = position × "
-            f"{formula}, so a rope model has no position_embeddings tensor at all{unscaled}"
+            f"{rope_formula(config, head_dim)}, so a rope model has no position_embeddings "
+            f"tensor at all{_rope_scaling(config, model)}"
         )
     else:
         how = {
             "alibi": "attention adds a bias per head, slope × distance, to its scores",
             "relative": "attention adds a learned bias per distance bucket (T5) to its scores",
-        }.get(cfg["positional"], "the model has no positions")
+        }.get(config.positional, "the model has no positions")
         view = Text(
-            f"positional {cfg['positional']}: nothing is added, input_embeddings = "
-            f"{_normed(source, cfg)}; {how}"
+            f"positional {config.positional}: nothing is added, input_embeddings = "
+            f"{_normed(source, config)}; {how}"
         )
     return view if scaled is None else Group(Text(scaled), view)
 
 
-def _rope_formula(cfg: dict) -> str:
-    """theta^(-2i/r), with what theta and r are: r is one attention head, or the part of each
-    head the model rotates (GPT-NeoX's rotary_pct), where the head's width is known."""
-    theta, dim = cfg.get("rope_theta", 10000.0), cfg.get("rope_dim")
-    if theta == 10000.0 and dim is None:
-        return "10000^(-2i/d)"
-    rotated, head = dim or cfg["d_model"], cfg.get("head_dim")
-    base = "the model's rope_theta" if theta != 10000.0 else "rope_theta"
-    if head == rotated:
-        span = f"over {rotated} dimensions: one attention head"
-    elif head:
-        span = f"over {rotated} of the {head} dimensions of each attention head: the part rotated"
-    else:
-        span = f"over the {rotated} dimensions rotated in each attention head"
-    return f"{_number(theta)}^(-2i/{rotated}) ({base}, {span})"
+def _rope_scaling(config: EmbedConfig, model: Mapping[str, Any] | None) -> str:
+    """What the rope note says of a model's rope scaling: applied, or not computed."""
+    scaling = (model or {}).get("rope_scaling")
+    said = dict(config.rope_scaling or ())
+    if said:  # the type, also where no model summary comes with it
+        scaling = scaling or said.get("rope_type")
+    if said and said.get("applied", True):
+        return f", with the model's {scaling} rope scaling applied to the frequencies"
+    if scaling:
+        return (
+            f" (the model's rope_scaling, {scaling}, which stretches long contexts, is one "
+            "embedcli does not compute: no angles are shown)"
+        )
+    return ""
 
 
-def _normed(source: str, cfg: dict) -> str:
+def _normed(source: str, config: EmbedConfig) -> str:
     """The tensor the first block reads: ``source``, or its LayerNorm (BLOOM, BERT)."""
-    return f"LayerNorm({source})" if cfg.get("norm_eps") is not None else source
+    return f"LayerNorm({source})" if config.norm_eps is not None else source
 
 
 def broadcast_view(plan: BroadcastPlan, *, width: int = 100, plain: bool = True) -> RenderableType:
@@ -221,16 +189,14 @@ def shapes_tables(report: ShapesReport, *, width: int = 100, plain: bool = True)
     header = items_line(
         [
             configuration_label(report),
-            f"vocab {cfg['vocab_size']:,}",
-            f"d {cfg['d_model']:,}",
-            "no context limit"
-            if cfg["context_length"] is None
-            else f"context {cfg['context_length']:,}",
-            f"{cfg['positional']} positions",
-            f"batch {cfg['batch_size']:,}",
-            f"seq-len {cfg['seq_len']:,}",
-            cfg["device"],
-            cfg["dtype"],
+            f"vocab {cfg.vocab_size:,}",
+            f"d {cfg.d_model:,}",
+            f"context {cfg.context_length:,}" if cfg.context_limit else "no context limit",
+            f"{cfg.positional} positions",
+            f"batch {report.batch_size:,}",
+            f"seq-len {report.seq_len:,}",
+            report.device,
+            cfg.dtype,
         ],
         width,
         lead="inspect-shapes",
@@ -238,7 +204,7 @@ def shapes_tables(report: ShapesReport, *, width: int = 100, plain: bool = True)
     parts = [
         header,
         tensors_block(report, width),
-        addition_view(report.broadcast, {**cfg, "head_dim": report.head_dim}, width=width),
+        addition_view(report.broadcast, cfg, width=width, head_dim=report.head_dim),
         parameters_block(report, width),
     ]
     if report.broadcast is not None:  # only where position vectors are added at all
@@ -334,11 +300,10 @@ def _parameters_table(report: ShapesReport, half: str) -> Table:
     table = new_table(
         "table", "shape", "parameters", "float32", half, right=("parameters", "float32", half)
     )
-    width = cfg.get("token_width") or cfg["d_model"]
-    rows = [("token_embeddings", (cfg["vocab_size"], width), p.token_embeddings)]
+    rows = [("token_embeddings", (cfg.vocab_size, cfg.width), p.token_embeddings)]
     if p.position_embeddings:
-        table_rows = p.position_embeddings // cfg["d_model"]  # EmbedConfig.position_rows
-        rows.append(("position_embeddings", (table_rows, cfg["d_model"]), p.position_embeddings))
+        shape = (cfg.position_rows, cfg.d_model)
+        rows.append(("position_embeddings", shape, p.position_embeddings))
     for name, shape, count in rows:
         add_row(
             table,
@@ -348,9 +313,9 @@ def _parameters_table(report: ShapesReport, half: str) -> Table:
             format_bytes(4 * count),
             format_bytes(2 * count),
         )
-    if cfg["positional"] in ("sinusoidal", "rope"):
-        fixed = "fixed buffer" if cfg["positional"] == "sinusoidal" else "none"
-        add_row(table, f"{cfg['positional']} positions", fixed, "0", "0 B", "0 B")
+    if cfg.positional in ("sinusoidal", "rope"):
+        fixed = "fixed buffer" if cfg.positional == "sinusoidal" else "none"
+        add_row(table, f"{cfg.positional} positions", fixed, "0", "0 B", "0 B")
     add_row(
         table,
         "total",
@@ -373,7 +338,7 @@ def parameters_block(report: ShapesReport, width: int) -> Group:
             lambda: _parameters_table(report, "16-bit"),
         ),
     ]
-    if report.config["positional"] == "sinusoidal":
+    if report.config.positional == "sinusoidal":
         parts.append(note("sinusoidal positions are a fixed (context, d) buffer: no parameters"))
     else:
         inside = {
@@ -382,7 +347,7 @@ def parameters_block(report: ShapesReport, width: int) -> Group:
             "no parameters",
             "relative": "T5's relative position bias is a small learned table (buckets × heads) "
             "inside attention: counted in the model, not here",
-        }.get(report.config["positional"])
+        }.get(report.config.positional)
         if inside:
             parts.append(note(inside))
     if p.model_parameters is not None and p.share_of_model is not None:
@@ -392,7 +357,7 @@ def parameters_block(report: ShapesReport, width: int) -> Group:
             Text(
                 f"a mixture of experts: each token runs through {p.experts_per_token} of the "
                 f"{p.experts} experts of every layer, {p.active_parameters:,} parameters "
-                f"({p.total / p.active_parameters:.2%} of them are the embeddings); every "
+                f"({p.share_of_active:.2%} of them are the embeddings); every "
                 "expert is counted in the total and held in memory"
             )
         )
@@ -427,7 +392,7 @@ def combine_block(report: ShapesReport) -> Group:
         ("concatenate", c.concat_width, c.concat_linear_parameters),
     ):
         add_row(table, name, f"{size:,}", f"{size:,} → {c.d_model:,}", f"{params:,}")
-    extra = c.concat_linear_parameters - c.add_linear_parameters
+    extra = c.concat_extra_parameters
     return Group(
         heading("Add or concatenate token and position vectors?"),
         table,

@@ -10,8 +10,8 @@ from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from embedcli.render.common import add_row, heading, items_line, new_table, note, plural
-from embedcli.tokenization.encodings import token_bytes_display, visible
+from embedcli.render.common import add_row, heading, items_line, new_table, note, plural, visible
+from embedcli.tokenization.encodings import token_bytes_display
 
 if TYPE_CHECKING:
     from rich.table import Table

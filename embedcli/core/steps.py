@@ -1,0 +1,183 @@
+"""The steps before the first block, in words: what made each traced tensor of a configuration,
+the input scale as the model applies it, and how positions enter.
+
+Worked out here, from the ``EmbedConfig``, so that a trace step carries its own operation and
+render/ only lays the words out; the family table's short labels are ``Family.steps``.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from embedcli.core.config import DEFAULT_ROPE_THETA, INSIDE_ATTENTION, EmbedConfig
+
+# The order of the traced tensors, as the module makes them (input_embeddings last).
+STEP_ORDER = (
+    "input_ids",
+    "token_embeddings",
+    "scaled_embeddings",
+    "projected_embeddings",
+    "token_type_embeddings",
+    "position_ids",
+    "rope_angles",
+    "position_embeddings",
+    "embedding_layernorm",
+    "input_embeddings",
+)
+
+# What each traced tensor is where the configuration changes nothing of it.
+STEP_OPERATIONS = {
+    "input_ids": "token ids, right-padded to the longest (T)",
+    "token_embeddings": "token_embedding(input_ids)",
+    "position_ids": "arange(T)",
+    "position_embeddings": "position_embedding(position_ids)",
+    "input_embeddings": "token_embeddings + position_embeddings",
+}
+
+# How each position family that adds nothing enters the model instead.
+NOTHING_ADDED = {
+    "rope": "rope adds nothing here",
+    "alibi": "ALiBi biases attention scores instead",
+    "relative": "T5's relative buckets bias attention instead",
+    "none": "no positions",
+}
+
+
+def round_to(value: float, dtype: str) -> float:
+    """``value`` as a float32, float16 or bfloat16 holds it (round to nearest, ties to even)."""
+    if dtype == "float16":
+        return struct.unpack("<e", struct.pack("<e", value))[0]
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    if dtype == "bfloat16":
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def applied_scale(config: EmbedConfig) -> float:
+    """The input scale the model multiplies by: rounded to the dtype first where it is (Gemma
+    in bfloat16 multiplies by 5.65625, not √32 = 5.65685)."""
+    scale = config.embed_scale
+    if scale == 1.0 or config.scale_rounding != "dtype":
+        return scale
+    return round_to(scale, config.dtype)
+
+
+def scale_text(config: EmbedConfig) -> str:
+    """The input scale as applied, said with both numbers where the rounding shows."""
+    scale, rounded = config.embed_scale, applied_scale(config)
+    if f"{rounded:.6g}" == f"{scale:.6g}":
+        return f"{scale:.6g}"
+    return f"{rounded:.6g} ({scale:.6g} rounded to {config.dtype})"
+
+
+def scale_is_root_d(config: EmbedConfig) -> bool:
+    """Whether the input scale is √d_model (Gemma's, BioGPT's)."""
+    scale = config.embed_scale
+    return abs(scale - config.d_model**0.5) < 1e-9 * scale
+
+
+def number(value: float) -> str:
+    """``value`` without a trailing ``.0`` (10000, 0.5)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def rope_formula(config: EmbedConfig, head_dim: int | None = None) -> str:
+    """theta^(-2i/r), with what theta and r are: r is one attention head, or the part of each
+    head the model rotates (GPT-NeoX's rotary_pct), where the head's width is known."""
+    theta, dim = config.rope_theta, config.rope_dim
+    if theta == DEFAULT_ROPE_THETA and dim is None:
+        return "10000^(-2i/d)"
+    rotated = dim or config.d_model
+    base = "the model's rope_theta" if theta != DEFAULT_ROPE_THETA else "rope_theta"
+    if head_dim == rotated:
+        span = f"over {rotated} dimensions: one attention head"
+    elif head_dim:
+        span = (
+            f"over {rotated} of the {head_dim} dimensions of each attention head: the part rotated"
+        )
+    else:
+        span = f"over the {rotated} dimensions rotated in each attention head"
+    return f"{number(theta)}^(-2i/{rotated}) ({base}, {span})"
+
+
+def positions_phrase(config: EmbedConfig, model: Mapping[str, Any] | None = None) -> str:
+    """The position family, with what a model's config (``model``, its summary) says of it."""
+    positional, model = config.positional, model or {}
+    if positional == "alibi" and model.get("alibi_slopes"):
+        slopes = model["alibi_slopes"]
+        last = len(slopes) - 1
+        return (
+            f"alibi positions ({len(slopes)} heads; slope of head 0: {slopes[0]:.3g}, "
+            f"of head {last}: {slopes[last]:.3g})"
+        )
+    if positional == "relative" and model.get("relative_attention"):
+        rel = model["relative_attention"]
+        return (
+            f"relative positions ({rel['num_buckets']} buckets, max distance {rel['max_distance']})"
+        )
+    if positional == "rope" and model.get("rope_bases"):
+        bases = ", ".join(f"θ {v:g} ({k})" for k, v in model["rope_bases"].items())
+        return f"rope positions ({bases})"
+    return "no positions" if positional == "none" else f"{positional} positions"
+
+
+def _position_rows(config: EmbedConfig) -> str:
+    """How the positional rows are numbered."""
+    offset = config.position_offset
+    plus = f" + {offset}" if offset else ""
+    if config.position_ids == "mask":
+        return f"counted over the attention mask{plus} (pads: row {offset - 1})"
+    if config.position_ids == "padding":
+        pad = config.padding_idx
+        return f"padding_idx {pad} + 1 + index over non-pad ids (pads: row {pad})"
+    return f"arange(T){plus}"
+
+
+def _input_formula(config: EmbedConfig, names: Collection[str]) -> str:
+    """What the first block reads, as the sum and the steps that made it."""
+    token = "token_embeddings"
+    for name in ("scaled_embeddings", "projected_embeddings"):
+        if name in names:
+            token = name
+    terms = [token]
+    if "token_type_embeddings" in names:
+        terms.append("token_type_embeddings")
+    if "position_embeddings" in names:
+        terms.append("position_embeddings")
+    total = " + ".join(terms)
+    if "embedding_layernorm" in names:
+        return f"embedding_layernorm: LayerNorm({total}), what block 0 reads"
+    if config.positional in INSIDE_ATTENTION and len(terms) == 1:
+        return f"{token}: {NOTHING_ADDED[config.positional]}"
+    return total
+
+
+def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) -> str:
+    """What made the traced tensor ``name`` (``names``: every tensor of the trace), for this
+    configuration (positions, rope base, scaling)."""
+    positional = config.positional
+    if name == "scaled_embeddings":
+        return f"token_embeddings × {scale_text(config)}, the model's input scaling"
+    if name == "projected_embeddings":
+        return f"project_in: a linear map from width {config.token_width} to d_model"
+    if name == "token_type_embeddings":
+        return "token_type_embedding(0): every token of segment A, added"
+    if name == "embedding_layernorm":
+        return f"LayerNorm over d_model, eps {config.norm_eps:g}, before block 0"
+    if name == "position_ids":
+        return _position_rows(config)
+    if positional == "sinusoidal" and name == "position_embeddings":
+        layout = "sines, then cosines" if config.sinusoid == "halves" else "sin/cos"
+        return f"{layout} table[position_ids]: fixed, no parameters"
+    if name == "position_embeddings":
+        return "position_embedding(position_ids)"
+    if name == "input_embeddings":
+        return _input_formula(config, names)
+    if name == "rope_angles":
+        theta, dim = config.rope_theta, config.rope_dim
+        base = f"{theta:g}" if theta != int(theta) else str(int(theta))
+        exponent = "-2i/d" if dim is None else f"-2i/{dim}"
+        return f"position_ids × {base}^({exponent}): rotates queries and keys inside attention"
+    return STEP_OPERATIONS.get(name, "")
