@@ -261,14 +261,14 @@ def _embed_batch(
 
 
 def _sources(
-    texts: list[str] | None, ids: list[str] | None, file: Path | None
+    texts: list[str] | None, ids: list[list[int]] | None, file: Path | None
 ) -> dict[str, list[Any]]:
     """{"texts": [...]} from TEXT, a file or stdin; or {"ids": [[...]]} from --ids."""
     from embedcli.corpus.textinput import read_joined_text, read_texts
 
     reader = lazy_stdin()
     if ids:
-        return {"ids": o.parse_ids(ids)}
+        return {"ids": [list(sequence) for sequence in ids]}
     if file is not None:
         return {"texts": [read_joined_text(None, file, reader, False)]}
     return {"texts": read_texts(texts, reader, reader.isatty())}
