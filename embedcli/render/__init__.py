@@ -6,6 +6,12 @@ without splitting a word) and ``plain`` (no colour: separators and character ram
 The JSON twins (``render.json``) and ``render.png`` never import rich; importing this package
 imports neither rich nor torch.
 
+- views, one module per command family: ``embed``, ``tokens``, ``count``, ``shapes``,
+  ``windows``, ``checkpoints`` (weights, neighbors, stats), ``project``, ``positions`` (with
+  ``heatmap`` and ``alibi``), ``presets``, ``devices``; ``common``: what they share.
+- ``json`` and ``positionsjson``: the JSON twins; ``png``: figures; ``countcsv``: count's CSV.
+- ``progress``: progress bars on stderr (streaming embed, count).
+
 Imports: pipeline, analysis, corpus, tokenization, models, core, io, errors.
 """
 
@@ -17,6 +23,8 @@ _WHERE = {
     "broadcast_table": "shapes",
     "broadcast_view": "shapes",
     "coloured_text": "tokens",
+    "count_csv": "countcsv",
+    "CountProgress": "progress",
     "compare_view": "tokens",
     "devices_table": "devices",
     "embed_tables": "embed",
