@@ -226,13 +226,11 @@ def _embed_batch(
     request: EmbedRequest, name: str, config: EmbedConfig, tables: LoadedTables | None
 ) -> None:
     """The main job: a batch of texts (or id lists) through the module, then tables or JSON."""
-    from embedcli.cli.output import emit, prefetch
+    from embedcli.cli.output import prefetch
     from embedcli.io.outputs import check_output_path, write_tensor
     from embedcli.pipeline.embed import run_embed
-    from embedcli.render.json import embed_json
 
     output, as_json = request.output, request.as_json
-    view = {"show": request.show, "max_positions": request.max_positions}
     if output is not None:
         check_output_path(output, config.dtype, _inputs(request.file, tables))
     if not as_json:
@@ -246,17 +244,26 @@ def _embed_batch(
     )  # fmt: skip
     verify = result.report.verify
     if verify is not None and not verify.ok:
-        emit(as_json, embed_json, "embed_tables", result.report, **view)
+        _show(request, result.report)
         verify.ensure_ok()  # after rendering, so the numbers are on screen; no file written
     if output is not None:  # before the report: a file that cannot be written is the error
         write_tensor(output, result.input_embeddings)
-    emit(as_json, embed_json, "embed_tables", result.report, **view)
+    _show(request, result.report)
     if output is not None and not as_json:
         from embedcli.cli.output import write
         from embedcli.core.broadcast import format_shape
 
         shape = format_shape(tuple(result.input_embeddings.shape))
         write(f"wrote {visible_name(str(output))}: input_embeddings {shape} {config.dtype}")
+
+
+def _show(request: EmbedRequest, report: object) -> None:
+    """The report, as tables or JSON."""
+    from embedcli.cli.output import emit
+    from embedcli.render.json import embed_json
+
+    emit(request.as_json, embed_json, "embed_tables", report, show=request.show,
+         max_positions=request.max_positions)  # fmt: skip
 
 
 def _sources(request: EmbedRequest) -> tuple[list[str] | None, list[list[int]] | None]:
