@@ -17,11 +17,11 @@ from safetensors.torch import save_file
 from embedcli.analysis.neighbors import neighbors_report
 from embedcli.analysis.stats import table_stats
 from embedcli.core.broadcast import explain
-from embedcli.core.config import EmbedConfig, Overrides, preset_config
+from embedcli.core.config import EmbedConfig, Overrides
 from embedcli.core.devices import DeviceInfo
 from embedcli.corpus.windows import batches, plan_windows
 from embedcli.models.inventory import inspect_weights
-from embedcli.models.presets import get_preset, preset_names
+from embedcli.models.presets import get_preset, preset_config, preset_names
 from embedcli.pipeline.embed import run_embed
 from embedcli.pipeline.positions import position_table, positions_heatmap, positions_report
 from embedcli.pipeline.positionsource import PositionsRequest

@@ -7,19 +7,18 @@ torch is imported only inside the commands that need tensors, so ``embedcli --he
 from __future__ import annotations
 
 import contextlib
-import gc
 import importlib
-import os
 import signal
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 from embedcli import __version__
+from embedcli.cli import process
 from embedcli.cli.options import WARNINGS
 from embedcli.cli.output import ClosedPipe
 from embedcli.errors import EmbedCLIError
@@ -136,7 +135,7 @@ class _Group(TyperGroup):
             _err(f"Error: {message}{hint} (see {command} --help)")
             ctx.exit(exc.exit_code)
         except (ClosedPipe, BrokenPipeError):
-            _quiet_stdout()
+            process.quiet_stdout()
             ctx.exit(0)
         except ModuleNotFoundError as exc:  # a requirement uninstalled or broken after install
             package = (exc.name or "?").split(".")[0]
@@ -149,7 +148,7 @@ class _Group(TyperGroup):
         except KeyboardInterrupt:
             _err(f"Interrupted: {_what_was_written()}")
             ctx.exit(130)
-        except Terminated as signalled:
+        except process.Terminated as signalled:
             what = "Hung up" if signalled.signum == signal.SIGHUP else "Terminated"
             _err(f"{what}: {_what_was_written()}")
             ctx.exit(128 + signalled.signum)
@@ -204,15 +203,6 @@ def _command_path(ctx: typer.Context, exc: Exception) -> str:
     return f"{ctx.command_path} {name}" if name else ctx.command_path
 
 
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null, so that Python's final flush finds no closed pipe to report."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
 app = typer.Typer(
     cls=_Group,
     name="embedcli",
@@ -249,33 +239,9 @@ def _root(
     pass
 
 
-YOUNG_OBJECTS = 50_000  # the collector's first threshold in the console script (Python's: 700)
-
-
-class Terminated(BaseException):
-    """SIGTERM (sent by timeout, systemd, Kubernetes) or SIGHUP (the terminal closed): unwinds
-    like Ctrl-C, so that every temporary file is removed on the way out."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated(signum)
-
-
 def main() -> None:
     """Console-script entry point."""
-    signal.signal(signal.SIGTERM, _terminate)
-    if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:  # not under nohup, which ignores it
-        signal.signal(signal.SIGHUP, _terminate)
-    # Python's collector starts a pass every 700 new objects, and a full pass, over every object
-    # there is, once enough survive: after torch's import that is three full passes in one embed
-    # (150 ms measured, 0.1 s of it while drawing the tables) that find almost nothing to free.
-    # A young generation of 50,000 objects lets a short command run without them; a long one
-    # (count, streaming) is still collected, a few MB later.
-    gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
+    process.prepare()
     try:
         app(prog_name="embedcli")
     except SystemExit as exit:
@@ -283,53 +249,16 @@ def main() -> None:
         # that is a closed pipe (`embedcli --help | head -1`), not an error.
         closed = isinstance(exit.__context__, BrokenPipeError)
         if exit.code == 1 and (closed or type(sys.stdout).__name__ == "PacifyFlushWrapper"):
-            _quiet_stdout()
-            _leave(0)
-        _leave(exit.code)
+            process.quiet_stdout()
+            process.leave(0)
+        process.leave(exit.code)
     except OSError as exc:  # help or --version written to a full disk, and the unforeseen
         # an error that names a file may come from reading it: say the file, not "cannot write"
         said = f"{exc.filename}: " if exc.filename else "cannot write to standard output: "
         _err(f"Error: {said}{exc.strerror or exc}")
-        _quiet_stdout()
-        _leave(1)
-    _leave(0)
-
-
-def _leave(code: object) -> NoReturn:
-    """End the process with SystemExit's ``code``, without tearing the interpreter down.
-
-    Python's teardown frees every module and object one by one before the process ends: 0.3 s
-    after ``import torch`` alone, 0.5 s after ``embed`` and 50 ms after an o200k_base
-    tokenizer (measured), all of it memory the operating system takes back whole anyway. So,
-    once the command is done: run the exit handlers (torch's, logging's, temporary files'),
-    flush what is written, and end. Where a thread other than the main one is still running,
-    the ordinary exit waits for it as Python would."""
-    import atexit
-    import threading
-
-    main_thread = threading.main_thread()
-    if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
-        raise SystemExit(code)
-    if code is None:
-        status = 0
-    elif isinstance(code, int):
-        status = code
-    else:  # SystemExit("message"): Python prints it and exits 1
-        _say(str(code))
-        status = 1
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        if stream is None:  # started with the descriptor closed (`>&-`): nothing to flush
-            continue
-        try:
-            stream.flush()
-        except BrokenPipeError:  # `| head -1`: the reader had what it wanted
-            pass
-        except (OSError, ValueError) as exc:  # a full disk: the output is not whole
-            if stream is sys.stdout:
-                _say(f"Error: cannot write to standard output: {getattr(exc, 'strerror', exc)}")
-                status = status or 1
-    os._exit(status)
+        process.quiet_stdout()
+        process.leave(1)
+    process.leave(0)
 
 
 def _err(line: str) -> None:
@@ -337,11 +266,3 @@ def _err(line: str) -> None:
     but never turns a failure into exit 0: the status still says what happened."""
     with contextlib.suppress(OSError, ValueError):
         typer.echo(line, err=True)
-
-
-def _say(line: str) -> None:
-    """A last line on stderr, where stderr can still take it."""
-    if sys.stderr is None:
-        return
-    with contextlib.suppress(OSError, ValueError):
-        print(line, file=sys.stderr, flush=True)

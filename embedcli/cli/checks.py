@@ -232,20 +232,3 @@ def renamed(new: int | None, old: int | None, new_flag: str, old_flag: str) -> i
     if new is not None and old is not None:
         raise UsageError(f"pass {new_flag} or the old {old_flag}, not both")
     return old if new is None else new
-
-
-def parse_ids(values: list[str]) -> list[list[int]]:
-    """'15496,11' (or '15496 11', '[15496, 11]') per --ids -> one sequence each; a bad list is a
-    usage error (tokenization.tokens.id_list_problem says what a list of ids is)."""
-    from embedcli.tokenization.tokens import id_list_problem
-    from embedcli.tokenization.tokens import parse_ids as parse_one
-
-    sequences = []
-    for value in values:
-        problem = id_list_problem(value)
-        if problem is not None:
-            raise typer.BadParameter(
-                f"{value[:60]!r}: {problem}; pass ids like 15496,11,995", param_hint="'--ids'"
-            )
-        sequences.append(parse_one(value))
-    return sequences

@@ -10,7 +10,6 @@ from typing import BinaryIO
 
 import typer
 
-from embedcli.cli.checks import parse_ids
 from embedcli.errors import InputTextError, UsageError, os_reason
 
 _CLOSED = "standard input is closed: pass TEXT or -f FILE, or pipe text in"
@@ -51,16 +50,20 @@ def read_text(texts: list[str] | None, file: Path | None) -> str:
     return read_joined_text(texts, file, reader, reader.isatty())
 
 
-def joined_ids(ids: list[str], texts: list[str] | None, file: Path | None) -> list[int]:
+def joined_ids(ids: list[list[int]], texts: list[str] | None, file: Path | None) -> list[int]:
     """Every --ids value as one sequence (tokenize and neighbors join them; embed batches
     them); --ids beside TEXT or --file is a usage error."""
     if texts or file is not None:
         raise UsageError("pass only one of TEXT, --file and --ids")
-    return [token for sequence in parse_ids(ids) for token in sequence]
+    return [token for sequence in ids for token in sequence]
 
 
 def ids_or_text(
-    enc: object, texts: list[str] | None, file: Path | None, ids: list[str] | None, special: bool
+    enc: object,
+    texts: list[str] | None,
+    file: Path | None,
+    ids: list[list[int]] | None,
+    special: bool,
 ) -> list[int]:
     """The token ids a command looks up: --ids as given, or the tokens of TEXT, a file or
     stdin."""
@@ -71,14 +74,13 @@ def ids_or_text(
     return encode(enc, read_text(texts, file), allow_special=special)
 
 
-MAX_ID_DIGITS = 12  # a longer id is beyond any table (and int() of 4,301 digits refuses)
-
-
 def ids_from_file(path: Path, texts: list[str] | None = None) -> list[int]:
     """The distinct token ids in a file ('-': stdin, which TEXT '-' may not read too), in the
-    order first given, separated by commas, spaces or newlines; a list in brackets (JSON) too.
-    Anything else in it is a data error that names it and its line."""
+    order first given, separated by commas, spaces or newlines; a list in brackets (JSON) too
+    (``tokenization.idtext.read_ids``, loosely). Anything else in it is a data error that names
+    it and its line."""
     from embedcli.corpus.textinput import decode_utf8, read_bounded
+    from embedcli.tokenization.idtext import BadIds, read_ids
 
     if str(path) == "-" and texts == ["-"]:
         raise UsageError("--ids-file - reads standard input, so the text cannot: pass TEXT or -f")
@@ -91,25 +93,17 @@ def ids_from_file(path: Path, texts: list[str] | None = None) -> list[int]:
                 data = read_bounded(handle, where)
     except OSError as exc:
         raise InputTextError(f"cannot read --ids-file {path}: {os_reason(exc)}") from None
-    import re
-
     text = decode_utf8(data, f"--ids-file {where}")
-    ids: dict[int, None] = {}  # each id once, in the order first given: memory stays per id
-    for found in re.finditer(r"[^\s,\[\]]+", text):
-        part = found.group()
-        if not (part.isascii() and part.isdigit()) or len(part) > MAX_ID_DIGITS:
-            line = text.count("\n", 0, found.start()) + 1
-            what = (
-                "is far beyond any token table"
-                if part.isascii() and part.isdigit()
-                else (
-                    "is not a token id (ids are whole numbers separated by commas, spaces or "
-                    "newlines)"
-                )
-            )
-            shown = part if len(part) <= 40 else part[:40] + "…"
-            raise InputTextError(f"--ids-file {where}, line {line}: {shown!r} {what}")
-        ids.setdefault(int(part), None)
-    if not ids:
+    found = read_ids(text, loose=True)
+    if not isinstance(found, BadIds):
+        return found
+    if found.kind == "none":
         raise InputTextError(f"--ids-file {where} holds no token ids")
-    return list(ids)
+    line = text.count("\n", 0, found.offset) + 1
+    what = (
+        "is far beyond any token table"
+        if found.kind == "too_long"
+        else "is not a token id (ids are whole numbers separated by commas, spaces or newlines)"
+    )
+    shown = found.word if len(found.word) <= 40 else found.word[:40] + "…"
+    raise InputTextError(f"--ids-file {where}, line {line}: {shown!r} {what}")

@@ -27,8 +27,8 @@ from embedcli.cli.checks import check_shapes_device as check_shapes_device
 from embedcli.cli.checks import choices as choices
 from embedcli.cli.checks import complete_device as complete_device
 from embedcli.cli.checks import complete_shapes_device as complete_shapes_device
-from embedcli.cli.checks import parse_ids as parse_ids
 from embedcli.cli.checks import renamed as renamed
+from embedcli.cli.params import TOKEN_IDS, TokenIds
 from embedcli.core.config import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CONTEXT_LENGTH,
@@ -77,19 +77,21 @@ File = Annotated[
     typer.Option("-f", "--file", help="Read the text from a file.", rich_help_panel=INPUT),
 ]
 Ids = Annotated[
-    list[str] | None,
+    list[TokenIds] | None,
     typer.Option(
         "--ids",
         help="Token ids as input instead of text, e.g. 15496,11,995 (repeat for a batch).",
+        click_type=TOKEN_IDS,
         show_default=False,
         rich_help_panel=INPUT,
     ),
 ]
 JoinedIds = Annotated[
-    list[str] | None,
+    list[TokenIds] | None,
     typer.Option(
         "--ids",
         help="Token ids as input instead of text, e.g. 15496,11,995 (repeat to add more).",
+        click_type=TOKEN_IDS,
         show_default=False,
         rich_help_panel=INPUT,
     ),

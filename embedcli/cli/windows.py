@@ -10,6 +10,37 @@ from embedcli.cli.output import emit, models_listed, write_json
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
 from embedcli.errors import UsageError
 
+# windows' own options, each declared once.
+Stride = Annotated[
+    int | None,
+    o.count(
+        help="Tokens between window starts. \\[default: --seq-len]",
+        show_default=False,
+        metavar="N",
+        rich_help_panel=o.BATCH,
+    ),
+]
+KeepLast = Annotated[
+    bool,
+    typer.Option(
+        "--keep-last",
+        help="Keep a last batch shorter than --batch-size (drop_last=False).",
+        rich_help_panel=o.BATCH,
+    ),
+]
+Limit = Annotated[
+    int, o.count(help="Batches shown (tables and --json).", metavar="N", rich_help_panel=o.DISPLAY)
+]
+AsJsonl = Annotated[
+    bool,
+    typer.Option(
+        "--jsonl",
+        help="Every window as one JSON line, streamed (each line a complete record).",
+        rich_help_panel=o.OUTPUT,
+    ),
+]
+OldMaxLength = Annotated[int | None, o.deprecated_alias("--max-length", "--seq-len")]
+
 
 def windows(
     ctx: typer.Context,
@@ -22,44 +53,15 @@ def windows(
     download: o.Download = False,
     download_all: o.DownloadAll = False,
     seq_len: o.SeqLen = None,
-    stride: Annotated[
-        int | None,
-        o.count(
-            help="Tokens between window starts. \\[default: --seq-len]",
-            show_default=False,
-            metavar="N",
-            rich_help_panel=o.BATCH,
-        ),
-    ] = None,
+    stride: Stride = None,
     batch_size: o.BatchSize = None,
-    keep_last: Annotated[
-        bool,
-        typer.Option(
-            "--keep-last",
-            help="Keep a last batch shorter than --batch-size (drop_last=False).",
-            rich_help_panel=o.BATCH,
-        ),
-    ] = False,
-    limit: Annotated[
-        int,
-        o.count(
-            help="Batches shown (tables and --json).",
-            metavar="N",
-            rich_help_panel=o.DISPLAY,
-        ),
-    ] = 1,
+    keep_last: KeepLast = False,
+    limit: Limit = 1,
     as_json: o.AsJson = False,
     list_models: o.ListModels = False,
     quiet: o.Quiet = False,
-    as_jsonl: Annotated[
-        bool,
-        typer.Option(
-            "--jsonl",
-            help="Every window as one JSON line, streamed (each line a complete record).",
-            rich_help_panel=o.OUTPUT,
-        ),
-    ] = False,
-    max_length: Annotated[int | None, o.deprecated_alias("--max-length", "--seq-len")] = None,
+    as_jsonl: AsJsonl = False,
+    max_length: OldMaxLength = None,
 ) -> None:
     """The sliding-window data loader: inputs and their targets, shifted by one token.
 

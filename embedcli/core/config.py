@@ -340,12 +340,3 @@ def changes(preset: Preset, config: EmbedConfig) -> dict[str, Any]:
         for name in fields
         if getattr(config, name) != getattr(preset.config, name)
     }
-
-
-def preset_config(name: str | None, overrides: Overrides) -> tuple[Preset, EmbedConfig]:
-    """A preset by name (default gpt2) and its config with the flags applied."""
-    preset_name = name or DEFAULT_PRESET
-    if preset_name not in PRESETS:
-        raise ConfigError(f"unknown preset {preset_name!r}; choose one of: {', '.join(PRESETS)}")
-    preset = PRESETS[preset_name]
-    return preset, overrides.apply(preset.config)

@@ -2,6 +2,8 @@
 
 - ``textinput``: arguments, ``-`` for stdin, files; strict UTF-8, bounded by free memory.
 - ``windows``: the sliding-window data loader, and streaming windows over a file of any size.
+- ``request``: ``CountRequest``, count's flags as one frozen object that refuses the
+  combinations that mean nothing.
 - ``count``: the count job, from PATHs to a stream of counts in walk order: ``selection`` (which
   files, each real file once; ``ignores`` for the .gitignore rules, ``urls`` for fsspec URLs,
   ``listing`` for what a walk yields),

@@ -3,6 +3,8 @@
 - ``sources``: where the tables come from (seeded from the flags, a preset, or ``--weights``);
   every command that needs a config or tables asks here.
 - ``rowtables``: a hub model's tables read by rows (the rows a batch uses), for embed.
+- ``embedrequest``: ``EmbedRequest``, embed's flags as one frozen object that refuses the
+  combinations that mean nothing.
 - ``embed``: the embed job: texts or ids -> padded batch -> the core module -> ``EmbedReport``.
 - ``sourceinfo``: ``SourceInfo``, what a report says of its tables' source, encoding and device.
 - ``stream``: embedding at scale: every window of a file, or one record per line.

@@ -40,6 +40,8 @@ class PositionsRequest:
     similarity: bool = False
     png: bool = False  # --png: a picture of whole heads (ALiBi) is written too
     as_json: bool = False  # --json: every number drawn is written
+    download: bool = False  # --download: hf: sources may use the network
+    download_all: bool = False  # --download-all: and fetch whole tables of any size
 
 
 @dataclass(frozen=True)

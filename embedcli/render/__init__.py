@@ -23,7 +23,8 @@ imports neither rich nor torch.
 - ``alibi``: ALiBi's biases, head by head, and the slopes.
 - ``positionsjson``: ``positions --json``: the numbers drawn and what they are made of.
 - ``png``: PNG figures through matplotlib (no rich).
-- ``progress``: the live progress bar of streaming embedding.
+- ``countcsv``: ``count --csv``: one row per file, written as it is counted.
+- ``progress``: progress bars on stderr (streaming embed, count).
 
 Imports: pipeline, analysis, corpus, tokenization, models, core, io, errors.
 """
@@ -36,6 +37,8 @@ _WHERE = {
     "broadcast_table": "shapes",
     "broadcast_view": "shapes",
     "coloured_text": "tokens",
+    "count_csv": "countcsv",
+    "CountProgress": "progress",
     "compare_view": "tokens",
     "devices_table": "devices",
     "embed_tables": "embed",

@@ -1,15 +1,16 @@
-"""A live progress bar for streaming embedding: how far, how many tokens and windows, how long.
+"""Progress bars on stderr: streaming embedding's (how far, how many tokens and windows, how
+long), and count's (files counted of those found).
 
-It fits the terminal by leaving out the least important fields first, and its clock starts
-with the first bytes read (not while the tables are being built).
+The streaming bar fits the terminal by leaving out the least important fields first, and its
+clock starts with the first bytes read (not while the tables are being built).
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -17,6 +18,9 @@ from rich.text import Text
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
     from rich.live import Live
+    from rich.progress import Progress, TaskID
+
+T = TypeVar("T")
 
 MIN_BAR = 10  # columns: a narrower bar reads as noise
 MAX_BAR = 40  # columns: a wider one tells no more
@@ -144,3 +148,40 @@ class StreamProgress:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         plain = console.no_color or console.color_system is None
         yield self.line(options.max_width, plain=plain)
+
+
+class CountProgress:
+    """``count``'s bar: files counted of those found so far (the walk goes on while they are
+    counted), drawn on ``console`` once there is a file, gone when done (transient)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+
+    def plan(self, files: int, size: int) -> None:
+        """The files (and skips) found so far, and their bytes."""
+        if not files:
+            return
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, total=files)
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        self.bar = Progress(
+            "counting", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=self.console, transient=True,
+        )  # fmt: skip
+        self.bar.start()
+        self.task = self.bar.add_task("count", total=files)
+
+    def follow(self, items: Iterable[T]) -> Iterator[T]:
+        """``items`` as they come, the bar advanced by each; stopped at the end or on error."""
+        try:
+            for item in items:
+                if self.bar is not None and self.task is not None:
+                    self.bar.advance(self.task)
+                yield item
+        finally:
+            if self.bar is not None:
+                self.bar.stop()

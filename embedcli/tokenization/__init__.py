@@ -6,6 +6,7 @@
 - ``modeltok``: a model's own tokenizer, found in a file, a folder or a hub source.
 - ``hfjson``, ``tiktokenfile``, ``common``: the two model-tokenizer formats and what they share.
 - ``tokens``: the tokenize job (encode in parallel chunks, count, decode, offsets, truncate).
+- ``idtext``: token ids written as text (--ids, --decode, --ids-file), read one way.
 - ``threads``: the helper threads that encode chunks, each with its own copy of an encoding.
 - ``explain``: BPE replayed merge by merge (``tokenize --explain``).
 - ``modelnames``: model names to encodings and context windows.

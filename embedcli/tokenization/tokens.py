@@ -8,7 +8,6 @@ the ids are exactly those of one pass. No torch here: tokenizing never needs it.
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,8 @@ from embedcli.tokenization.encodings import (
     visible,
     with_specials,
 )
+from embedcli.tokenization.idtext import id_list_problem as id_list_problem
+from embedcli.tokenization.idtext import parse_ids as parse_ids
 
 if TYPE_CHECKING:
     import tiktoken
@@ -263,44 +264,6 @@ def tokenize_report(
     ]
     report.segments = segments_of([t.data or b"" for t in report.tokens])
     return report
-
-
-_SEPARATOR = re.compile(r"\s*,\s*|\s+")  # one comma (with spaces around it), or spaces
-MAX_ID_DIGITS = 4000  # past this, int() refuses (4,300 digits): the range check says the rest
-
-
-def id_list_problem(text: str, *, empty: bool = False) -> str | None:
-    """Why ``text`` is not a list of token ids, or None. The one rule, everywhere ids are read:
-    ASCII digits, separated by a comma and/or whitespace, optionally inside [ ]; not another
-    script's digits, signs, underscores or empty items (``1,,2``), which int() would accept or
-    skip."""
-    body = text.strip()
-    if body.startswith("[") and body.endswith("]"):
-        body = body[1:-1].strip()
-    if not body:
-        return None if empty else "there are no ids"
-    for item in _SEPARATOR.split(body):
-        if not item:
-            return "an item between separators is empty (ids are separated by one comma or spaces)"
-        if item.startswith("-") and item[1:].isascii() and item[1:].isdigit():
-            return f"{item[:40]!r} is negative: token ids start at 0"
-        if not (item.isascii() and item.isdigit()):
-            shown = item if len(item) <= 40 else item[:40] + "…"
-            return f"{shown!r} is not a token id (ids are ASCII digits like 15496)"
-        if len(item) > MAX_ID_DIGITS:
-            return f"{item[:40]!r}… is far beyond any token table"
-    return None
-
-
-def parse_ids(text: str) -> list[int]:
-    """'15496 11, 995' -> [15496, 11, 995]; anything else is one error naming what is wrong."""
-    problem = id_list_problem(text, empty=True)
-    if problem is not None:
-        raise TokenIdError(problem)
-    body = text.strip()
-    if body.startswith("[") and body.endswith("]"):
-        body = body[1:-1]
-    return [int(item) for item in _SEPARATOR.split(body.strip()) if item]
 
 
 def decode_ids(enc: tiktoken.Encoding, ids: Sequence[int]) -> bytes:

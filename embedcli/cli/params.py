@@ -1,0 +1,131 @@
+"""Option values converted and checked once, as the command line is read (click ``ParamType``s):
+token ids, sizes in bytes, shares and context windows. A bad value is a usage error (exit 2)
+that says what was wrong and how to write it. No torch, tiktoken or rich here."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any, NewType
+
+import typer
+import typer.core
+
+from embedcli.errors import UsageError
+from embedcli.tokenization.idtext import BadIds, read_ids
+
+# click's ParamType, from whichever click typer runs on (typer 0.28 carries a copy of its own):
+# a value refused by a ParamType of another click would not be a usage error here.
+_click_core = sys.modules[
+    next(c for c in typer.core.TyperOption.__mro__ if c.__name__ == "Parameter").__module__
+]
+ParamType: type = _click_core.types.ParamType
+
+# What the types give (NewTypes: Typer reads a generic type as the shape of the option).
+TokenIds = NewType("TokenIds", list)  # one --ids value, read: a list of token ids
+Window = NewType("Window", tuple)  # --context: (a model's name, or None for a number; tokens)
+
+
+class TokenIdsType(ParamType):
+    """'15496,11' (or '15496 11', '[15496, 11]') -> [15496, 11]; the reading is
+    ``tokenization.idtext.read_ids``, as ``--decode`` and ``--ids-file`` have it."""
+
+    name = "str"  # --help shows <str>, as for any text
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, list):  # a default, already read
+            return value
+        found = read_ids(value)
+        if isinstance(found, BadIds):
+            raise typer.BadParameter(
+                f"{value[:60]!r}: {found.problem()}; pass ids like 15496,11,995",
+                param_hint="'--ids'",
+            )
+        return found
+
+
+_SIZE = re.compile(r"^\s*([0-9]{1,20}(?:\.[0-9]{1,20})?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
+
+
+class SizeType(ParamType):
+    """'10M', '512k', '2G', '1000' -> bytes (powers of 1024), at most 2**40."""
+
+    name = "str"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, int):
+            return value
+        found = _SIZE.match(value)
+        if not found:  # the message names no option, as it always has
+            raise typer.BadParameter(f"{value!r} is not a size; write e.g. 500k, 10M or 2G")
+        number, unit = float(found.group(1)), found.group(2).lower()
+        size = number * 1024 ** "_kmgt".index(unit or "_")
+        if not size <= 2**40:
+            raise typer.BadParameter(f"{value!r} is over 2**40 bytes (1T)")
+        return int(size)
+
+
+class Share(float):
+    """A share from 0 to 1, and how it was written: ``--min-share 0`` is the default, while
+    any other spelling (``0%``) counts as given."""
+
+    written: str
+
+    def __new__(cls, share: float, written: str) -> Share:
+        made = super().__new__(cls, share)
+        made.written = written
+        return made
+
+
+class ShareType(ParamType):
+    """'0.01' or '1%' -> 0.01, between 0 and 1."""
+
+    name = "str"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, Share):
+            return value
+        text = value.strip()
+        hint = "'--min-share'"
+        try:
+            share = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            raise typer.BadParameter(
+                f"{value!r} is not a share; write 0.01 or 1%", param_hint=hint
+            ) from None
+        if not 0 <= share <= 1:
+            raise typer.BadParameter(
+                f"{value!r} is not a share between 0 and 1 (0% and 100%)", param_hint=hint
+            )
+        return Share(share, value)
+
+
+class ContextWindowType(ParamType):
+    """--context N (200000, 200k, 1M) or MODEL -> (label, tokens); label None for a number. A
+    bad one is embedcli's usage error, worded as count has always worded it."""
+
+    name = "str"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, tuple):
+            return value
+        text = value.strip().replace("_", "").replace(",", "")
+        number = re.match(r"^([0-9]{1,20}(?:\.[0-9]{1,20})?)([kKmM]?)$", text)
+        if number is not None:
+            scale = {"": 1, "k": 1000, "m": 1000**2}[number.group(2).lower()]
+            size = int(float(number.group(1)) * scale)
+            if not 1 <= size <= 2**40:
+                raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
+            return None, size
+        if re.match(r"^-?[\d.]+$", text):
+            raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
+        from embedcli.tokenization.modelnames import lookup  # only for a model's name
+
+        found = lookup(value)
+        return found.name, found.context
+
+
+TOKEN_IDS = TokenIdsType()
+SIZE = SizeType()
+SHARE = ShareType()
+CONTEXT_WINDOW = ContextWindowType()
