@@ -6,7 +6,7 @@ import importlib.machinery
 import importlib.util
 import sys
 
-from conftest import REPO
+from support.helpers import REPO
 
 
 def load_mutate():

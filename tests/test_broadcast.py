@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import assert_python_ok
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.helpers import assert_python_ok
 
 from embedcli.core.broadcast import explain, format_shape
 from embedcli.errors import BroadcastError

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import assert_cli_leaves_unimported, assert_python_ok, make_runner, run_script
+from support.helpers import assert_cli_leaves_unimported, assert_python_ok, make_runner, run_script
 from test_cli_embed import torch_says_auto
 
 from embedcli import __version__

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import assert_cli_leaves_unimported, make_runner, script_env
-from helpers import expect_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.helpers import assert_cli_leaves_unimported, expect_error, make_runner, script_env
 
 from embedcli.cli import app
 from embedcli.core.config import PRESETS

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import assert_cli_leaves_unimported, make_runner, run_script
-from helpers import expect_error
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.helpers import assert_cli_leaves_unimported, expect_error, make_runner, run_script
 
 from embedcli.cli import app
 from embedcli.tokenization.encodings import get_encoding

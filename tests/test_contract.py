@@ -13,10 +13,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import contract
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from support import contract
 
 IN_PROCESS_EXAMPLES = 400  # a command; hypothesis repeats itself, repeats run once
 SCRIPT_EXAMPLES = 5  # a way of connecting stdout; each case starts a Python (and torch)

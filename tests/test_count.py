@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.helpers import expect_error, make_runner
 
 from embedcli.cli import app
 from embedcli.corpus import count as countjob
@@ -23,8 +24,6 @@ from embedcli.corpus import engine_local, selection
 from embedcli.corpus import pieces as corpus_pieces
 from embedcli.errors import InputTextError
 from embedcli.tokenization.encodings import get_encoding
-from tests.conftest import make_runner
-from tests.helpers import expect_error
 
 runner = make_runner()
 
@@ -281,7 +280,7 @@ def test_dask_engine_through_the_installed_command(tree: Path) -> None:
     import subprocess
     import sys
 
-    from tests.conftest import script_env
+    from support.helpers import script_env
 
     local = count_json(".", cwd=tree)
     argv = [str(Path(sys.executable).parent / "embedcli"), "count", ".", "--engine", "dask",
@@ -303,7 +302,7 @@ def test_the_process_pool_ends_quietly(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from tests.conftest import script_env
+    from support.helpers import script_env
 
     corpus = tmp_path / "corpus"
     corpus.mkdir()

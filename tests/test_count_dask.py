@@ -23,6 +23,14 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+from support.helpers import (  # noqa: E402
+    assert_python_ok,
+    expect_error,
+    make_runner,
+    run_script,
+)
+from support.hub import allow_loopback  # noqa: E402
+
 from embedcli.cli import app  # noqa: E402
 from embedcli.corpus import count as countjob  # noqa: E402
 from embedcli.corpus import engine_dask as countdask  # noqa: E402
@@ -34,9 +42,6 @@ from embedcli.corpus.pieces import Piece  # noqa: E402
 from embedcli.corpus.selection import Found, Skipped  # noqa: E402
 from embedcli.errors import EmbedCLIError, UsageError  # noqa: E402
 from embedcli.tokenization.encodings import get_encoding  # noqa: E402
-from tests.conftest import assert_python_ok, make_runner, run_script  # noqa: E402
-from tests.helpers import expect_error  # noqa: E402
-from tests.hubfixtures import allow_loopback  # noqa: E402
 
 runner = make_runner()
 ENCODINGS = ("gpt2", "o200k_base")
@@ -312,7 +317,7 @@ def test_the_cli_counts_on_the_cluster_as_it_does_locally(corpus, cluster, monke
 def test_a_tokenizer_file_keeps_its_given_name_in_the_engines(
     corpus, cluster, monkeypatch, tmp_path
 ) -> None:
-    from tests.hubfixtures import gpt2_tokenizer_json
+    from support.hub import gpt2_tokenizer_json
 
     # a folder named gpt2 here: -e gpt2 is still tiktoken's gpt2 on the workers, not that
     (tmp_path / "tok.json").write_bytes(gpt2_tokenizer_json(tmp_path / "gpt2").read_bytes())

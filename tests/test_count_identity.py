@@ -20,14 +20,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.helpers import expect_error, make_runner, run_script, script_env
 
 from embedcli.cli import app
 from embedcli.corpus import count as countjob
 from embedcli.corpus import pieces as corpus_pieces
 from embedcli.corpus import stdin as corpus_stdin
 from embedcli.tokenization.encodings import get_encoding, visible
-from tests.conftest import make_runner, run_script, script_env
-from tests.helpers import expect_error
 
 runner = make_runner()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+from support.helpers import REPO
 from test_readme import PAGES
 
 DOCS = REPO / "docs"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import tiktoken
 import tiktoken.load
-from conftest import assert_python_ok
+from support.helpers import assert_python_ok
 from tiktoken_ext import openai_public
 
 from embedcli.errors import EncodingError, InputTextError, UsageError

@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_runner, script_env
-from helpers import expect_error
+from support.helpers import expect_error, make_runner, script_env
 
 from embedcli.cli import app
 from embedcli.tokenization import engines

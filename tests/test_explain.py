@@ -6,10 +6,9 @@ import itertools
 import json
 
 import pytest
-from conftest import make_runner
-from helpers import expect_error, unsure_unicode
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support.helpers import expect_error, make_runner, unsure_unicode
 
 from embedcli.cli import app
 from embedcli.errors import InputTextError

@@ -16,8 +16,7 @@ import torch
 
 pytest.importorskip("transformers")
 
-from conftest import make_runner
-from familymodels import (
+from support.familymodels import (
     CASES,
     VOCAB,
     Case,
@@ -26,6 +25,7 @@ from familymodels import (
     load,
     rotary_inverse_frequencies,
 )
+from support.helpers import make_runner
 
 from embedcli.cli import app
 
@@ -285,7 +285,7 @@ def test_streaming_and_shapes_run_the_same_steps(
 
 def test_the_defaults_are_transformers_own() -> None:
     """families/defaults.json is what transformers' config classes give today."""
-    import update_family_defaults
+    from support import update_family_defaults
 
     stored = (Path(__file__).parent.parent / "embedcli/families/defaults.json").read_text()
     assert update_family_defaults.render() == stored, "run tests/update_family_defaults.py"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import make_runner
 from safetensors.torch import save_file
+from support.helpers import make_runner
 
 from embedcli.cli import app
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import typer
-from conftest import make_runner, script_env
-from helpers import expect_error
+from support.helpers import expect_error, make_runner, script_env
 
 from embedcli.cli import app
 from embedcli.tokenization.encodings import get_encoding

@@ -22,9 +22,9 @@ import torch
 pytest.importorskip("transformers")
 pytest.importorskip("gguf")
 
-from conftest import make_runner
-from familymodels import Case, build, first_block_input, load
-from ggufmodels import write_gguf
+from support.familymodels import Case, build, first_block_input, load
+from support.ggufmodels import write_gguf
+from support.helpers import make_runner
 
 from embedcli.cli import app
 from embedcli.models.gguf.file import GGUFFile
@@ -253,7 +253,7 @@ def _ollama_store(root: Path, gguf: Path, name: str = "tiny", tag: str = "latest
 def test_ollama_models_resolve_by_name_and_tag(
     folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from helpers import expect_error
+    from support.helpers import expect_error
 
     store = tmp_path / "ollama"
     monkeypatch.setenv("OLLAMA_MODELS", str(store))

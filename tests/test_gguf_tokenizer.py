@@ -8,7 +8,9 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from ggufvocab import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.ggufvocab import (
     byte_level_json,
     byte_level_metadata,
     llama2_json,
@@ -16,8 +18,6 @@ from ggufvocab import (
     split_then_bytes,
     through_gguf_file,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from embedcli.errors import EncodingError
 from embedcli.tokenization.common import LLAMA3_PATTERN, QWEN_PATTERN

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import GOLDEN
-from golden_oracle import CHECKERS, check
+from support.golden_oracle import CHECKERS, check
+from support.helpers import GOLDEN
 
 FILES = sorted(p.name for p in GOLDEN.glob("*.txt"))
 

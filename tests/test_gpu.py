@@ -6,7 +6,7 @@ import json
 
 import pytest
 import torch
-from conftest import make_runner
+from support.helpers import make_runner
 
 from embedcli import EmbedConfig, build_embedding
 from embedcli.cli import app

@@ -14,10 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import make_runner, script_env
-from helpers import expect_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.helpers import expect_error, make_runner, script_env
 
 from embedcli.cli import app
 from embedcli.corpus import textinput, windows

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import REPO, make_runner
+from support.helpers import REPO, make_runner
 
 from embedcli.cli import app
 from embedcli.cli.app import COMMANDS, MANUAL, manual_page

@@ -20,9 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import make_runner, run_script
-from helpers import expect_error
 from safetensors.torch import save_file
+from support.helpers import expect_error, make_runner, run_script
 
 from embedcli.cli import app
 

@@ -10,9 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import make_runner
-from helpers import expect_error
-from test_hostile_gguf import gguf_file
+from support.ggufbytes import gguf_file
+from support.helpers import expect_error, make_runner
 
 from embedcli.cli import app
 

@@ -17,11 +17,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from embedcli.cli import app
-from tests.conftest import make_runner
-from tests.helpers import expect_error
-from tests.hubfixtures import (
+from support.helpers import expect_error, make_runner
+from support.hub import (
     DROP,
     Answer,
     FakeHub,
@@ -32,6 +29,8 @@ from tests.hubfixtures import (
     point_hub_at,
     shard_of,
 )
+
+from embedcli.cli import app
 
 runner = make_runner()
 LLAMA_TABLE = "model.embed_tokens.weight"
@@ -414,7 +413,7 @@ def test_a_whole_fetch_is_said_before_it_starts(hub, folders: dict[str, Path], f
 
 
 def _asked(served):
-    from tests.hubfixtures import Asked
+    from support.hub import Asked
 
     return [
         Asked(r.method, r.path, {}, {"Range": r.range or ""}, None, None, r.path.rsplit("/", 1)[-1])
@@ -576,7 +575,7 @@ def test_rows_of_each_family_give_the_whole_tables_numbers(
     """Counted positions (RoBERTa's over the ids, OPT's over the mask), a projection, token
     types and a LayerNorm, sinusoids, a scale: by rows as from the whole table, bit for bit."""
     pytest.importorskip("transformers")
-    from tests.familymodels import CASES, build
+    from support.familymodels import CASES, build
 
     case = next(c for c in CASES if c.name == name)
     folder = build(case, tmp_path_factory.mktemp("rowfamilies") / name)
@@ -612,7 +611,7 @@ def test_download_follows_a_branch_that_moved(
 def test_an_unreachable_hub_with_a_cached_branch_says_how_to_use_it(
     folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.hubfixtures import REFUSED_ENDPOINT, place_in_hf_cache
+    from support.hub import REFUSED_ENDPOINT, place_in_hf_cache
 
     point_hub_at(monkeypatch, REFUSED_ENDPOINT, cache_dir=tmp_path / "hub")
     place_in_hf_cache(folders["llama"], tmp_path / "hub", "org/cached", commit="d" * 40)

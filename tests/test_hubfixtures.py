@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import hubfixtures as hf
 import pytest
 import torch
 from safetensors import safe_open
+from support import hub as hf
 
 from embedcli.tokenization.encodings import get_encoding
 
@@ -97,9 +97,9 @@ def test_tokenizer_json_gives_tiktoken_ids(tmp_path: Path) -> None:
     assert tokenizer.get_vocab_size(with_added_tokens=True) == 50257
     assert tokenizer.encode("a<|endoftext|>b").ids == [64, 50256, 65]
 
-    built = hf._built_gpt2_tokenizer()
+    built = hf.tokenizer._built_gpt2_tokenizer()
     again = hf.gpt2_tokenizer_json(tmp_path / "b")  # built once per process: a copy now
-    assert hf._built_gpt2_tokenizer() == built
+    assert hf.tokenizer._built_gpt2_tokenizer() == built
     assert again.read_bytes() == path.read_bytes() == (built / "tokenizer.json").read_bytes()
 
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import GOLDEN, REPO, make_runner
+from support.helpers import GOLDEN, REPO, make_runner
 
 from embedcli.cli import app
 
@@ -115,8 +115,8 @@ CASES = (
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The samples, a GGUF file made by samples/make-gguf.py, and the tiny model folders."""
-    from familymodels import CASES as BUILT
-    from familymodels import build
+    from support.familymodels import CASES as BUILT
+    from support.familymodels import build
 
     work = tmp_path_factory.mktemp("json-twins")
     for sample in ("hello.txt", "lighthouse.txt", "mixed-scripts.txt"):

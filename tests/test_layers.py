@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, script_env
+from support.helpers import REPO, script_env
 
 PACKAGE = REPO / "embedcli"
 LOOSE = {"__init__", "__main__", "errors"}  # modules at the top of embedcli/, by design

@@ -16,10 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import assert_python_ok
-from helpers import unsure_unicode
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support.helpers import assert_python_ok, unsure_unicode
 
 from embedcli.errors import EncodingError, InputTextError
 from embedcli.tokenization import common, hfjson, modeltok, tiktokenfile

@@ -16,11 +16,8 @@ from pathlib import Path
 
 import pytest
 import torch
-
-from embedcli.cli import app
-from tests.conftest import make_runner
-from tests.helpers import expect_error
-from tests.hubfixtures import (
+from support.helpers import expect_error, make_runner
+from support.hub import (
     expected_tables,
     gpt2_tokenizer_json,
     make_gemma_folder,
@@ -30,6 +27,8 @@ from tests.hubfixtures import (
     place_in_hf_cache,
     shard_of,
 )
+
+from embedcli.cli import app
 
 runner = make_runner()
 TEXT = "Hello, world! The rotary model reads this."
@@ -408,7 +407,7 @@ def test_bad_hub_ids_are_usage_errors(spec: str) -> None:
 @pytest.fixture
 def hub(folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A local stand-in for the hub serving the tiny models; HF_ENDPOINT points at it."""
-    from tests.hubfixtures import FakeHub, point_hub_at
+    from support.hub import FakeHub, point_hub_at
 
     repos = {
         "org/llama": folders["llama"],
@@ -612,7 +611,7 @@ def test_hf_hub_offline_0_allows_the_network(hub, monkeypatch: pytest.MonkeyPatc
 
 
 def test_an_unreachable_hub_is_one_error_at_once(tmp_path: Path, monkeypatch) -> None:
-    from tests.hubfixtures import point_hub_at
+    from support.hub import point_hub_at
 
     point_hub_at(monkeypatch, "http://127.0.0.1:9", cache_dir=tmp_path / "hub")  # nothing there
     result = runner.invoke(app, ["weights", "hf:org/x", "--download"])
@@ -752,9 +751,10 @@ def test_a_server_that_ignores_ranges(
     import http.server
     import threading
 
+    from support.hub import point_hub_at
+
     from embedcli.models.hub.remote import Remote
     from embedcli.models.hub.spec import HubSpec
-    from tests.hubfixtures import point_hub_at
 
     data = (folders["gpt2"] / "model.safetensors").read_bytes()
 

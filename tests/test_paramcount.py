@@ -16,7 +16,7 @@ from functools import cache
 import pytest
 import torch
 import transformers
-from conftest import assert_python_ok
+from support.helpers import assert_python_ok
 
 from embedcli.errors import ConfigError
 from embedcli.families.params import ParameterCount

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import make_runner
+from support.helpers import make_runner
 
 from embedcli import EmbedConfig, build_embedding
 from embedcli.cli import app

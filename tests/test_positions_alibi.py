@@ -184,7 +184,7 @@ def test_list_presets_is_inspect_shapes_list() -> None:
 def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Tiny models of five families (ALiBi twice, T5's buckets, none, learned), saved by
     transformers itself (tests/familymodels.py)."""
-    from familymodels import CASES, build
+    from support.familymodels import CASES, build
 
     root = tmp_path_factory.mktemp("alibi-families")
     names = ("mpt", "falcon-alibi", "t5", "mamba", "gpt2")
@@ -196,7 +196,7 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_weights_draw_the_models_own_alibi(name: str, folders: dict[str, Path]) -> None:
     import transformers.models.bloom.modeling_bloom as bloom
     import transformers.models.mpt.modeling_mpt as mpt
-    from familymodels import config_of
+    from support.familymodels import config_of
 
     config = config_of(folders[name])
     heads = config.get("n_heads", config.get("num_attention_heads"))
@@ -252,7 +252,7 @@ def test_weights_on_a_learned_model_keep_its_trained_table(folders: dict[str, Pa
 )
 def test_every_drawn_cell_is_the_bias_it_stands_for(width: int, args: list[str]) -> None:
     """The golden files' independent checker (tests/golden_oracle.py), on other sizes."""
-    from golden_oracle import check
+    from support.golden_oracle import check
 
     result = runner.invoke(app, ["positions", "--positional", "alibi", *args],
                            env={"COLUMNS": str(width)})  # fmt: skip

@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import make_runner
-from helpers import expect_error
+from support.helpers import expect_error, make_runner
 
 from embedcli.cli import app
 

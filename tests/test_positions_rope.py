@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import make_runner
+from support.helpers import make_runner
 from test_positions import png_size
 
 from embedcli.cli import app
@@ -227,14 +227,14 @@ def test_a_rope_preset_draws_its_own_rope() -> None:
 @pytest.fixture(scope="module")
 def llama31(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny Llama 3.1 (llama3 rope scaling), saved by transformers (tests/familymodels.py)."""
-    from familymodels import CASES, build
+    from support.familymodels import CASES, build
 
     case = next(case for case in CASES if case.name == "llama-3.1-scaling")
     return build(case, tmp_path_factory.mktemp("rope-model") / case.name)
 
 
 def test_weights_draw_the_models_own_rope(llama31: Path) -> None:
-    from familymodels import config_of, rotary_inverse_frequencies
+    from support.familymodels import config_of, rotary_inverse_frequencies
     from transformers import AutoModelForCausalLM
 
     data = run_json("--weights", str(llama31), "--context-length", "48")
@@ -314,7 +314,7 @@ def test_masked_cells_are_marked_only_where_the_report_masks_them() -> None:
 )
 def test_every_drawn_cell_is_the_angle_it_stands_for(width: int, args: list[str]) -> None:
     """The golden files' independent checker (tests/golden_oracle.py), on other sizes."""
-    from golden_oracle import check
+    from support.golden_oracle import check
 
     result = runner.invoke(app, ["positions", "--positional", "rope", *args],
                            env={"COLUMNS": str(width)})  # fmt: skip

@@ -15,7 +15,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from conftest import make_runner
+from support.helpers import make_runner
 
 from embedcli.cli import app
 from embedcli.core.config import PRESETS
@@ -242,7 +242,7 @@ def test_train_works_for_every_preset(name: str) -> None:
 
 
 def test_a_table_for_a_model_with_no_context_limit_needs_its_rows() -> None:
-    from helpers import expect_error
+    from support.helpers import expect_error
 
     result = run_cli("inspect-shapes", "--preset", "bloom-176b", "--positional", "learned")
     expect_error(result, "bloom-176b has no context limit", 2)
@@ -254,7 +254,7 @@ def test_a_table_for_a_model_with_no_context_limit_needs_its_rows() -> None:
 
 
 def test_a_width_narrower_than_one_rotated_head_is_refused() -> None:
-    from helpers import expect_error
+    from support.helpers import expect_error
 
     result = run_cli("inspect-shapes", "--preset", "llama-3.1-8b", "-d", "64")
     expect_error(result, "llama-3.1-8b rotates 128 dimensions in each attention head", 2)

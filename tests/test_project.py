@@ -12,12 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import make_runner
-from helpers import expect_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 from safetensors.torch import save_file
+from support.helpers import expect_error, make_runner
 
 from embedcli.analysis.projection import ProjectedPoint, Projection, principal_axes, project
 from embedcli.cli import app
@@ -703,7 +702,7 @@ def test_a_signal_during_the_renames_waits_for_them(tmp_path: Path) -> None:
 def test_an_empty_export_folder_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--export-projector "$DIR"` with DIR unset: before, the three files landed in the
     current folder (the contract fuzzer's stray files)."""
-    from helpers import expect_error
+    from support.helpers import expect_error
 
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["project", "hi", "--export-projector", ""])

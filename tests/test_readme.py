@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from conftest import REPO, script_env
+from support.helpers import REPO, script_env
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 # The README first, then the manual's pages: every file whose examples are run.

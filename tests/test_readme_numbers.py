@@ -7,11 +7,11 @@ from __future__ import annotations
 import itertools
 import re
 
-import golden_oracle as oracle
-import golden_oracle_tables as tables
 import numpy as np
 import pytest
 import torch
+from support import golden_oracle as oracle
+from support import golden_oracle_tables as tables
 from test_readme import EXAMPLES
 
 from embedcli import get_encoding

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 from rich.console import Console, RenderableType
-from safetensors.torch import save_file
+from support.renderinputs import WINDOW_TEXT, checkpoint
 
 from embedcli.analysis.neighbors import neighbors_report
 from embedcli.analysis.stats import table_stats
@@ -58,10 +58,6 @@ LONG_TEXT = (
     "reads those sums. Nothing else happens before the transformer blocks begin their work, "
     "and nothing here is trained: the tables are seeded."
 )
-WINDOW_TEXT = (
-    "In the beginning the Universe was created. This has made a lot of people very angry and "
-    "been widely regarded as a bad move."
-)
 
 
 def render(view: Callable[..., RenderableType], *args: object, width: int, **kwargs) -> str:
@@ -82,23 +78,6 @@ LLAMA3_SMALL = (("rope_type", "llama3"), ("factor", 4.0), ("low_freq_factor", 1.
 
 def seeded_tables(d_model: int = 16) -> tuple[torch.Tensor, torch.Tensor | None, str]:
     return source_tables(EmbedConfig(d_model=d_model, context_length=32, seed=123))
-
-
-def checkpoint(tmp_path: Path) -> Path:
-    """A tiny GPT-2 layout: the gpt2 vocabulary, d 8, 16 positions, a tied head, and a tensor
-    whose name looks like rich markup."""
-    generator = torch.Generator().manual_seed(0)
-    token = torch.randn(50257, 8, generator=generator)
-    state = {
-        "transformer.wte.weight": token,
-        "transformer.wpe.weight": torch.randn(16, 8, generator=generator),
-        "transformer.h.0.attn.c_attn.weight": torch.randn(8, 24, generator=generator),
-        "lm_head.weight": token.clone(),
-        "[/x]": torch.ones(2),
-    }
-    path = tmp_path / "model.safetensors"
-    save_file(state, str(path))
-    return path
 
 
 def views(tmp_path: Path) -> dict[str, tuple[Callable[..., RenderableType], tuple, dict]]:
@@ -441,7 +420,7 @@ def test_progress_bar_renders_live() -> None:
 
 
 def test_render_does_not_import_torch() -> None:
-    from conftest import assert_python_ok
+    from support.helpers import assert_python_ok
 
     assert_python_ok(
         "import sys\nimport embedcli.render\nassert 'torch' not in sys.modules, 'torch imported'\n"

@@ -10,10 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import make_runner, script_env
-from helpers import expect_error
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.helpers import expect_error, make_runner, script_env
 
 from embedcli.cli import app
 from embedcli.tokenization import runs

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from conftest import REPO, run_script
+from support.helpers import REPO, run_script
 from torch import nn
 
 from embedcli.tokenization.encodings import get_encoding

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import make_runner, script_env
-from helpers import expect_error
+from support.helpers import expect_error, make_runner, script_env
 
 from embedcli.cli import app
 from embedcli.io import outputs
@@ -262,7 +261,7 @@ def test_tokenize_count_json_names_the_models_asked_for() -> None:
 
 def _fails_before_torch(args: list[str], code: int, said: str, block: str = "") -> None:
     """The command fails with ``said`` and never imports torch (1-2 s the user waited)."""
-    from conftest import assert_python_ok
+    from support.helpers import assert_python_ok
 
     assert_python_ok(
         "import sys\n"
@@ -340,7 +339,7 @@ def test_streaming_pt_is_refused_before_torch_and_help_says_so(tmp_path: Path) -
 def test_an_unreadable_tokenizer_config_is_refused_not_skipped(tmp_path: Path, kind: str) -> None:
     """tokenizer_config.json names the pad and end tokens: one that cannot be read was skipped
     (a FIFO) while config.json's twin was refused; both are refused now, the same way."""
-    from hubfixtures import gpt2_tokenizer_json
+    from support.hub import gpt2_tokenizer_json
 
     gpt2_tokenizer_json(tmp_path)
     config = tmp_path / "tokenizer_config.json"

@@ -12,9 +12,9 @@ import math
 from dataclasses import asdict, replace
 
 import pytest
-from conftest import assert_cli_leaves_unimported
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support.helpers import assert_cli_leaves_unimported
 
 from embedcli.core.config import DTYPES, PRESETS, EmbedConfig, Preset
 from embedcli.core.shapeplan import TraceStep, planned_trace

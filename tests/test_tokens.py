@@ -278,7 +278,7 @@ def test_truncate_never_ends_inside_a_character() -> None:
 )
 def test_one_id_parser_refuses_what_int_would_accept(args: list[str], said: str) -> None:
     """Issue 24: ASCII digits separated by a comma and/or whitespace, anything else named."""
-    from conftest import make_runner
+    from support.helpers import make_runner
 
     from embedcli.cli import app
 

@@ -7,8 +7,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from conftest import make_runner
-from helpers import expect_error
+from support.helpers import expect_error, make_runner
 
 from embedcli.analysis.training import training_memory
 from embedcli.cli import app

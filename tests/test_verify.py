@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import make_runner
-from test_weights import LAYOUTS, make
+from support.checkpoints import LAYOUTS, make
+from support.helpers import make_runner
 
 from embedcli.cli import app
 from embedcli.core import embedding, positions

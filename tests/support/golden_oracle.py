@@ -428,5 +428,5 @@ def _broadcast(stem: str, text: str) -> None:
 
 
 # The checkers of the other views register themselves as they are imported.
-import golden_oracle_attention  # noqa: E402, F401
-import golden_oracle_tables  # noqa: E402, F401
+import support.golden_oracle_attention  # noqa: E402
+import support.golden_oracle_tables  # noqa: E402, F401

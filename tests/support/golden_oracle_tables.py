@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import torch
-from golden_oracle import (  # the shared readers and the checker registry
+from support.golden_oracle import (  # the shared readers and the checker registry
     assert_ramp,
     binary_size,
     cells,
@@ -29,7 +29,7 @@ def render_checkpoint_state() -> dict[str, torch.Tensor]:
     from pathlib import Path
 
     from safetensors.torch import load_file
-    from test_render import checkpoint  # the file tests/test_render.py renders
+    from support.renderinputs import checkpoint  # the file tests/render/test_render.py renders
 
     with tempfile.TemporaryDirectory() as folder:
         return load_file(str(checkpoint(Path(folder))))
@@ -137,7 +137,7 @@ def _stats(stem: str, text: str) -> None:
 
 @checker("windows")
 def _windows(stem: str, text: str) -> None:
-    from test_render import WINDOW_TEXT
+    from support.renderinputs import WINDOW_TEXT
 
     ids = gpt2().encode(WINDOW_TEXT)
     length = stride = 3

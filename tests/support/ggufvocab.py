@@ -177,7 +177,7 @@ def through_gguf_file(metadata: dict[str, Any], path: Path) -> dict[str, Any]:
     """Write ``metadata`` to a real GGUF file and read its fields back as plain values."""
     import gguf
     import numpy as np
-    from ggufmodels import add_fields
+    from support.ggufmodels import add_fields
 
     writer = gguf.GGUFWriter(str(path), "llama")
     add_fields(writer, metadata)

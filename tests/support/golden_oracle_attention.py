@@ -7,7 +7,7 @@ import math
 import re
 
 import numpy as np
-from golden_oracle import (  # the shared readers and the checker registry
+from support.golden_oracle import (  # the shared readers and the checker registry
     checker,
     number,
     ramp_of,

@@ -1,8 +1,8 @@
 """Re-run every `$ command` of the console blocks of README.md and docs/*.md, and paste the real
 output under it.
 
-    python tests/update_readme.py                  (every file; then review `git diff`)
-    python tests/update_readme.py docs/embed.md    (only the files named)
+    python tests/support/update_readme.py                  (every file; then review `git diff`)
+    python tests/support/update_readme.py docs/embed.md    (only the files named)
 
 Each block runs in a folder of its own holding a copy of samples/, as tests/test_readme.py runs
 it. Machine-dependent examples (devices, --device cuda) are re-run too, so run this where their
@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 

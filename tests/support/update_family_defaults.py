@@ -7,7 +7,7 @@ GPT-2's ``hidden_size`` is ``n_embd``, BLOOM's legacy ``n_embed`` is ``hidden_si
 ``hidden_size`` given). Both are observed, by giving the class each name and reading back what
 it stored.
 
-    python tests/update_family_defaults.py
+    python tests/support/update_family_defaults.py
 
 tests/test_families.py checks that the file is what this script writes.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TARGET = REPO / "embedcli" / "families" / "defaults.json"
 READ = (
     "vocab_size", "hidden_size", "n_embd", "d_model", "max_position_embeddings", "n_positions",
