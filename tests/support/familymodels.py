@@ -1,5 +1,6 @@
 """Tiny random models of every registry family, built and saved by transformers itself, and what
-their first block really reads (a forward pre-hook on it): the oracle of tests/test_families.py.
+their first block really reads (a forward pre-hook on it): the oracle of
+tests/families/test_families.py.
 
 ``CASES`` names one or more variants per family: the model_type, the config fields that make the
 family's input layer do something (a multiplier that is not 1, a projection, alibi: true, two

@@ -3,7 +3,7 @@ computation made here, without the code that rendered them: so a golden file reg
 a bug fails (a golden file alone catches change, not error).
 
 ``check(name, text)`` runs the checker registered for the golden file ``name``; every file in
-tests/golden/ must have one (tests/test_golden_oracle.py holds that). The checkers of
+tests/golden/ must have one (tests/render/test_golden_oracle.py holds that). The checkers of
 checkpoints, windows, positional heatmaps and devices are in golden_oracle_tables.py, those of
 rope and ALiBi in golden_oracle_attention.py; both register here as they are imported.
 """
@@ -259,7 +259,7 @@ def _tokenize(stem: str, text: str) -> None:
 
 @checker("compare")
 def _compare(stem: str, text: str) -> None:
-    compare_counts(text, "Hello, world! 😀 don't\n\ttab [/x]")  # tests/test_render.py's text
+    compare_counts(text, "Hello, world! 😀 don't\n\ttab [/x]")  # tests/render/test_render.py's text
 
 
 def compare_counts(text: str, sample: str) -> None:

@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import torch
+
 from support.golden_oracle import (  # the shared readers and the checker registry
     assert_ramp,
     binary_size,
@@ -29,6 +30,7 @@ def render_checkpoint_state() -> dict[str, torch.Tensor]:
     from pathlib import Path
 
     from safetensors.torch import load_file
+
     from support.renderinputs import checkpoint  # the file tests/render/test_render.py renders
 
     with tempfile.TemporaryDirectory() as folder:
@@ -81,7 +83,7 @@ def check_neighbors(text: str, table: np.ndarray) -> None:
 
 @checker("neighbors_seeded")
 def _neighbors_seeded(stem: str, text: str) -> None:
-    token, _ = recipe(50257, 16, 32, 123)  # tests/test_render.py's seeded tables
+    token, _ = recipe(50257, 16, 32, 123)  # tests/render/test_render.py's seeded tables
     check_neighbors(text, token)
 
 
@@ -203,7 +205,7 @@ def _positions(stem: str, text: str) -> None:
     assert found
     grid = [line for line in text.splitlines() if re.fullmatch(r"\s*\d+ [ .:=+*#%@-]*", line)]
     length = int(grid[-1].split()[0]) + 1
-    width = 128 if stem == "positions" else 64  # tests/test_render.py's and test_positions'
+    width = 128 if stem == "positions" else 64  # tests/render/test_render.py's and test_positions'
     check_position_map(text, sinusoids(length, width), False)
 
 

@@ -9,7 +9,7 @@ it stored.
 
     python tests/support/update_family_defaults.py
 
-tests/test_families.py checks that the file is what this script writes.
+tests/families/test_families.py checks that the file is what this script writes.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ output under it.
     python tests/support/update_readme.py                  (every file; then review `git diff`)
     python tests/support/update_readme.py docs/embed.md    (only the files named)
 
-Each block runs in a folder of its own holding a copy of samples/, as tests/test_readme.py runs
-it. Machine-dependent examples (devices, --device cuda) are re-run too, so run this where their
-output is the one you want to show. tests/test_readme.py checks the rest stay true.
+Each block runs in a folder of its own holding a copy of samples/, as
+tests/project/test_readme.py runs it. Machine-dependent examples (devices, --device cuda) are
+re-run too, so run this where their output is the one you want to show.
+tests/project/test_readme.py checks the rest stay true.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """`embedcli positions --positional rope`: rope's angles and similarity, from the flags, a preset
 or a model folder, checked against the formula and transformers' own rotary embedding; the
-flags' errors; the PNGs of rope and ALiBi (tests/test_positions_alibi.py has ALiBi's numbers)."""
+flags' errors; the PNGs of rope and ALiBi (tests/core/test_positions_alibi.py has ALiBi's
+numbers)."""
 
 from __future__ import annotations
 

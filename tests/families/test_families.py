@@ -232,13 +232,13 @@ def test_every_registry_family_has_a_case() -> None:
 def test_the_manual_holds_the_registrys_table() -> None:
     from embedcli.families.registry import FAMILIES, compatibility_table
 
-    page = (Path(__file__).parent.parent / "docs" / "families.md").read_text()
+    page = (Path(__file__).parents[2] / "docs" / "families.md").read_text()
     assert compatibility_table() in page, "docs/families.md: paste compatibility_table() at its end"
     for family in FAMILIES:
         assert f"| {family.name} |" in page
     types = sum(len(f.model_types) for f in FAMILIES)
     assert f"{len(FAMILIES)} families ({types} `model_type` values)" in page.replace("\n", " ")
-    root = Path(__file__).parent.parent
+    root = Path(__file__).parents[2]
     assert f"input layer of {len(FAMILIES)} model families" in (root / "README.md").read_text()
     assert f"the {len(FAMILIES)} families" in (root / "docs" / "index.md").read_text()
 
@@ -287,7 +287,7 @@ def test_the_defaults_are_transformers_own() -> None:
     """families/defaults.json is what transformers' config classes give today."""
     from support import update_family_defaults
 
-    stored = (Path(__file__).parent.parent / "embedcli/families/defaults.json").read_text()
+    stored = (Path(__file__).parents[2] / "embedcli/families/defaults.json").read_text()
     assert update_family_defaults.render() == stored, "run tests/update_family_defaults.py"
 
 

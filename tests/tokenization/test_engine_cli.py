@@ -2,7 +2,7 @@
 EMBEDCLI_COUNT_ENGINE switch, and the same totals from every engine, in this process, in a pool
 of processes and on Dask workers (through the installed console script).
 
-tests/test_engines.py proves fastokens exact; here the oracle is the same command with
+tests/tokenization/test_engines.py proves fastokens exact; here the oracle is the same command with
 EMBEDCLI_COUNT_ENGINE=tiktoken, and one pass of tiktoken computed here.
 """
 

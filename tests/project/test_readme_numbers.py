@@ -1,6 +1,6 @@
 """The numbers the examples of the README and the manual (docs/*.md) print, read back and checked
-against computations made here (tests/test_readme.py checks that each example still prints what
-its page shows; this checks that what it shows is right)."""
+against computations made here (tests/project/test_readme.py checks that each example still
+prints what its page shows; this checks that what it shows is right)."""
 
 from __future__ import annotations
 

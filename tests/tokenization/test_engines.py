@@ -27,7 +27,7 @@ from embedcli.tokenization.bpe import dump_tiktoken_bpe
 from embedcli.tokenization.counts import count_ids, count_ordinary
 from embedcli.tokenization.encodings import BUNDLED_ENCODINGS, get_encoding
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CORPORA = REPO.parent / "shared" / "corpora"
 # Every encoding some fastokens version is proven for: a new version is tested on all of them.
 NAMES = [name for name in BUNDLED_ENCODINGS if any(name in v for v in engines.PROVEN.values())]
