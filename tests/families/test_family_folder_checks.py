@@ -1,5 +1,6 @@
-"""Hostile model folders of the registry's families: each is refused with one Error line (exit 1),
-or read as transformers reads it; never a traceback, a guess, or memory out of proportion."""
+"""Damaged or unusual model folders of the registry's families: each is refused with one Error
+line (exit 1), or read as transformers reads it; never a traceback, a guess, or memory out of
+proportion."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Hostile Ollama stores: manifests Python cannot read, layer sizes that are no byte count, blobs
-and manifests that are not regular files, each one ``Error:`` line that says what it is."""
+"""Ollama stores that are damaged: manifests Python cannot read, layer sizes that are no byte
+count, blobs and manifests that are not regular files, each one ``Error:`` line that says what it
+is."""
 
 from __future__ import annotations
 

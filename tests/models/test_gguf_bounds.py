@@ -1,4 +1,4 @@
-"""Hostile GGUF files, written here byte by byte: truncated files, lying tensor offsets, absurd
+"""GGUF files that lie, written here byte by byte: truncated files, lying tensor offsets, absurd
 sizes, unknown GGML types, metadata of the wrong type, each one ``Error:`` line from every
 command that reads weights, with memory in proportion to the file (never to what it claims).
 """
