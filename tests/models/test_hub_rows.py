@@ -1,6 +1,6 @@
-"""Rows, not tables: a job that needs a few rows of a hub checkpoint's token table fetches those rows
-alone (in blocks it keeps and checks), gives the numbers the whole table gives, and a whole-table
-job refuses above a GiB before it fetches anything unless told to download it all.
+"""Rows, not tables: a job that needs a few rows of a hub checkpoint's token table fetches those
+rows alone (in blocks it keeps and checks), gives the numbers the whole table gives, and a
+whole-table job refuses above a GiB before it fetches anything unless told to download it all.
 
 Every test talks to a FakeHub on 127.0.0.1 whose ``intercept`` hook can play the parts that go
 wrong, and drives the real command line where the command line can show the behaviour. The
