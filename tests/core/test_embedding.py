@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
+from support.helpers import expect_error, make_runner
 from torch import nn
 
 from embedcli import EmbedConfig, InputEmbedding, build_embedding
+from embedcli.cli import app
 from embedcli.errors import ConfigError, SequenceTooLongError, TokenIdError
 
 TINY = EmbedConfig(vocab_size=50, d_model=6, context_length=8, seed=7)
@@ -208,3 +212,49 @@ def test_module_class_is_reusable_directly() -> None:
     module = InputEmbedding(TINY)
     assert module.token_embedding.weight.device.type == "cpu"
     assert module.token_embedding.weight.dtype == torch.float32
+
+
+runner = make_runner()
+
+
+def run(*args: str, env: dict | None = None):
+    return runner.invoke(app, list(args), env=env)
+
+
+@pytest.mark.parametrize(
+    ("args", "steps"),
+    [
+        (["--preset", "bert-base"], {"token_type_embeddings", "embedding_layernorm"}),
+        (["--preset", "bloom-176b", "-d", "64"], {"embedding_layernorm"}),
+    ],
+)
+def test_a_presets_other_tensors_are_seeded_on_a_real_device(args: list[str], steps: set) -> None:
+    result = run("inspect-shapes", *args, "--device", "cpu", "--json")
+    assert result.exit_code == 0, result.output
+    names = {t["name"] for t in json.loads(result.stdout)["tensors"]}
+    assert steps <= names
+
+
+def test_seeded_extras_are_torchs_initialisation_after_the_tables() -> None:
+    from embedcli.core.config import EmbedConfig
+    from embedcli.core.embedding import InputEmbedding
+
+    config = EmbedConfig(vocab_size=10, d_model=4, context_length=3, token_types=True,
+                         norm_eps=1e-5)  # fmt: skip
+    module = InputEmbedding(config)
+    torch.manual_seed(config.seed)
+    token, position = torch.nn.Embedding(10, 4), torch.nn.Embedding(3, 4)
+    types = torch.nn.Embedding(1, 4)
+    assert torch.equal(module.token_embedding.weight, token.weight)
+    assert torch.equal(module.position_embedding.weight, position.weight)
+    assert torch.equal(module.token_type_embedding.weight, types.weight)
+    assert torch.equal(module.norm_weight, torch.ones(4))
+    assert torch.equal(module.norm_bias, torch.zeros(4))
+
+
+def test_seeded_tables_that_would_take_most_of_the_memory_are_refused(monkeypatch) -> None:
+    import embedcli.core.memory as memory
+
+    monkeypatch.setattr(memory, "host_available_memory", lambda: 16 * 2**30)
+    result = run("inspect-shapes", "--preset", "bloom-176b", "--device", "cpu")
+    expect_error(result, "more than 75% of the 16.0 GiB available on this machine", 1)

@@ -7,12 +7,13 @@ import math
 import re
 import struct
 import sys
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from support.helpers import make_runner
+from support.helpers import expect_error, make_runner
 
 from embedcli import EmbedConfig, build_embedding
 from embedcli.cli import app
@@ -324,3 +325,139 @@ def test_heatmap_cells_are_the_evenly_sampled_values(
         t = (matrix[row, columns] + limit) / (2 * limit)
         expected = "".join(RAMP[min(9, int(v * 10))] * cell for v in t)
         assert drawn_cells.rstrip() == expected.rstrip(), (row, width)
+
+
+LLAMA = {"model_type": "llama", "vocab_size": 16, "hidden_size": 16, "num_attention_heads": 2,
+         "num_hidden_layers": 2, "max_position_embeddings": 64}  # fmt: skip
+
+
+TOKEN_KEY = {"llama": "model.embed_tokens.weight", "gemma3_text": "model.embed_tokens.weight",
+             "gpt_neox": "gpt_neox.embed_in.weight"}  # fmt: skip
+
+
+def folder(tmp_path: Path, config: dict, width: int | None = None) -> str:
+    """A model folder: config.json and a zero token table (``width`` columns)."""
+    from safetensors.torch import save_file
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    width = width or config.get("hidden_size", 16)
+    tensors = {TOKEN_KEY[config["model_type"]]: torch.zeros(config["vocab_size"], width)}
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    return str(tmp_path)
+
+
+def run(*args: str, env: dict | None = None):
+    return runner.invoke(app, list(args), env=env)
+
+
+def positions_json(*args: str) -> dict:
+    result = run("positions", *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def peak_bytes(*args: str) -> int:
+    """The most memory Python and numpy held while the command ran (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        result = run(*args)
+        assert result.exit_code == 0, result.output
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_learned_positions_skip_the_token_table_but_keep_its_numbers(monkeypatch) -> None:
+    import embedcli.pipeline.positions as positions
+
+    monkeypatch.setattr(positions, "SKIP_CHUNK", 4096)  # many chunks, and a ragged last one
+    for d in (1, 7, 13, 100):
+        torch.manual_seed(5)
+        torch.nn.Embedding(50257, d)
+        expected = torch.nn.Embedding(3, d).weight.detach().double()
+        assert torch.equal(positions.seeded_positions(3, d, 5), expected)
+
+
+def test_learned_positions_do_not_build_the_token_table() -> None:
+    # the token table alone would be 50,257 × 2,000 float32: 402 MB
+    assert peak_bytes("positions", "--positional", "learned", "-d", "2000",
+                      "--context-length", "2") < 40 * 2**20  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("config", "width", "message"),
+    [
+        ({**LLAMA, "hidden_size": 128}, 64, "gives hidden_size 128, but its weights have 64"),
+        ({k: v for k, v in LLAMA.items() if k != "hidden_size"}, 16, "hidden_size 4,096"),
+    ],
+)
+def test_weights_config_is_checked_against_its_tables(tmp_path, config, width, message) -> None:
+    expect_error(run("positions", "--weights", folder(tmp_path, config, width)), message, 1)
+
+
+def text_of(*args: str) -> str:
+    result = run(*args, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    return " ".join(result.stdout.split())
+
+
+def test_the_presets_list_says_what_each_command_does_with_flags() -> None:
+    text = text_of("positions", "--list-presets")
+    assert "override" not in text
+    assert "positions --preset NAME: a flag that disagrees with the preset is an error" in text
+
+
+def test_a_checkpoints_header_does_not_call_it_a_preset(tmp_path: Path) -> None:
+    text = text_of("inspect-shapes", "--weights", folder(tmp_path, LLAMA))
+    assert "preset checkpoint" not in text and "inspect-shapes · checkpoint " in text
+
+
+def test_a_flag_against_a_preset_is_usage_against_a_models_files_input(tmp_path) -> None:
+    expect_error(run("positions", "--preset", "llama-2-7b", "-d", "64"), "conflicts", 2)
+    expect_error(run("positions", "--weights", folder(tmp_path, LLAMA), "-d", "64"),
+                 "conflicts", 1)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "flag"),
+    [
+        (["positions", "--png", "x.txt"], "--png"),
+        (["positions", "--weights", "nowhere"], "--weights"),
+        (["inspect-shapes", "--weights", "nowhere"], "--weights"),
+        (["inspect-shapes", "-d", "64"], "-d"),
+    ],
+)
+def test_list_presets_refuses_other_flags(args: list[str], flag: str) -> None:
+    result = run(*args, "--list-presets")
+    expect_error(result, f"--list-presets lists the presets and uses no other option: drop {flag}",
+                 2)  # fmt: skip
+
+
+def test_an_empty_png_name_is_named_as_such() -> None:
+    expect_error(run("positions", "--png", ""), "--png needs the name of a file to write", 2)
+
+
+def test_a_learned_checkpoint_draws_its_first_rows(tmp_path: Path) -> None:
+    from safetensors.torch import save_file
+
+    config = {"model_type": "gpt2", "vocab_size": 16, "n_embd": 8, "n_head": 2, "n_layer": 1,
+              "n_positions": 32}  # fmt: skip
+    table = torch.randn(32, 8)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    save_file({"wte.weight": torch.zeros(16, 8), "wpe.weight": table},
+              str(tmp_path / "model.safetensors"))  # fmt: skip
+    data = positions_json("--weights", str(tmp_path), "--context-length", "4")
+    np.testing.assert_allclose(data["matrix"], table[:4].double().numpy(), atol=1e-7)
+    expect_error(run("positions", "--weights", str(tmp_path), "--context-length", "40"),
+                 "more rows than", 1)  # fmt: skip
+
+
+def test_counts_of_one_are_singular() -> None:
+    assert "· 1 pair ·" in text_of("positions", "--positional", "rope", "-d", "2")
+    assert "mean over the one pair" in text_of(
+        "positions", "--positional", "rope", "-d", "2", "--similarity"
+    )
+    assert "costs 1 more parameter in" in text_of("inspect-shapes", "-d", "1")
+    assert "The slope of the one head" in text_of("positions", "--positional", "alibi",
+                                                  "--heads", "1")  # fmt: skip

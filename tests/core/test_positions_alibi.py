@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import math
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from support.helpers import expect_error
 from test_positions_rope import fails, run_json, runner
 
 from embedcli.cli import app
@@ -259,3 +261,65 @@ def test_every_drawn_cell_is_the_bias_it_stands_for(width: int, args: list[str])
     assert result.exit_code == 0, result.output
     assert all(len(line) <= width for line in result.stdout.splitlines())
     check("positions_alibi_head.txt" if "--head" in args else "positions_alibi.txt", result.stdout)
+
+
+def run(*args: str, env: dict | None = None):
+    return runner.invoke(app, list(args), env=env)
+
+
+def positions_json(*args: str) -> dict:
+    result = run("positions", *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def peak_bytes(*args: str) -> int:
+    """The most memory Python and numpy held while the command ran (tracemalloc)."""
+    tracemalloc.start()
+    try:
+        result = run(*args)
+        assert result.exit_code == 0, result.output
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_alibi_builds_only_the_cells_it_draws() -> None:
+    assert (
+        peak_bytes(
+            "positions", "--positional", "alibi", "--heads", "1024", "--context-length", "1000"
+        )
+        < 64 * 2**20
+    )  # fmt: skip  (was 16 GB)
+
+
+def test_alibi_cells_are_the_formula() -> None:
+    from embedcli.core.positions import alibi_bias, alibi_slopes
+    from embedcli.pipeline.positionmaps import AlibiBias
+
+    slopes = alibi_slopes(12)
+    full = alibi_bias(slopes, 9).numpy()
+    lazy = AlibiBias(tuple(slopes), 9)
+    assert lazy.shape == full.shape
+    np.testing.assert_array_equal(np.asarray(lazy), full)
+    np.testing.assert_array_equal(lazy[3], full[3])
+    np.testing.assert_array_equal(lazy[2, 5, [0, 3, 8]], full[2, 5, [0, 3, 8]])
+
+
+def test_alibi_json_of_too_many_values_is_refused() -> None:
+    result = run("positions", "--positional", "alibi", "--heads", "1024", "--context-length",
+                 "1000", "--json")  # fmt: skip
+    expect_error(result, "--json writes every bias value: 1,024 heads × 1,000² positions", 1)
+    assert positions_json("--positional", "alibi", "--heads", "1024", "--head", "3",
+                          "--context-length", "100")["shape"] == [1, 100, 100]  # fmt: skip
+
+
+def test_mpts_slope_rule_is_even_k_first() -> None:
+    from embedcli.core.positions import alibi_slopes
+    from embedcli.pipeline.positionmaps import slope_rule
+    from embedcli.pipeline.positionsource import Encoding
+
+    rule = slope_rule(Encoding("alibi", "x", heads=12, slope_rule="mpt"))
+    assert "even k first" in rule and "odd k first" not in rule
+    slopes = alibi_slopes(12, "mpt")
+    assert slopes[0] == 1 / 2 ** (2 * 8 / 16)  # k = 2: the first even k

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from support.helpers import make_runner
+from support.helpers import expect_error, make_runner
 from test_positions import png_size
 
 from embedcli.cli import app
@@ -323,3 +323,128 @@ def test_every_drawn_cell_is_the_angle_it_stands_for(width: int, args: list[str]
     assert all(len(line) <= width for line in result.stdout.splitlines())
     similarity = "--similarity" in args
     check("positions_rope_similarity.txt" if similarity else "positions_rope.txt", result.stdout)
+
+
+LLAMA = {"model_type": "llama", "vocab_size": 16, "hidden_size": 16, "num_attention_heads": 2,
+         "num_hidden_layers": 2, "max_position_embeddings": 64}  # fmt: skip
+
+
+GEMMA3 = {**LLAMA, "model_type": "gemma3_text", "head_dim": 8}
+
+
+NEOX = {"model_type": "gpt_neox", "vocab_size": 16, "hidden_size": 32, "num_attention_heads": 2,
+        "num_hidden_layers": 1, "max_position_embeddings": 64}  # fmt: skip
+
+
+TOKEN_KEY = {"llama": "model.embed_tokens.weight", "gemma3_text": "model.embed_tokens.weight",
+             "gpt_neox": "gpt_neox.embed_in.weight"}  # fmt: skip
+
+
+def folder(tmp_path: Path, config: dict, width: int | None = None) -> str:
+    """A model folder: config.json and a zero token table (``width`` columns)."""
+    from safetensors.torch import save_file
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    width = width or config.get("hidden_size", 16)
+    tensors = {TOKEN_KEY[config["model_type"]]: torch.zeros(config["vocab_size"], width)}
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    return str(tmp_path)
+
+
+def run(*args: str, env: dict | None = None):
+    return runner.invoke(app, list(args), env=env)
+
+
+def positions_json(*args: str) -> dict:
+    result = run("positions", *args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({**LLAMA, "hidden_size": 30, "head_dim": 15}, "rotates 15 dimensions of each attention "
+         "head, an odd number"),
+        ({**NEOX, "rotary_pct": 0.33}, "rotates 5 dimensions of each attention head, an odd"),
+        ({**NEOX, "rotary_pct": 0.01}, "leaves 0 rotated dimensions in each attention head"),
+    ],
+)  # fmt: skip
+def test_an_odd_or_empty_rotated_width_is_refused(tmp_path: Path, config, message) -> None:
+    expect_error(run("positions", "--weights", folder(tmp_path, config)), message, 1)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({**LLAMA, "layer_types": ["full_attention"] * 2, "rope_parameters": {"full_attention": {
+            "rope_type": "linear", "factor": 8.0, "rope_theta": 1e6}}},
+         "Llama's code reads one set for every layer"),
+        ({**GEMMA3, "rope_parameters": {"full_attention": {"rope_theta": -1.0},
+                                        "sliding_attention": {"rope_theta": 1e4}}},
+         "full_attention rope_theta must be a number above 1"),
+        ({**GEMMA3, "layer_types": ["sliding_attention", "full_attention"],
+          "rope_parameters": {"full_attention": {"rope_theta": 1e6}}},
+         "layer type 'sliding_attention' has no rope_parameters"),
+        ({**LLAMA, "rope_parameters": {"rope_type": "linear", "factor": 0.5}},
+         "rope_scaling factor must be at least 1"),
+        ({**LLAMA, "rope_parameters": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1,
+          "high_freq_factor": 4, "original_max_position_embeddings": 8192.5}},
+         "original_max_position_embeddings is a context length, a whole number"),
+    ],
+)  # fmt: skip
+def test_rope_parameters_embedcli_cannot_be_sure_of_are_refused(tmp_path, config, message):
+    expect_error(run("positions", "--weights", folder(tmp_path, config)), message, 1)
+
+
+@pytest.mark.parametrize(("pattern", "first"), [(1, "full_attention"), (6, "sliding_attention")])
+def test_gemma3s_sliding_window_pattern_picks_the_first_blocks_base(tmp_path, pattern, first):
+    from transformers import Gemma3TextConfig
+
+    config = {**GEMMA3, "rope_theta": 1e6, "rope_local_base_freq": 1e4,
+              "sliding_window_pattern": pattern}  # fmt: skip
+    theirs = Gemma3TextConfig(**{k: v for k, v in config.items() if k != "model_type"})
+    assert theirs.layer_types[0] == first
+    theta = theirs.rope_parameters[first]["rope_theta"]
+    data = positions_json("--weights", folder(tmp_path, config))
+    assert data["theta"] == theta == (1e6 if pattern == 1 else 1e4)
+
+
+@pytest.mark.parametrize(("preset", "pairs"), [("gpt2", 32), ("bloom-176b", 64), ("gpt3", 64)])
+def test_rope_on_another_familys_preset_rotates_one_head(preset: str, pairs: int) -> None:
+    result = run("inspect-shapes", "--preset", preset, "--positional", "rope", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    angles = next(t for t in data["tensors"] if t["name"] == "rope_angles")
+    assert angles["shape"] == [4, pairs] and data["config"]["rope_dim"] == 2 * pairs
+    expect_error(run("inspect-shapes", "--preset", "book-ch2", "--positional", "rope"),
+                 "book-ch2 gives no attention head count", 2)  # fmt: skip
+
+
+def text_of(*args: str) -> str:
+    result = run(*args, env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    return " ".join(result.stdout.split())
+
+
+def test_a_partial_rotary_note_says_the_part_of_a_head() -> None:
+    text = text_of("inspect-shapes", "--preset", "gpt-neox-20b")
+    assert "over 24 of the 96 dimensions of each attention head: the part rotated" in text
+    assert "over 128 dimensions: one attention head" in text_of(
+        "inspect-shapes", "--preset", "llama-3.1-8b"
+    )
+
+
+def test_a_theta_conflict_shows_the_digits_that_differ() -> None:
+    result = run("positions", "--preset", "llama-3.1-8b", "--rope-theta", "500000.5")
+    expect_error(result, "--rope-theta 500,000.5 conflicts with the rope theta of preset "
+                 "llama-3.1-8b (Llama), 500,000; drop --rope-theta", 2)  # fmt: skip
+
+
+def test_a_huge_rope_width_names_d(monkeypatch) -> None:
+    import embedcli.core.memory as memory
+
+    monkeypatch.setattr(memory, "host_available_memory", lambda: 2**20)
+    result = run("positions", "--positional", "rope", "-d", "1000000")
+    expect_error(result, "lower --context-length or -d", 1)
