@@ -319,3 +319,9 @@ def test_a_short_write_is_an_error_not_a_cut_output() -> None:
     assert roomy.got == b"x" * 50
     with pytest.raises(OSError, match="took no more bytes"):
         write_all(Full(20), b"x" * 50)
+
+
+def test_bare_embedcli_prints_its_help_once() -> None:
+    done = subprocess.run([sys.executable, "-m", "embedcli"], capture_output=True, text=True)
+    assert done.returncode == 0
+    assert (done.stdout + done.stderr).count("Usage: embedcli") == 1

@@ -433,3 +433,48 @@ def test_a_nonsense_terminal_width_still_shows_the_tables(columns: str) -> None:
     result = runner.invoke(app, ["broadcast", "8,4,256", "4,256"], env={"COLUMNS": columns})
     assert result.exit_code == 0, result.output
     assert "result: (8,4,256)" in result.stdout
+
+
+COMMANDS = ("embed", "tokenize", "count", "inspect-shapes", "broadcast", "windows", "weights")
+COMMANDS += ("neighbors", "project", "stats", "positions", "devices")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_takes_quiet(command: str) -> None:
+    result = runner.invoke(app, [command, "-q", "--help"])
+    assert result.exit_code == 0, result.output
+    assert "--quiet" in result.stdout
+
+
+def test_quiet_changes_nothing_where_there_is_no_progress() -> None:
+    for args in (["inspect-shapes"], ["broadcast", "8,4,256", "4,256"], ["tokenize", "hi"]):
+        plain, quiet = runner.invoke(app, args), runner.invoke(app, [*args, "-q"])
+        assert plain.exit_code == quiet.exit_code == 0, quiet.output
+        assert plain.stdout == quiet.stdout
+
+
+TAKES_MODEL = ("embed", "tokenize", "count", "windows", "neighbors", "project", "stats")
+
+
+@pytest.mark.parametrize("command", TAKES_MODEL)
+def test_list_models_wherever_m_is_taken(command: str) -> None:
+    result = runner.invoke(app, [command, "--list-models", "--json"])
+    assert result.exit_code == 0, result.output
+    models = {m["name"]: m["encoding"] for m in json.loads(result.stdout)["models"]}
+    assert models["gpt-4o"] == "o200k_base" and models["gpt-4"] == "cl100k_base"
+    table = runner.invoke(app, [command, "--list-models"])
+    assert table.exit_code == 0 and "gpt-4o" in table.stdout
+
+
+@pytest.mark.parametrize("command", ["embed", "tokenize", "neighbors"])
+def test_list_models_with_more_is_a_usage_error(command: str) -> None:
+    result = runner.invoke(app, [command, "hi", "--list-models"])
+    expect_error(result, "--list-models prints the model table: drop TEXT", code=2)
+
+
+def test_tokenize_count_json_names_the_models_asked_for() -> None:
+    args = ["tokenize", "hello world", "--count", "--json", "-m", "gpt-4o", "-m", "gpt-4"]
+    result = runner.invoke(app, [*args, "-m", "gpt-4o-mini"])
+    assert result.exit_code == 0, result.output
+    found = {e["encoding"]: e["models"] for e in json.loads(result.stdout)["encodings"]}
+    assert found == {"o200k_base": ["gpt-4o", "gpt-4o-mini"], "cl100k_base": ["gpt-4"]}

@@ -6,7 +6,9 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from support.helpers import expect_error, make_runner
 
+from embedcli.cli import app
 from embedcli.core import devices, memory
 from embedcli.errors import DeviceError, MemoryLimitError
 
@@ -196,3 +198,14 @@ def test_free_memory_honours_an_address_space_limit(monkeypatch: pytest.MonkeyPa
     found = memory.host_available_memory()
     assert found is not None and found <= 300 * 2**20
     assert found > 250 * 2**20  # what this test allocates between the two reads is small
+
+
+runner = make_runner()
+
+
+@pytest.mark.parametrize("name", ["gpu", "GPU", "gpu:0", "nvidia", "metal"])
+def test_device_gpu_says_what_torch_calls_it(name: str) -> None:
+    result = runner.invoke(app, ["embed", "hi", "--device", name])
+    expect_error(result, "is not a device name: torch names", code=2)
+    assert "did you mean 'cpu'" not in result.stderr
+    assert ("mps" if name == "metal" else "cuda") in result.stderr

@@ -518,3 +518,26 @@ def test_progress_bar_counts() -> None:
         assert progress.tokens == 1234 and progress.windows == 5
         line = progress.line(80).plain
     assert "60%" in line and "1,234 tokens" in line and len(line) <= 80
+
+
+SMALL = ("-d", "4", "--device", "cpu")
+
+
+def test_lines_name_the_line_of_an_id_out_of_range() -> None:
+    result = runner.invoke(
+        app, ["embed", "--lines", *SMALL, "--vocab-size", "10000"], input="hi\nhello\n"
+    )
+    assert result.exit_code == 1, result.output
+    said = "Error: line 2: token id 31373 (position 0) is out of range for a vocabulary of 10000"
+    assert result.stderr.startswith(said), result.stderr
+    assert [json.loads(x)["line"] for x in result.stdout.splitlines()] == [1]  # streamed, whole
+
+
+@pytest.mark.parametrize(("pool", "blank"), [("none", []), ("mean", None), ("last", None)])
+def test_a_blank_line_keeps_its_record(pool: str, blank: object) -> None:
+    result = runner.invoke(app, ["embed", "--lines", "--pool", pool, *SMALL], input="hi\n\nyo\n")
+    assert result.exit_code == 0, result.output
+    records = [json.loads(x) for x in result.stdout.splitlines()]
+    assert [r["line"] for r in records] == [1, 2, 3]
+    assert (records[1]["input_ids"], records[1]["input_embeddings"]) == ([], blank)
+    assert records[0]["input_embeddings"] is not None

@@ -831,3 +831,26 @@ def test_rope_scaling_as_transformers_applies_it(
     )
     assert not torch.allclose(angles, plain)  # the scaling changed them
     assert data["config"]["rope_scaling"]["rope_type"] == scaling["rope_type"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "huge", "folder", "not-json", "a-list"])
+def test_an_unreadable_tokenizer_config_is_refused_not_skipped(tmp_path: Path, kind: str) -> None:
+    """tokenizer_config.json names the pad and end tokens: one that cannot be read was skipped
+    (a FIFO) while config.json's twin was refused; both are refused now, the same way."""
+    from support.hub import gpt2_tokenizer_json
+
+    gpt2_tokenizer_json(tmp_path)
+    config = tmp_path / "tokenizer_config.json"
+    config.unlink()
+    if kind == "fifo":
+        os.mkfifo(config)
+    elif kind == "huge":
+        with config.open("wb") as handle:
+            handle.truncate(200 << 20)  # sparse: 200 MB that take no disk
+    elif kind == "folder":
+        config.mkdir()
+    else:
+        config.write_text("{nope" if kind == "not-json" else "[1, 2]")
+    result = runner.invoke(app, ["tokenize", "hi", "-e", str(tmp_path)])
+    expect_error(result, str(config))
+    assert ("not valid JSON" if kind == "not-json" else "") in result.stderr

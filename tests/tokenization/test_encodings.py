@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 import tiktoken
 import tiktoken.load
-from support.helpers import assert_python_ok
+from support.helpers import assert_python_ok, make_runner
 from tiktoken_ext import openai_public
 
+from embedcli.cli import app
 from embedcli.errors import EncodingError, InputTextError, UsageError
 from embedcli.tokenization import encodings
 
@@ -301,3 +302,23 @@ def test_encodings_module_does_not_import_torch() -> None:
         "get_encoding('gpt2').encode('hi'); assert 'torch' not in sys.modules, 'torch imported'"
     )
     assert_python_ok(code)
+
+
+runner = make_runner()
+
+
+def test_gpt_oss_is_harmony_offline() -> None:
+    result = runner.invoke(
+        app, ["tokenize", "-m", "gpt-oss-20b", "<|start|>hi", "--allow-special", "--encode"]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.split()[0] == "200006"  # <|start|>, one special id
+
+
+def test_a_name_tiktoken_knows_exactly_is_not_taken_for_its_prefix() -> None:
+    from embedcli.errors import UsageError
+    from embedcli.tokenization import modelnames
+
+    with pytest.raises(UsageError, match="tiktoken says is p50k_base"):
+        modelnames.lookup("davinci-codex")
+    assert modelnames.lookup("gpt-4o-2024-08-06").encoding == "o200k_base"
