@@ -1,8 +1,8 @@
 """Every command keeps the contract of the README ("Flags that mean the same everywhere",
 "Errors") whatever its command line: random command lines built from each command's own
-parameters (tests/contract.py), most run in process, a few through the console script with real
-pipes, `| head -1`, a closed stdout and a full disk. Each case runs in a fresh folder, which must
-hold afterwards only the requested output and the input files, unchanged.
+parameters (tests/support/contract/), most run in process, a few through the console script
+with real pipes, `| head -1`, a closed stdout and a full disk. Each case runs in a fresh folder,
+which must hold afterwards only the requested output and the input files, unchanged.
 
 A bounded, derandomized run for CI; `bench/fuzz --minutes N` runs the same cases for longer.
 """

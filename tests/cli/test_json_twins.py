@@ -22,7 +22,7 @@ from embedcli.cli import app
 runner = make_runner()
 JSON_GOLDEN = GOLDEN / "json"
 
-# the tiny models (tests/familymodels.py) whose input layers differ from one another
+# the tiny models (tests/support/familymodels.py) whose input layers differ from one another
 FOLDERS = (
     "gpt2", "opt-projected", "biogpt", "xglm", "bart-full", "bert", "roberta", "bloom", "mpt",
     "falcon-alibi", "t5-full", "mamba", "gptj", "llama-3.1-scaling", "gemma-bf16", "gemma3",

@@ -185,7 +185,7 @@ def test_list_presets_is_inspect_shapes_list() -> None:
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Tiny models of five families (ALiBi twice, T5's buckets, none, learned), saved by
-    transformers itself (tests/familymodels.py)."""
+    transformers itself (tests/support/familymodels.py)."""
     from support.familymodels import CASES, build
 
     root = tmp_path_factory.mktemp("alibi-families")
@@ -253,7 +253,7 @@ def test_weights_on_a_learned_model_keep_its_trained_table(folders: dict[str, Pa
     ],
 )
 def test_every_drawn_cell_is_the_bias_it_stands_for(width: int, args: list[str]) -> None:
-    """The golden files' independent checker (tests/golden_oracle.py), on other sizes."""
+    """The golden files' independent checker (tests/support/golden_oracle.py), on other sizes."""
     from support.golden_oracle import check
 
     result = runner.invoke(app, ["positions", "--positional", "alibi", *args],

@@ -227,7 +227,8 @@ def test_a_rope_preset_draws_its_own_rope() -> None:
 
 @pytest.fixture(scope="module")
 def llama31(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny Llama 3.1 (llama3 rope scaling), saved by transformers (tests/familymodels.py)."""
+    """A tiny Llama 3.1 (llama3 rope scaling), saved by transformers
+    (tests/support/familymodels.py)."""
     from support.familymodels import CASES, build
 
     case = next(case for case in CASES if case.name == "llama-3.1-scaling")
@@ -314,7 +315,7 @@ def test_masked_cells_are_marked_only_where_the_report_masks_them() -> None:
     ],
 )
 def test_every_drawn_cell_is_the_angle_it_stands_for(width: int, args: list[str]) -> None:
-    """The golden files' independent checker (tests/golden_oracle.py), on other sizes."""
+    """The golden files' independent checker (tests/support/golden_oracle.py), on other sizes."""
     from support.golden_oracle import check
 
     result = runner.invoke(app, ["positions", "--positional", "rope", *args],

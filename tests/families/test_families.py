@@ -288,7 +288,7 @@ def test_the_defaults_are_transformers_own() -> None:
     from support import update_family_defaults
 
     stored = (Path(__file__).parents[2] / "embedcli/families/defaults.json").read_text()
-    assert update_family_defaults.render() == stored, "run tests/update_family_defaults.py"
+    assert update_family_defaults.render() == stored, "run tests/support/update_family_defaults.py"
 
 
 @pytest.mark.parametrize(

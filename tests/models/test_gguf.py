@@ -1,13 +1,13 @@
 """GGUF files against transformers itself: tiny random models of the llama, qwen2, gemma and gpt2
-architectures, saved by transformers, written as GGUF (tests/ggufmodels.py) with their token
+architectures, saved by transformers, written as GGUF (tests/support/ggufmodels.py) with their token
 table in F32, F16, BF16, Q8_0 and Q6_K, then read by ``embedcli embed --weights FILE.gguf``.
 
 - Unquantized: the first block's input equals transformers' (a forward pre-hook), bit for bit,
   in the table's own dtype.
 - Quantized: every value is within the bound its quantization implies, against the original
-  floats; that bound comes from the test's own knowledge of the scales (tests/ggufmodels.py),
-  never from a dequantizer. embedcli's reported bound holds every error seen, and is no looser
-  than the test's.
+  floats; that bound comes from the test's own knowledge of the scales
+  (tests/support/ggufmodels.py), never from a dequantizer. embedcli's reported bound holds every
+  error seen, and is no looser than the test's.
 """
 
 from __future__ import annotations

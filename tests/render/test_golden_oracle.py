@@ -1,5 +1,5 @@
 """Every golden file's numbers, read back and checked against computations made in the test
-(tests/golden_oracle.py): a golden file is never the only check of a number it shows."""
+(tests/support/golden_oracle.py): a golden file is never the only check of a number it shows."""
 
 from __future__ import annotations
 
