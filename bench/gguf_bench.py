@@ -30,8 +30,8 @@ def make_gguf(folder: Path) -> tuple[Path, int]:
     import numpy as np
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from ggufmodels import add_fields, tokenizer_fields
-    from hubfixtures import gpt2_tokenizer_json
+    from support.ggufmodels import add_fields, tokenizer_fields
+    from support.hub import gpt2_tokenizer_json
 
     gpt2_tokenizer_json(folder / "tok")
     path = folder / "big.gguf"

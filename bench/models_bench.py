@@ -10,7 +10,7 @@ their headers), then measures, each command in a process of its own:
 - `embed --weights FOLDER` on a smaller model with real values: peak memory against the size of
   the two tables, and against a plain `python -c "import torch"`;
 - `weights hf:ORG/NAME --download` against a local HTTP server standing in for the hub
-  (tests/hubfixtures.FakeHub): bytes served, against the repo's size.
+  (tests/support/hub, FakeHub): bytes served, against the repo's size.
 
     python bench/models_bench.py
 """
@@ -192,7 +192,7 @@ def _remote(embedcli: str) -> None:
 
 
 def _served(embedcli: str, folder: Path, size: int) -> None:
-    from hubfixtures import FakeHub
+    from support.hub import FakeHub
 
     with FakeHub({"bench/llama-405b": folder}) as hub, tempfile.TemporaryDirectory() as cache:
         env = {

@@ -1,0 +1,497 @@
+"""Rows, not tables: a job that needs a few rows of a hub checkpoint's token table fetches those
+rows alone (in blocks it keeps and checks), gives the numbers the whole table gives, and a
+whole-table job refuses above a GiB before it fetches anything unless told to download it all.
+
+Every test talks to a FakeHub on 127.0.0.1 whose ``intercept`` hook can play the parts that go
+wrong, and drives the real command line where the command line can show the behaviour. The
+405B-shaped repo is sparse: 4 GB tables on paper, a few known rows written, so that a fetch of the
+wrong row reads as a different number.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+
+import pytest
+import torch
+from support.helpers import expect_error, make_runner
+from support.hub import (
+    Answer,
+    FakeHub,
+    expected_tables,
+    gpt2_tokenizer_json,
+    make_gpt2_folder,
+    make_llama_folder,
+    point_hub_at,
+    shard_of,
+)
+
+from embedcli.cli import app
+
+runner = make_runner()
+LLAMA_TABLE = "model.embed_tokens.weight"
+BIG = "org/llama-405b"
+BIG_SHAPE = (128256, 16384)  # Llama 3.1 405B's token table, bfloat16: 3.9 GiB
+BIG_FIRST = "model-00001-of-00191.safetensors"
+BIG_LAST = "model-00191-of-00191.safetensors"
+BIG_IDS = [50256, 15496]  # "Hello" with the BOS its tokenizer adds
+MIB = 1 << 20
+LLAMA_405B_CONFIG = """{"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+ "vocab_size": 128256, "hidden_size": 16384, "intermediate_size": 53248, "num_hidden_layers": 126,
+ "num_attention_heads": 128, "num_key_value_heads": 8, "max_position_embeddings": 131072,
+ "rope_theta": 500000.0, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0,
+ "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+ "torch_dtype": "bfloat16", "tie_word_embeddings": false, "bos_token_id": 128000,
+ "eos_token_id": 128001, "rms_norm_eps": 1e-05, "hidden_act": "silu"}"""
+
+
+# ---------------------------------------------------------------- repos
+
+
+def _bos_tokenizer(folder: Path) -> None:
+    """GPT-2's tokenizer.json with a BOS added to every text (as Llama's is), written compact."""
+    from tokenizers import Tokenizer
+    from tokenizers.processors import TemplateProcessing
+
+    tokenizer = Tokenizer.from_file(str(gpt2_tokenizer_json(folder)))
+    tokenizer.post_processor = TemplateProcessing(
+        single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", 50256)]
+    )
+    tokenizer.save(str(folder / "tokenizer.json"), pretty=False)
+    (folder / "tokenizer_config.json").unlink()
+
+
+def big_row(row: int, width: int = BIG_SHAPE[1]) -> torch.Tensor:
+    """The values written in row ``row`` of the sparse table: exact in bfloat16, unlike any
+    other row's (and unlike the zeros of the rows not written)."""
+    return ((torch.arange(width) % 13 - 6 + row % 97 + 1) / 16).to(torch.bfloat16)
+
+
+def write_sparse_safetensors(
+    path: Path, tensors: list[tuple[str, tuple[int, ...]]], rows: dict[str, list[int]]
+) -> None:
+    """A bfloat16 safetensors file of ``tensors`` that holds only ``rows`` (big_row values);
+    everything else is a hole, so gigabytes cost nothing on disk."""
+    header, offset = {}, 0
+    for name, shape in tensors:
+        nbytes = 2 * int(torch.tensor(shape).prod())
+        header[name] = {
+            "dtype": "BF16",
+            "shape": list(shape),
+            "data_offsets": [offset, offset + nbytes],
+        }
+        offset += nbytes
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    base = 8 + len(raw)
+    with path.open("wb") as handle:
+        handle.write(struct.pack("<Q", len(raw)) + raw)
+        handle.truncate(base + offset)
+        for name, written in rows.items():
+            start, width = header[name]["data_offsets"][0], header[name]["shape"][1]
+            for row in written:
+                handle.seek(base + start + row * width * 2)
+                handle.write(big_row(row, width).view(torch.int16).numpy().tobytes())
+
+
+def make_405b_shaped(folder: Path) -> Path:
+    """Llama 3.1 405B's config.json, index (126 layers, 191 shards) and first and last shards
+    (the token table, the head), sparse; a tokenizer of GPT-2's ids with a BOS."""
+    folder.mkdir(parents=True)
+    vocab, width = BIG_SHAPE
+    config = json.loads(LLAMA_405B_CONFIG)
+    assert (config["vocab_size"], config["hidden_size"]) == (vocab, width)
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    _bos_tokenizer(folder)
+    weight_map = {LLAMA_TABLE: BIG_FIRST, "lm_head.weight": BIG_LAST, "model.norm.weight": BIG_LAST}
+    parts = ("input_layernorm", "post_attention_layernorm", "mlp.down_proj", "mlp.gate_proj")
+    parts += ("mlp.up_proj", "self_attn.k_proj", "self_attn.o_proj", "self_attn.q_proj")
+    for layer in range(126):
+        shard = f"model-{2 + layer * 189 // 126:05d}-of-00191.safetensors"
+        for part in (*parts, "self_attn.v_proj"):
+            weight_map[f"model.layers.{layer}.{part}.weight"] = shard
+    index = {"metadata": {"total_size": 810_000_000_000}, "weight_map": weight_map}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index, indent=2))
+    written = sorted({r + step for r in BIG_IDS for step in (-2, -1, 0, 1, 2)})
+    write_sparse_safetensors(folder / BIG_FIRST, [(LLAMA_TABLE, BIG_SHAPE)], {LLAMA_TABLE: written})
+    write_sparse_safetensors(
+        folder / BIG_LAST, [("lm_head.weight", BIG_SHAPE), ("model.norm.weight", (width,))], {}
+    )
+    return folder
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("hardening")
+    tokenizer = gpt2_tokenizer_json(root / "tok")
+    return {
+        "llama": make_llama_folder(root / "llama", max_shard_size="20KB", tokenizer_json=tokenizer),
+        "llama-v2": make_llama_folder(
+            root / "llama-v2", max_shard_size="20KB", tokenizer_json=tokenizer, seed=7
+        ),
+        "notok": make_llama_folder(root / "notok", vocab_size=512),
+        "gpt2": make_gpt2_folder(root / "gpt2"),
+        "big": make_405b_shaped(root / "big"),
+    }
+
+
+@pytest.fixture
+def slept(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The delays the retry policy asked for, none of them slept."""
+    from embedcli.models.hub import http as hubhttp
+
+    delays: list[float] = []
+    monkeypatch.setattr(hubhttp, "POLICY", hubhttp.RetryPolicy(sleep=delays.append))
+    return delays
+
+
+@pytest.fixture
+def hub(folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slept):
+    """A FakeHub serving the repos; HF_ENDPOINT points at it; retries do not sleep."""
+    repos = {
+        "org/llama": folders["llama"],
+        "org/notok": folders["notok"],
+        "org/gpt2": folders["gpt2"],
+        BIG: folders["big"],
+    }
+    with FakeHub(repos) as fake:
+        point_hub_at(monkeypatch, fake.endpoint, cache_dir=tmp_path / "hub")
+        yield fake
+        fake.intercept = None
+
+
+@pytest.fixture
+def flags():
+    """This process's --download flags, reset after a test that sets them itself."""
+    from embedcli.models.hub import session as hubmodule
+
+    yield hubmodule
+    hubmodule.request_download(False)
+    hubmodule.request_download_all(False)
+    hubmodule.on_notice(None)
+
+
+def cached_files(suffix: str) -> list[Path]:
+    return [p for p in (Path(os.environ["EMBEDCLI_CACHE_DIR"]) / "tensors").rglob(f"*{suffix}")]
+
+
+def table_start(folder: Path, name: str = LLAMA_TABLE) -> int:
+    """The file offset of a tensor's first byte, from the shard's own header."""
+    with (folder / shard_of(folder, name)).open("rb") as handle:
+        length = struct.unpack("<Q", handle.read(8))[0]
+        header = json.loads(handle.read(length))
+    return 8 + length + header[name]["data_offsets"][0]
+
+
+def table_read(asked, folder: Path) -> bool:
+    """Whether a request reads the token table's bytes (not the header) of the llama repo."""
+    spans = asked.headers.get("Range") or ""
+    return (
+        asked.method == "GET"
+        and asked.filename == shard_of(folder, LLAMA_TABLE)
+        and spans.startswith("bytes=")
+        and int(spans[6:].split("-")[0]) >= table_start(folder)
+    )
+
+
+# ---------------------------------------------------------------- 1: Content-Range
+
+
+# ---------------------------------------------------------------- 2: repos without a tokenizer
+
+
+# ---------------------------------------------------------------- 3: rows, not tables
+
+
+def test_rows_of_a_405b_shaped_table_are_fetched_alone_and_kept(
+    hub, folders: dict[str, Path], flags, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from embedcli.models.sources import open_source
+    from embedcli.models.tables import find_tables
+    from embedcli.tokenization.encodings import encode, get_encoding, with_specials
+
+    flags.request_download(True)
+    enc = get_encoding(f"hf:{BIG}")
+    ids = with_specials(enc, encode(enc, "Hello"), True)
+    assert ids == BIG_IDS
+    source = open_source(f"hf:{BIG}", download=True)
+    keys = find_tables(source.checkpoint, None, None, source.config)
+    rows = source.checkpoint.load_rows(keys.token, ids)  # (2, 16384) bfloat16
+    assert rows.dtype == torch.bfloat16 and torch.equal(
+        rows, torch.stack([big_row(i) for i in ids])
+    )
+    served = hub.served_bytes
+    assert served < 2 * MIB, served  # tokenizer, config, index, a header and two row blocks
+    assert hub.bytes_for(BIG_FIRST) <= (1 << 13) + 2 * (1 << 16)
+    assert hub.bytes_for(BIG_LAST) <= 1 << 13
+    print(f"\n405B-shaped lookup of 'Hello': {served:,} bytes served")  # the issue's figure
+    # The blocks are kept, checked by size, and never taken for the whole table.
+    blocks = cached_files(".bin")
+    assert blocks and all(".rows-" in p.parent.name for p in blocks)
+    store = source.checkpoint.shard(keys.token).store
+    assert store.tensor(keys.token, 2 * BIG_SHAPE[0] * BIG_SHAPE[1]) is None
+    assert source.by_rows(keys.token)  # what the pipeline asks before a lookup
+    # Offline, the same rows come from the cache, and nothing is asked of the hub.
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    flags.request_download(False)
+    hub.reset_counts()
+    offline = open_source(f"hf:{BIG}")
+    assert torch.equal(offline.checkpoint.load_rows(LLAMA_TABLE, ids), rows)
+    assert hub.served_bytes == 0
+    with pytest.raises(Exception, match="is not in the Hugging Face cache"):
+        offline.checkpoint.load_rows(LLAMA_TABLE, [7])  # a row never fetched: no zeros
+
+
+def test_a_damaged_row_block_is_fetched_again(hub, folders: dict[str, Path], flags) -> None:
+    from embedcli.models.sources import open_source
+
+    source = open_source(f"hf:{BIG}", download=True)
+    first = source.checkpoint.load_rows(LLAMA_TABLE, [15496])
+    block = cached_files(".bin")[0]
+    block.write_bytes(block.read_bytes()[:-2])  # a block cut short
+    again = open_source(f"hf:{BIG}", download=True).checkpoint.load_rows(LLAMA_TABLE, [15496])
+    assert torch.equal(first, again) and block.stat().st_size == 1 << 16
+
+
+def test_row_reads_check_their_content_range(hub, folders: dict[str, Path], flags) -> None:
+    from embedcli.models.sources import open_source
+
+    big = folders["big"] / BIG_FIRST
+
+    def shifted_rows(asked):
+        if asked.filename != BIG_FIRST or not asked.headers.get("Range", "").startswith("bytes="):
+            return None
+        first, last = (int(v) for v in asked.headers["Range"][6:].split("-"))
+        if first < 1 << 13:
+            return None
+        by = 2 * BIG_SHAPE[1]  # one row on
+        with big.open("rb") as handle:
+            handle.seek(first + by)
+            body = handle.read(last - first + 1)
+        size = big.stat().st_size
+        return Answer(206, {"Content-Range": f"bytes {first + by}-{last + by}/{size}"}, body)
+
+    hub.intercept = shifted_rows
+    source = open_source(f"hf:{BIG}", download=True)
+    with pytest.raises(Exception, match="with bytes"):
+        source.checkpoint.load_rows(LLAMA_TABLE, [15496])
+    assert cached_files(".bin") == []
+
+
+@pytest.mark.parametrize("command", [["stats"], ["neighbors", "Hello"]])
+def test_whole_table_commands_refuse_above_a_gib_before_fetching(hub, command: list[str]) -> None:
+    result = runner.invoke(app, [*command, "--weights", f"hf:{BIG}", "--download"])
+    expect_error(result, "would download 3.9 GiB (4,202,692,608 bytes)")
+    assert "pass --download-all" in result.stderr
+    assert hub.bytes_for(BIG_FIRST) <= 1 << 13  # its header, never the table
+
+
+def test_a_whole_fetch_is_said_before_it_starts(hub, folders: dict[str, Path], flags) -> None:
+    said: list[tuple[str, int]] = []
+    from embedcli.models.hub import session as hub_module
+
+    real = hub_module.notice
+
+    def noted(line: str) -> None:
+        said.append((line, len(hub.requests)))
+        real(line)
+
+    hub_module.notice = noted
+    try:
+        result = runner.invoke(app, ["stats", "--weights", "hf:org/llama", "--download", "--json"])
+    finally:
+        hub_module.notice = real
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"{said[0][0]}\n"  # the notice, on stderr
+    table = expected_tables(folders["llama"])["token"].numel() * 4
+    ((line, before),) = said
+    assert f"({table:,} bytes)" in line and LLAMA_TABLE in line
+    assert not any(table_read(r, folders["llama"]) for r in _asked(hub.requests[:before]))
+
+
+def _asked(served):
+    from support.hub import Asked
+
+    return [
+        Asked(r.method, r.path, {}, {"Range": r.range or ""}, None, None, r.path.rsplit("/", 1)[-1])
+        for r in served
+    ]
+
+
+def test_download_all_lifts_the_limit(hub, folders: dict[str, Path], flags, monkeypatch) -> None:
+    from embedcli.models.sources import open_source
+
+    monkeypatch.setattr(flags, "WHOLE_FETCH_LIMIT", 1 << 20)  # the tiny tables are 3 MiB
+    limited = open_source("hf:org/llama", download=True)
+    with pytest.raises(Exception, match="pass --download-all"):
+        limited.checkpoint.load(LLAMA_TABLE)
+    allowed = open_source("hf:org/llama", download=True, download_all=True)  # the parameter
+    token = expected_tables(folders["llama"])["token"]
+    assert torch.equal(allowed.checkpoint.load(LLAMA_TABLE), token)
+    flags.request_download(False)
+    flags.request_download_all(True)  # as --download-all will record it, in either order
+    source = open_source("hf:org/gpt2", download=flags.download_requested())
+    found = source.checkpoint.load("transformer.wte.weight")
+    assert torch.equal(found, expected_tables(folders["gpt2"])["token"])
+
+
+def test_embed_of_a_405b_shaped_repo_fetches_its_rows_only(hub) -> None:
+    result = runner.invoke(
+        app, ["embed", "Hello", "--weights", f"hf:{BIG}", "--download", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert hub.served_bytes < 2 * MIB
+
+
+def embed_json(spec: str, *args: str) -> dict:
+    result = runner.invoke(app, ["embed", *args, "--weights", spec, "--device", "cpu", "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_embed_by_rows_reports_the_real_vocabulary_ids_and_rows(hub) -> None:
+    report = embed_json(f"hf:{BIG}", "Hello", "--download")
+    served = hub.served_bytes
+    print(f"\n405B-shaped embed 'Hello' through the CLI: {served:,} bytes served")
+    assert served < 2 * MIB
+    assert hub.bytes_for(BIG_FIRST) <= (1 << 13) + 2 * (1 << 16)  # a header and two row blocks
+    assert report["config"]["vocab_size"] == BIG_SHAPE[0]  # the table's, never the rows read
+    assert report["config"]["d_model"] == BIG_SHAPE[1]
+    assert report["input_ids"] == [BIG_IDS]
+    expected = torch.stack([big_row(i) for i in BIG_IDS]).float()
+    assert torch.equal(torch.tensor(report["token_embeddings"][0]), expected)
+    assert torch.equal(torch.tensor(report["input_embeddings"][0]), expected)  # rope adds nothing
+    shapes = {step["name"]: step["shape"] for step in report["steps"]}
+    assert shapes["input_ids"] == [1, 2] and shapes["token_embeddings"] == [1, 2, BIG_SHAPE[1]]
+    table = runner.invoke(app, ["embed", "Hello", "--weights", f"hf:{BIG}", "--device", "cpu"])
+    assert table.exit_code == 0, table.output
+    assert "128,256" in table.stdout or "128256" in table.stdout
+
+
+def test_embed_by_rows_verifies_on_the_rows(hub) -> None:
+    report = embed_json(f"hf:{BIG}", "Hello", "--download", "--verify")
+    assert report["verify"]["ok"] and report["verify"]["max_abs_diff"] == 0.0
+    assert "rows, read again" in report["verify"]["reference"]
+    assert hub.served_bytes < 2 * MIB
+
+
+def test_offline_embed_by_rows_reads_the_kept_blocks_and_never_invents_a_row(
+    hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    online = embed_json(f"hf:{BIG}", "Hello", "--download")
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    hub.reset_counts()
+    assert embed_json(f"hf:{BIG}", "Hello") == online
+    assert hub.served_bytes == 0
+    told = runner.invoke(app, ["embed", "--ids", "7", "--weights", f"hf:{BIG}"])
+    expect_error(told, f"part of the tensor {LLAMA_TABLE} of hf:{BIG} is not in")
+    assert hub.served_bytes == 0
+
+
+def test_a_flag_against_the_header_is_refused_before_any_row(hub) -> None:
+    told = runner.invoke(
+        app, ["embed", "Hello", "--weights", f"hf:{BIG}", "--download", "--vocab-size", "7"]
+    )
+    expect_error(told, "--vocab-size 7 conflicts with the model's config.json")
+    assert hub.bytes_for(BIG_FIRST) <= 1 << 13  # its header, never a row
+
+
+def test_a_job_that_needs_the_whole_table_still_refuses_above_a_gib(hub) -> None:
+    told = runner.invoke(
+        app, ["embed", "--lines", "--weights", f"hf:{BIG}", "--download"], input="Hello\n"
+    )
+    expect_error(told, "would download 3.9 GiB (4,202,692,608 bytes)")
+    assert hub.bytes_for(BIG_FIRST) <= 1 << 13
+
+
+def test_lines_and_windows_read_the_whole_table_of_a_row_source(hub, tmp_path: Path) -> None:
+    batch = embed_json("hf:org/llama", "Hello world", "--download")["input_embeddings"][0]
+    lines = runner.invoke(
+        app, ["embed", "--lines", "--weights", "hf:org/llama", "--download", "--device", "cpu"],
+        input="Hello world\n",
+    )  # fmt: skip
+    assert lines.exit_code == 0, lines.output
+    assert json.loads(lines.stdout)["input_embeddings"] == batch
+    out = tmp_path / "windows.npy"
+    args = ["-t", "2", "-o", str(out), "--weights", "hf:org/llama", "--device", "cpu"]
+    windows = runner.invoke(app, ["embed", *args], input="Hello world")
+    assert windows.exit_code == 0, windows.output
+    import numpy as np
+
+    assert np.load(out)[0].tolist() == batch
+
+
+ROW_IDS = [[5, 17, 200, 42, 9, 383, 77, 1], [3, 8, 1, 300]]  # padded with --pad-id 1
+
+
+def _id_args(ids: list[list[int]] = ROW_IDS) -> list[str]:
+    return [arg for row in ids for arg in ("--ids", ",".join(map(str, row)))] + ["--pad-id", "1"]
+
+
+SOURCE_FIELDS = ("weights", "model", "encoding")  # name the source: hf:ORG/NAME or its folder
+
+
+def _numbers(report: dict) -> dict:
+    """A report without the fields that name its source."""
+    config = {k: v for k, v in report["config"].items() if k not in SOURCE_FIELDS}
+    return {**report, "config": config, "verify": None}
+
+
+@pytest.mark.parametrize("repo", ["org/llama", "org/gpt2"])
+def test_rows_and_the_whole_table_give_the_same_report(
+    hub, folders: dict[str, Path], repo: str
+) -> None:
+    from embedcli.models.sources import open_source
+
+    spec = f"hf:{repo}"
+    by_rows = embed_json(spec, *_id_args(), "--download", "--verify")
+    assert by_rows["verify"]["ok"] and by_rows["verify"]["max_abs_diff"] == 0.0
+    source = open_source(spec, download=True)
+    key = "transformer.wte.weight" if repo == "org/gpt2" else LLAMA_TABLE
+    assert source.by_rows(key) and cached_files(".bin")  # rows were read, as row blocks
+    assert not any(p.name.endswith(".bin") and ".rows-" not in str(p) for p in cached_files(""))
+    warmed = runner.invoke(app, ["stats", "--weights", spec, "--download", "--json"])
+    assert warmed.exit_code == 0, warmed.output  # the whole tables, fetched and kept
+    assert not open_source(spec, download=True).by_rows(key)
+    whole = embed_json(spec, *_id_args(), "--download", "--verify")
+    assert by_rows == {**whole, "verify": by_rows["verify"]}  # every number, bit for bit
+    folder = {"org/llama": "llama", "org/gpt2": "gpt2"}[repo]
+    local = embed_json(str(folders[folder]), *_id_args())
+    assert _numbers(by_rows) == _numbers(local)
+    assert by_rows["config"]["vocab_size"] == expected_tables(folders[folder])["token"].shape[0]
+    assert by_rows["input_ids"][1] == [3, 8, 1, 300, 1, 1, 1, 1]
+
+
+FAMILY_CASES = ("roberta", "opt-projected", "bert", "xglm", "gemma-bf16", "granite")
+
+
+@pytest.mark.parametrize("name", FAMILY_CASES)
+def test_rows_of_each_family_give_the_whole_tables_numbers(
+    name: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch
+) -> None:
+    """Counted positions (RoBERTa's over the ids, OPT's over the mask), a projection, token
+    types and a LayerNorm, sinusoids, a scale: by rows as from the whole table, bit for bit."""
+    pytest.importorskip("transformers")
+    from support.familymodels import CASES, build
+
+    case = next(c for c in CASES if c.name == name)
+    folder = build(case, tmp_path_factory.mktemp("rowfamilies") / name)
+    with FakeHub({"org/family": folder}) as fake:
+        point_hub_at(monkeypatch, fake.endpoint, cache_dir=tmp_path / "hub")
+        by_rows = embed_json("hf:org/family", *_id_args(), "--download", "--verify")
+    assert by_rows["verify"]["ok"] and by_rows["verify"]["max_abs_diff"] == 0.0
+    assert "rows, read again" in by_rows["verify"]["reference"]
+    local = embed_json(str(folder), *_id_args())
+    assert _numbers(by_rows) == _numbers(local)
+
+
+# ---------------------------------------------------------------- 4: a branch that moved
+
+
+# ---------------------------------------------------------------- 5: no signed URL in errors
+
+
+# ---------------------------------------------------------------- 6: retries
