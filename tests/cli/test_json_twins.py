@@ -133,6 +133,15 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work
 
 
+@pytest.fixture(autouse=True)
+def _fresh_engines() -> None:
+    """Each twin is one command, as a user's process is: no fast tables built, and no engine
+    noted, by a test that ran before it in this worker (``count --json`` names the engines)."""
+    from embedcli.tokenization import engines
+
+    engines._reset()
+
+
 def _weights_first(args: list[str]) -> list[str]:
     """`weights FOLDER` takes its source as an argument, not --weights."""
     if args[0] == "weights" and "--weights" in args:
