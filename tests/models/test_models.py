@@ -473,8 +473,8 @@ def test_an_interrupted_fetch_resumes_and_never_publishes_half(
     hub, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from embedcli.models.hub import remote as remotemodule
-    from embedcli.models.hub import spec as hubmodule
     from embedcli.models.hub import shards
+    from embedcli.models.hub import spec as hubmodule
 
     monkeypatch.setattr(shards, "FETCH_BLOCK", 4096)  # several range reads per table
     real = remotemodule.Remote.read_range
