@@ -208,8 +208,10 @@ def positions(
 def _list_presets(as_json: bool, *given: object) -> None:
     """--list-presets: the presets; any other option of the drawing beside it is refused."""
     from embedcli.cli.shapes import list_presets as listed
+    from embedcli.pipeline.shapesrequest import refuse_beside_listing
 
-    listed(as_json, dict(zip(_DRAWING_FLAGS, given, strict=True)))
+    refuse_beside_listing(zip(_DRAWING_FLAGS, given, strict=True))
+    listed(as_json)
 
 
 # The options of the drawing, in the order --list-presets names them when given beside it.

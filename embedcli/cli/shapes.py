@@ -8,6 +8,28 @@ from embedcli.cli import options as o
 from embedcli.cli.output import emit
 from embedcli.core.config import Overrides
 from embedcli.errors import UsageError
+from embedcli.pipeline.shapesrequest import ShapesRequest
+from embedcli.render.json import broadcast_json, presets_json, shapes_json
+
+ShapesDevice = Annotated[
+    str,
+    typer.Option(
+        help="meta (shapes only, allocates nothing), auto, cpu, cuda, cuda:N or mps.",
+        callback=o.check_shapes_device,
+        autocompletion=o.complete_shapes_device,
+        metavar="DEVICE",
+        rich_help_panel=o.DEVICE,
+    ),
+]
+Train = Annotated[
+    bool,
+    typer.Option(
+        "--train",
+        help="Add the memory of one training step: parameters, gradients, optimizer state, "
+        "master weights and activations, per precision (float32, bf16, mixed).",
+        rich_help_panel=o.TABLES,
+    ),
+]
 
 
 def inspect_shapes(
@@ -20,30 +42,13 @@ def inspect_shapes(
     context_length: o.ContextLength = None,
     positional: o.Positional = None,
     dtype: o.DType = None,
-    device: Annotated[
-        str,
-        typer.Option(
-            help="meta (shapes only, allocates nothing), auto, cpu, cuda, cuda:N or mps.",
-            callback=o.check_shapes_device,
-            autocompletion=o.complete_shapes_device,
-            metavar="DEVICE",
-            rich_help_panel=o.DEVICE,
-        ),
-    ] = "meta",
+    device: ShapesDevice = "meta",
     weights: o.Weights = None,
     download: o.Download = False,
     download_all: o.DownloadAll = False,
     token_key: o.TokenKey = None,
     position_key: o.PositionKey = None,
-    train: Annotated[
-        bool,
-        typer.Option(
-            "--train",
-            help="Add the memory of one training step: parameters, gradients, optimizer state, "
-            "master weights and activations, per precision (float32, bf16, mixed).",
-            rich_help_panel=o.TABLES,
-        ),
-    ] = False,
+    train: Train = False,
     optimizer: o.Optimizer = None,
     as_json: o.AsJson = False,
     quiet: o.Quiet = False,
@@ -58,55 +63,21 @@ def inspect_shapes(
       embedcli inspect-shapes -b 2 -t 16 -d 64 --device cpu --json | jq '.tensors'
       embedcli inspect-shapes --preset gpt2-xl -b 8 -t 1024 --train --optimizer sgd
     """
-    from embedcli.render.json import shapes_json
-
-    if listing:
-        given = {
-            "--preset": preset,
-            "-b": batch_size,
-            "-t": seq_len,
-            "-d": d_model,
-            "--vocab-size": vocab_size,
-            "--context-length": context_length,
-            "--positional": positional,
-            "--dtype": dtype,
-            "--weights": weights,
-            "--token-key": token_key,
-            "--position-key": position_key,
-            "--train": train,
-            "--optimizer": optimizer,
-            "--device": None if device == "meta" else device,
-        }
-        return list_presets(as_json, given)
-    from embedcli.pipeline.shapes import run_inspect
-    from embedcli.pipeline.sources import shapes_source
-
-    if optimizer is not None and not train:
-        from embedcli.errors import UsageError
-
-        raise UsageError("--optimizer chooses what --train counts: pass --train too")
     overrides = Overrides(vocab_size, d_model, context_length, positional, dtype)
-    base, config, tables = shapes_source(
-        preset, overrides, weights, token_key, position_key, load=device != "meta"
-    )
-    report = run_inspect(
-        config, base, batch_size=batch_size, seq_len=seq_len, device=device, tables=tables,
-        train=(optimizer or "adamw") if train else None,
+    request = ShapesRequest(
+        preset, listing, batch_size, seq_len, overrides, device, weights, download,
+        download_all, token_key, position_key, train, optimizer,
     )  # fmt: skip
-    emit(as_json, shapes_json, "shapes_tables", report)
+    if listing:
+        return list_presets(as_json)
+    from embedcli.pipeline.shapes import inspect  # lazy: the shape plan imports torch
+
+    emit(as_json, shapes_json, "shapes_tables", inspect(request))
 
 
-def list_presets(as_json: bool, given: dict[str, object] | None = None) -> None:
-    """Every preset, grouped by family (inspect-shapes and positions --list-presets); another
-    flag beside it (``given``: flag -> value, None or False where not given) is refused."""
+def list_presets(as_json: bool) -> None:
+    """Every preset, grouped by family (inspect-shapes and positions --list-presets)."""
     from embedcli.models.presets import get_preset, preset_names
-    from embedcli.render.json import presets_json
-
-    extra = [flag for flag, value in (given or {}).items() if value not in (None, False)]
-    if extra:
-        raise UsageError(
-            f"--list-presets lists the presets and uses no other option: drop {', '.join(extra)}"
-        )
 
     emit(as_json, presets_json, "presets_table", [get_preset(n) for n in preset_names()])
 
@@ -130,7 +101,6 @@ def broadcast(
       embedcli broadcast 8x1x6x1 7x1x5 --json | jq .result
     """
     from embedcli.core.broadcast import explain, parse_shape
-    from embedcli.render.json import broadcast_json
 
     if len(shapes) < 2:
         raise UsageError("give at least two shapes, e.g. embedcli broadcast 8,4,256 4,256")

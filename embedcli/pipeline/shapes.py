@@ -15,6 +15,8 @@ from embedcli.core.broadcast import BroadcastPlan
 from embedcli.core.config import DTYPES, EmbedConfig, Preset, changes
 from embedcli.core.devices import dtype_size
 from embedcli.core.shapeplan import TraceStep, planned_trace
+from embedcli.pipeline.shapesrequest import ShapesRequest
+from embedcli.pipeline.sources import shapes_source
 
 if TYPE_CHECKING:
     import torch
@@ -115,6 +117,19 @@ def combine_cost(d_model: int) -> CombineCost:
         add_linear_parameters=d_model * d_model + d_model,
         concat_linear_parameters=2 * d_model * d_model + d_model,
     )
+
+
+def inspect(request: ShapesRequest) -> ShapesReport:
+    """``inspect-shapes``: the preset (with the flags applied) or the checkpoint the request
+    names, every tensor of its forward pass planned on the request's device."""
+    base, config, tables = shapes_source(
+        request.preset, request.overrides, request.weights, request.token_key,
+        request.position_key, load=request.device != "meta",
+    )  # fmt: skip
+    return run_inspect(
+        config, base, batch_size=request.batch_size, seq_len=request.seq_len,
+        device=request.device, tables=tables, train=request.counted_training,
+    )  # fmt: skip
 
 
 def run_inspect(
