@@ -24,11 +24,32 @@ from embedcli.cli.options import (
     Truncate,
 )
 from embedcli.cli.output import emit, models_listed, write, write_json, write_text
-from embedcli.errors import UsageError
+from embedcli.tokenization.encodings import get_encoding, resolve_encoding_names
+from embedcli.tokenization.request import TokenizeRequest
+from embedcli.tokenization.tokens import tokenize_ids, tokenize_text
 
 
 def _mode(flag: str, help_text: str) -> typer.models.OptionInfo:
     return typer.Option(flag, help=help_text, rich_help_panel=DISPLAY)
+
+
+Count = Annotated[bool, _mode("--count", "Print only the number of tokens.")]
+Encode = Annotated[bool, _mode("--encode", "Print only the ids, space-separated.")]
+Decode = Annotated[
+    bool, _mode("--decode", "Print the text of ids (given as --ids, TEXT or stdin).")
+]
+Explain = Annotated[
+    bool,
+    _mode(
+        "--explain",
+        "Why the text split where it did: its pre-tokenized chunks, then each byte-pair "
+        "merge with its rank, in order.",
+    ),
+]
+Offsets = Annotated[
+    bool,
+    _mode("--offsets", "Where each token sits in the text: character start and end."),
+]
 
 
 def tokenize(
@@ -42,24 +63,12 @@ def tokenize(
     no_add_special: NoAddSpecial = False,
     download: Download = False,
     download_all: DownloadAll = False,
-    count: Annotated[bool, _mode("--count", "Print only the number of tokens.")] = False,
-    encode: Annotated[bool, _mode("--encode", "Print only the ids, space-separated.")] = False,
-    decode: Annotated[
-        bool, _mode("--decode", "Print the text of ids (given as --ids, TEXT or stdin).")
-    ] = False,
+    count: Count = False,
+    encode: Encode = False,
+    decode: Decode = False,
     truncate: Truncate = None,
-    explain: Annotated[
-        bool,
-        _mode(
-            "--explain",
-            "Why the text split where it did: its pre-tokenized chunks, then each byte-pair "
-            "merge with its rank, in order.",
-        ),
-    ] = False,
-    offsets: Annotated[
-        bool,
-        _mode("--offsets", "Where each token sits in the text: character start and end."),
-    ] = False,
+    explain: Explain = False,
+    offsets: Offsets = False,
     as_json: AsJson = False,
     list_models: ListModels = False,
     quiet: Quiet = False,
@@ -79,30 +88,9 @@ def tokenize(
     """
     if models_listed(ctx, list_models, as_json):
         return
-    from embedcli.tokenization.encodings import get_encoding, resolve_encoding_names
-    from embedcli.tokenization.tokens import tokenize_ids, tokenize_text
-
-    modes = [f for f, on in (("--count", count), ("--encode", encode), ("--decode", decode)) if on]
-    modes += ["--truncate"] if truncate is not None else []
-    modes += ["--explain"] if explain else []
-    if len(modes) > 1:
-        raise UsageError(f"{' and '.join(modes)} cannot be combined; pick one")
-    if offsets and modes:
-        raise UsageError(f"--offsets belongs to the token table (and its --json), not {modes[0]}")
-    if explain and ids:
-        raise UsageError("--explain shows how a text becomes ids; --ids are ids already: pass TEXT")
-    if count:
-        from embedcli.tokenization.engines import mode
-
-        mode()  # a bad EMBEDCLI_COUNT_ENGINE is a usage error before any text is read
+    request = TokenizeRequest(count, encode, decode, truncate, explain, offsets, bool(ids), as_json)
     names = resolve_encoding_names(encoding, model)
-    if len(names) > 1 and modes and modes[0] != "--count":
-        raise UsageError(f"{modes[0]} works with one encoding, but {len(names)} were given")
-    if len(names) > 1 and offsets and not as_json:
-        raise UsageError(
-            "the side-by-side table of several encodings has no offsets column: pass one "
-            "encoding, or --json (offsets for each)"
-        )
+    request.check_encodings(len(names))
     encodings = [get_encoding(name) for name in names]
     if explain:
         return _explain(encodings[0], read_text(texts, file), allow_special, as_json)
@@ -110,23 +98,28 @@ def tokenize(
         token_ids = _input_ids(ids, texts, file)
         results = [tokenize_ids(enc, token_ids) for enc in encodings]
     else:
-        text = read_text(texts, file)
-        add = not no_add_special
+        text, add = read_text(texts, file), not no_add_special
         results = [
             tokenize_text(enc, text, allow_special, count_only=count, add_special=add)
             for enc in encodings
         ]
-    if decode:
+    _show(request, results, model or [])
+
+
+def _show(request: TokenizeRequest, results: list, models: list[str]) -> None:
+    """The mode's output: decoded text, the cut, counts, ids, or the token table."""
+    as_json = request.as_json
+    if request.decode:
         _decoded(results[0], as_json)
-    elif truncate is not None:
-        _cut(results[0], truncate, as_json)
-    elif count:
-        _counts(results, as_json, model or [])
-    elif encode:
+    elif request.truncate is not None:
+        _cut(results[0], request.truncate, as_json)
+    elif request.count:
+        _counts(results, as_json, models)
+    elif request.encode:
         found = results[0].encoded()
         write_json(asdict(found)) if as_json else write(" ".join(map(str, found.ids)))
     else:
-        _tables(results, as_json, offsets)
+        _tables(results, as_json, request.offsets)
 
 
 def _input_ids(ids: list[str] | None, texts: list[str] | None, file: Path | None) -> list[int]:
