@@ -2,12 +2,12 @@
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from embedcli.cli import options as o
-from embedcli.cli.output import emit, models_listed
+from embedcli.cli.output import emit, models_listed, write
 from embedcli.core.config import DEFAULT_SEED, Overrides
 
 
@@ -21,6 +21,38 @@ def _named_folder(value: str | None) -> Path | None:
     return Path(value)
 
 
+Top = Annotated[
+    int | None,
+    o.count(
+        help="Also the table's first N ids (a BPE vocabulary lists its bytes, then its merges "
+        "most frequent first); with --top or --ids-file, TEXT is optional.",
+        metavar="N",
+        show_default=False,
+        rich_help_panel=o.INPUT,
+    ),
+]
+IdsFile = Annotated[
+    Path | None,
+    typer.Option(
+        help="Also the token ids in this file (commas, spaces or newlines; '-': stdin).",
+        metavar="PATH",
+        show_default=False,
+        rich_help_panel=o.INPUT,
+    ),
+]
+ExportProjector = Annotated[
+    str | None,
+    typer.Option(
+        help="Also write tensors.tsv, metadata.tsv and projector_config.pbtxt into this "
+        "folder, for TensorBoard's Embedding Projector.",
+        callback=_named_folder,
+        metavar="DIR",
+        show_default=False,
+        rich_help_panel=o.OUTPUT,
+    ),
+]
+
+
 def project(
     ctx: typer.Context,
     texts: o.JoinedText = None,
@@ -29,25 +61,8 @@ def project(
     encoding: o.Encoding = None,
     model: o.Model = None,
     allow_special: o.AllowSpecial = False,
-    top: Annotated[
-        int | None,
-        o.count(
-            help="Also the table's first N ids (a BPE vocabulary lists its bytes, then its merges "
-            "most frequent first); with --top or --ids-file, TEXT is optional.",
-            metavar="N",
-            show_default=False,
-            rich_help_panel=o.INPUT,
-        ),
-    ] = None,
-    ids_file: Annotated[
-        Path | None,
-        typer.Option(
-            help="Also the token ids in this file (commas, spaces or newlines; '-': stdin).",
-            metavar="PATH",
-            show_default=False,
-            rich_help_panel=o.INPUT,
-        ),
-    ] = None,
+    top: Top = None,
+    ids_file: IdsFile = None,
     weights: o.Weights = None,
     download: o.Download = False,
     download_all: o.DownloadAll = False,
@@ -56,17 +71,7 @@ def project(
     seed: o.Seed = DEFAULT_SEED,
     device: o.Device = "auto",
     png: o.Png = None,
-    export_projector: Annotated[
-        str | None,
-        typer.Option(
-            help="Also write tensors.tsv, metadata.tsv and projector_config.pbtxt into this "
-            "folder, for TensorBoard's Embedding Projector.",
-            callback=_named_folder,
-            metavar="DIR",
-            show_default=False,
-            rich_help_panel=o.OUTPUT,
-        ),
-    ] = None,
+    export_projector: ExportProjector = None,
     as_json: o.AsJson = False,
     list_models: o.ListModels = False,
     quiet: o.Quiet = False,
@@ -84,33 +89,54 @@ def project(
     """
     if models_listed(ctx, list_models, as_json):
         return
-    from embedcli.analysis.neighbors import token_ids_for
-    from embedcli.analysis.projection import chosen_ids, project
     from embedcli.analysis.projector import check_outputs
-    from embedcli.cli.inputs import ids_from_file
-    from embedcli.pipeline.sources import embed_source, source_tables
     from embedcli.render.json import project_json
-    from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 
     inputs = _inputs(texts, file, ids, ids_file, weights)
     check_outputs(png, export_projector, inputs)  # before the work, not after it
+    report, table = _projected(
+        texts, file, ids, encoding, model, allow_special, top, ids_file, weights, token_key,
+        Overrides(d_model=d_model, seed=seed), device,
+    )  # fmt: skip
+    written = _write_outputs(report, table, png, export_projector)
+    emit(as_json, project_json, "project_view", report)
+    if written and not as_json:
+        write("wrote " + ", ".join(str(path) for path in written))
+
+
+def _projected(
+    texts: list[str] | None,
+    file: Path | None,
+    ids: list[str] | None,
+    encoding: str | None,
+    model: str | None,
+    allow_special: bool,
+    top: int | None,
+    ids_file: Path | None,
+    weights: str | None,
+    token_key: str | None,
+    given: Overrides,
+    device: str,
+) -> tuple[Any, Any]:
+    """The projection of the ids asked for (the text's, --top's, --ids-file's) on the table
+    (``--weights``', or the encoding's seeded one), and the table."""
+    # here, not at the top: the jobs import torch, which `embedcli --help` must not pay for
+    from embedcli.analysis.neighbors import token_ids_for
+    from embedcli.analysis.projection import chosen_ids, project
+    from embedcli.cli.inputs import ids_from_file
+    from embedcli.pipeline.sources import embed_source, source_tables
+    from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
+
     name = resolve_encoding_name(encoding, model, weights)
     enc = get_encoding(name)
     listed = None if ids_file is None else ids_from_file(ids_file, texts)
     text_ids = _text_ids(enc, texts, file, ids, allow_special, alone=top or listed)
-    given = Overrides(d_model=d_model, seed=seed)
     seeded, _ = embed_source(name, given) if weights is None else (None, None)
     table, _, source = source_tables(seeded, weights, token_key, given=given)
     if text_ids is not None:
         token_ids_for(text_ids, table)  # a text without tokens, or the wrong encoding
     chosen = chosen_ids(text_ids or [], top, listed, table.shape[0])
-    report = project(enc, table, chosen, source, seeded=weights is None, device=device)
-    written = _write_outputs(report, table, png, export_projector)
-    emit(as_json, project_json, "project_view", report)
-    if written and not as_json:
-        from embedcli.cli.output import write
-
-        write("wrote " + ", ".join(str(path) for path in written))
+    return project(enc, table, chosen, source, seeded=weights is None, device=device), table
 
 
 def _inputs(
