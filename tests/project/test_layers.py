@@ -11,6 +11,7 @@ command line and rich only there and in render/.
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 import subprocess
 import sys
@@ -180,3 +181,92 @@ def test_no_package_hides_a_library_of_the_same_name(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(alphabet[c]) for c in "hi"]
+
+
+# ---------------------------------------------------------------- the house's own rules
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _embedcli_imports(path: Path, names: set[str]) -> set[str]:
+    """Every embedcli module ``path`` imports, at its top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in names else node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name in names}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in graph[module]:
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = []
+            while (member := stack.pop()) != module:
+                group.append(member)
+            if group:
+                found.append(sorted([module, *group]))
+
+    for module in graph:
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_circle() -> None:
+    """No two modules import each other, directly or round a loop, counting the imports inside
+    functions: a lazy import is still a dependency."""
+    paths = {_module_name(p): p for p in (REPO / "embedcli").rglob("*.py")}
+    names = set(paths)
+    graph = {name: _embedcli_imports(path, names) - {name} for name, path in paths.items()}
+    assert _circles(graph) == []
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_command_function_is_short() -> None:
+    """A command translates flags and hands over: at most 60 lines, its signature included."""
+    import importlib
+
+    from embedcli.cli.app import COMMANDS
+
+    long = {}
+    for name, (module, function, _) in COMMANDS.items():
+        node = importlib.import_module(f"embedcli.cli.{module}").__dict__[function]
+        lines = len(inspect.getsource(node).splitlines())
+        if lines > 60:
+            long[name] = lines
+    assert long == {}
+
+
+def test_no_model_type_test_outside_the_registry() -> None:
+    """What a family is lives in embedcli/families/: no `model_type == ...` or
+    `model_type in (...)` anywhere else."""
+    test = re.compile(r"model_type\s*(==|!=|(not\s+)?in\s*[(\[{])")
+    found = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in (REPO / "embedcli").rglob("*.py")
+        if "families" not in path.relative_to(REPO / "embedcli").parts
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if test.search(line)
+    ]
+    assert found == []
