@@ -10,6 +10,8 @@
 - ``stream``: embedding at scale: every window of a file, or one record per line.
 - ``reference``: ``--verify``'s independent second computation.
 - ``hfreference``: ``--verify``'s third, a model folder's own transformers code up to block 0.
+- ``shapesrequest``: ``ShapesRequest``, inspect-shapes' flags as one frozen object that refuses
+  ``--list-presets`` beside another option and ``--optimizer`` without ``--train``.
 - ``shapes``: the inspect-shapes job.
 - ``positions``: the positions job: a positional table, or its similarities, as a heatmap.
 - ``positionsource``: which encoding ``positions`` draws (flags, a preset, or ``--weights``), and

@@ -10,6 +10,13 @@
 - ``threads``: the helper threads that encode chunks, each with its own copy of an encoding.
 - ``explain``: BPE replayed merge by merge (``tokenize --explain``).
 - ``modelnames``: model names to encodings and context windows.
+- ``request``: ``TokenizeRequest``, tokenize's mode flags as one frozen object that refuses the
+  combinations that mean nothing.
+- ``engines``: the counting engines (tiktoken, and fastokens where it is proven exact).
+- ``counts``: token counts without keeping the ids, by the fastest exact engine.
+- ``runs``: text tiktoken cannot split (a whitespace run of about a million characters).
+- ``display``: how a token or a name is shown (the Token record, visible whitespace, bytes).
+- ``gguf/``: llama.cpp's tokenizers as GGUF files carry them (vocabulary, pre-tokenizer, merges).
 
 Imports: models, core, io, errors.
 """
