@@ -194,6 +194,15 @@ class Workspace:
             "HF_HUB_DISABLE_TELEMETRY": "1",
         }
         self.runner = new_runner()
+        self._pristine: dict[str, str] | None = None
+
+    def pristine(self, folder: Path) -> dict[str, str]:
+        """What every fresh copy of the inputs holds, read from the first one: each copy is
+        made the same way, so its snapshot before the case is this one (read once, not once a
+        case; the snapshot after the case is still read in full)."""
+        if self._pristine is None:
+            self._pristine = snapshot(folder)
+        return self._pristine
 
     @contextmanager
     def folder(self) -> Iterator[Path]:
@@ -211,7 +220,7 @@ class Workspace:
         assert case.shell == "pipe", "only a subprocess can have a closed or full stdout"
         with self.folder() as folder:
             stdin = (folder / case.stdin).read_bytes() if case.stdin else None
-            before = snapshot(folder)
+            before = self.pristine(folder)
             rss, high_water = _rss(), _high_water()
             start = time.perf_counter()
             try:
@@ -243,7 +252,7 @@ class Workspace:
     def run_script(self, case: Case) -> Outcome:
         """Run ``case`` as the user would: the console script, under bash, real pipes."""
         with self.folder() as folder:
-            before = snapshot(folder)
+            before = self.pristine(folder)
             line = f"ulimit -v {SCRIPT_GUARD_BYTES // 1024}; {case.line()}"
             start = time.perf_counter()
             process = subprocess.Popen(
