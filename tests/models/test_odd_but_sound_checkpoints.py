@@ -9,58 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from safetensors.torch import save_file
-from support.helpers import make_runner
+from support.checkpointfiles import (
+    good_tables,
+    invoke,
+    runner,
+    write_pt,
+    write_tables,
+)
 
 from embedcli.cli import app
-
-runner = make_runner()
-
-
-V, D, C = 64, 8, 16  # small tables: where a command must succeed, --ids stays inside them
-
-
-COMMANDS = {
-    "weights": ["weights", "{}"],
-    "embed": ["embed", "hi", "--weights", "{}", "--device", "cpu"],
-    "inspect-shapes": ["inspect-shapes", "--weights", "{}"],
-    "neighbors": ["neighbors", "hi", "--weights", "{}", "--device", "cpu", "-k", "2"],
-    "stats": ["stats", "--weights", "{}"],
-    "positions": ["positions", "--weights", "{}"],
-}
-
-
-def invoke(command: str, path: Path, *extra: str):
-    return runner.invoke(app, [arg.format(path) for arg in COMMANDS[command]] + list(extra))
-
-
-def write_safetensors(path: Path, tensors: dict[str, torch.Tensor]) -> Path:
-    save_file({k: v.contiguous() for k, v in tensors.items()}, str(path))
-    return path
-
-
-def write_pt(path: Path, state: object) -> Path:
-    torch.save(state, path)
-    return path
-
-
-def good_tables(seed: int = 0) -> dict[str, torch.Tensor]:
-    generator = torch.Generator().manual_seed(seed)
-    return {
-        "wte.weight": torch.randn(V, D, generator=generator),
-        "wpe.weight": torch.randn(C, D, generator=generator),
-    }
-
-
-def write_tables(path: Path, fmt: str, tables: dict[str, torch.Tensor]) -> Path:
-    """The same tensors as safetensors, .pt or .npz."""
-    if fmt == "safetensors":
-        return write_safetensors(path.with_suffix(".safetensors"), tables)
-    if fmt == "npz":
-        target = path.with_suffix(".npz")
-        np.savez(target, **{k: v.numpy() for k, v in tables.items()})
-        return target
-    return write_pt(path.with_suffix(".pt"), tables)
 
 
 def test_big_endian_and_fortran_order_npz_are_read_exactly(tmp_path: Path) -> None:
