@@ -7,13 +7,13 @@ import math
 import re
 import struct
 import sys
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from support.helpers import expect_error, make_runner
+from support.positionruns import LLAMA, folder, peak_bytes, positions_json, run, text_of
 
 from embedcli import EmbedConfig, build_embedding
 from embedcli.cli import app
@@ -327,47 +327,6 @@ def test_heatmap_cells_are_the_evenly_sampled_values(
         assert drawn_cells.rstrip() == expected.rstrip(), (row, width)
 
 
-LLAMA = {"model_type": "llama", "vocab_size": 16, "hidden_size": 16, "num_attention_heads": 2,
-         "num_hidden_layers": 2, "max_position_embeddings": 64}  # fmt: skip
-
-
-TOKEN_KEY = {"llama": "model.embed_tokens.weight", "gemma3_text": "model.embed_tokens.weight",
-             "gpt_neox": "gpt_neox.embed_in.weight"}  # fmt: skip
-
-
-def folder(tmp_path: Path, config: dict, width: int | None = None) -> str:
-    """A model folder: config.json and a zero token table (``width`` columns)."""
-    from safetensors.torch import save_file
-
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "config.json").write_text(json.dumps(config))
-    width = width or config.get("hidden_size", 16)
-    tensors = {TOKEN_KEY[config["model_type"]]: torch.zeros(config["vocab_size"], width)}
-    save_file(tensors, str(tmp_path / "model.safetensors"))
-    return str(tmp_path)
-
-
-def run(*args: str, env: dict | None = None):
-    return runner.invoke(app, list(args), env=env)
-
-
-def positions_json(*args: str) -> dict:
-    result = run("positions", *args, "--json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
-def peak_bytes(*args: str) -> int:
-    """The most memory Python and numpy held while the command ran (tracemalloc)."""
-    tracemalloc.start()
-    try:
-        result = run(*args)
-        assert result.exit_code == 0, result.output
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_learned_positions_skip_the_token_table_but_keep_its_numbers(monkeypatch) -> None:
     import embedcli.pipeline.positions as positions
 
@@ -394,12 +353,6 @@ def test_learned_positions_do_not_build_the_token_table() -> None:
 )
 def test_weights_config_is_checked_against_its_tables(tmp_path, config, width, message) -> None:
     expect_error(run("positions", "--weights", folder(tmp_path, config, width)), message, 1)
-
-
-def text_of(*args: str) -> str:
-    result = run(*args, env={"COLUMNS": "300"})
-    assert result.exit_code == 0, result.output
-    return " ".join(result.stdout.split())
 
 
 def test_the_presets_list_says_what_each_command_does_with_flags() -> None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import math
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 from support.helpers import expect_error
+from support.positionruns import peak_bytes, positions_json, run
 from test_positions_rope import fails, run_json, runner
 
 from embedcli.cli import app
@@ -261,27 +261,6 @@ def test_every_drawn_cell_is_the_bias_it_stands_for(width: int, args: list[str])
     assert result.exit_code == 0, result.output
     assert all(len(line) <= width for line in result.stdout.splitlines())
     check("positions_alibi_head.txt" if "--head" in args else "positions_alibi.txt", result.stdout)
-
-
-def run(*args: str, env: dict | None = None):
-    return runner.invoke(app, list(args), env=env)
-
-
-def positions_json(*args: str) -> dict:
-    result = run("positions", *args, "--json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
-def peak_bytes(*args: str) -> int:
-    """The most memory Python and numpy held while the command ran (tracemalloc)."""
-    tracemalloc.start()
-    try:
-        result = run(*args)
-        assert result.exit_code == 0, result.output
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def test_alibi_builds_only_the_cells_it_draws() -> None:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 from support.helpers import expect_error, make_runner
+from support.positionruns import LLAMA, folder, positions_json, run, text_of
 from test_positions import png_size
 
 from embedcli.cli import app
@@ -326,41 +327,11 @@ def test_every_drawn_cell_is_the_angle_it_stands_for(width: int, args: list[str]
     check("positions_rope_similarity.txt" if similarity else "positions_rope.txt", result.stdout)
 
 
-LLAMA = {"model_type": "llama", "vocab_size": 16, "hidden_size": 16, "num_attention_heads": 2,
-         "num_hidden_layers": 2, "max_position_embeddings": 64}  # fmt: skip
-
-
 GEMMA3 = {**LLAMA, "model_type": "gemma3_text", "head_dim": 8}
 
 
 NEOX = {"model_type": "gpt_neox", "vocab_size": 16, "hidden_size": 32, "num_attention_heads": 2,
         "num_hidden_layers": 1, "max_position_embeddings": 64}  # fmt: skip
-
-
-TOKEN_KEY = {"llama": "model.embed_tokens.weight", "gemma3_text": "model.embed_tokens.weight",
-             "gpt_neox": "gpt_neox.embed_in.weight"}  # fmt: skip
-
-
-def folder(tmp_path: Path, config: dict, width: int | None = None) -> str:
-    """A model folder: config.json and a zero token table (``width`` columns)."""
-    from safetensors.torch import save_file
-
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "config.json").write_text(json.dumps(config))
-    width = width or config.get("hidden_size", 16)
-    tensors = {TOKEN_KEY[config["model_type"]]: torch.zeros(config["vocab_size"], width)}
-    save_file(tensors, str(tmp_path / "model.safetensors"))
-    return str(tmp_path)
-
-
-def run(*args: str, env: dict | None = None):
-    return runner.invoke(app, list(args), env=env)
-
-
-def positions_json(*args: str) -> dict:
-    result = run("positions", *args, "--json")
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
 @pytest.mark.parametrize(
@@ -421,12 +392,6 @@ def test_rope_on_another_familys_preset_rotates_one_head(preset: str, pairs: int
     assert angles["shape"] == [4, pairs] and data["config"]["rope_dim"] == 2 * pairs
     expect_error(run("inspect-shapes", "--preset", "book-ch2", "--positional", "rope"),
                  "book-ch2 gives no attention head count", 2)  # fmt: skip
-
-
-def text_of(*args: str) -> str:
-    result = run(*args, env={"COLUMNS": "300"})
-    assert result.exit_code == 0, result.output
-    return " ".join(result.stdout.split())
 
 
 def test_a_partial_rotary_note_says_the_part_of_a_head() -> None:
