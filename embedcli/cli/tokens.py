@@ -124,7 +124,7 @@ def _show(request: TokenizeRequest, results: list, models: list[str]) -> None:
 
 def _input_ids(ids: list[str] | None, texts: list[str] | None, file: Path | None) -> list[int]:
     """--ids, or (with --decode) ids written as TEXT, in a file, or on stdin."""
-    from embedcli.tokenization.tokens import parse_ids as parse_text_ids
+    from embedcli.tokenization.idtext import parse_ids as parse_text_ids
 
     return joined_ids(ids, texts, file) if ids else parse_text_ids(read_text(texts, file))
 

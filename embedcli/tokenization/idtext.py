@@ -77,15 +77,6 @@ def _words(text: str, loose: bool) -> Iterator[tuple[str, int]]:
         yield from ((word, 0) for word in _SEPARATOR.split(body))
 
 
-def id_list_problem(text: str, *, empty: bool = False) -> str | None:
-    """Why ``text`` is not a list of token ids (:func:`read_ids`), or None; ``empty``: no ids
-    at all is a list too."""
-    found = read_ids(text)
-    if isinstance(found, BadIds) and not (empty and found.kind == "none"):
-        return found.problem()
-    return None
-
-
 def parse_ids(text: str) -> list[int]:
     """'15496 11, 995' -> [15496, 11, 995]; anything else is one error naming what is wrong."""
     found = read_ids(text)

@@ -26,8 +26,6 @@ from embedcli.tokenization.encodings import (
     visible,
     with_specials,
 )
-from embedcli.tokenization.idtext import id_list_problem as id_list_problem
-from embedcli.tokenization.idtext import parse_ids as parse_ids
 
 if TYPE_CHECKING:
     import tiktoken

@@ -8,13 +8,13 @@ from hypothesis import strategies as st
 
 from embedcli.errors import InputTextError, TokenIdError
 from embedcli.tokenization.encodings import BUNDLED_ENCODINGS, get_encoding
+from embedcli.tokenization.idtext import parse_ids
 from embedcli.tokenization.tokens import (
     Parallel,
     chunks,
     count_tokens,
     decode_ids,
     encode_text,
-    parse_ids,
     segments_of,
     split_points,
     tokenize_report,
