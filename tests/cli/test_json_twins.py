@@ -9,6 +9,7 @@ The golden files (tests/golden/json/) were written before the package was reorga
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
 import shutil
 import subprocess
 import sys
@@ -140,6 +141,19 @@ def _fresh_engines() -> None:
     from embedcli.tokenization import engines
 
     engines._reset()
+
+
+@pytest.fixture(autouse=True)
+def _threads_as_written() -> Iterator[None]:
+    """The twins were written with torch's 2 threads on a 2-core machine: a reduction's sum
+    (PCA's, in project) depends in its last bits on how it is split, so each twin runs with 2
+    threads, whatever this worker's default (one, under xdist: tests/conftest.py)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
 
 
 def _weights_first(args: list[str]) -> list[str]:
