@@ -110,12 +110,6 @@ class _Group(TyperGroup):
 
     def invoke(self, ctx: typer.Context) -> Any:
         WRITTEN.reset()
-        if "embedcli.models.hub.session" in sys.modules:  # what an earlier command set
-            from embedcli.models.hub import session as hub
-
-            hub.request_download(False)
-            hub.request_download_all(False)
-            hub.on_notice(None)
         try:
             with warnings.catch_warnings():
                 # torch and numpy warn on stderr about things that are not the user's concern

@@ -5,6 +5,7 @@ from typing import Annotated
 import typer
 
 from embedcli.cli import options as o
+from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import ids_or_text
 from embedcli.cli.output import emit, models_listed
 from embedcli.core.config import DEFAULT_SEED, Overrides
@@ -38,7 +39,8 @@ def weights(
     from embedcli.models.inventory import inspect_weights
     from embedcli.render.json import weights_json
 
-    emit(as_json, weights_json, "weights_view", inspect_weights(path, token_key, position_key))
+    report = inspect_weights(path, token_key, position_key, hub_access(download, download_all))
+    emit(as_json, weights_json, "weights_view", report)
 
 
 def neighbors(
@@ -83,11 +85,12 @@ def neighbors(
     from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 
     name = resolve_encoding_name(encoding, model, weights)
-    enc = get_encoding(name)
+    access = hub_access(download, download_all)
+    enc = get_encoding(name, access)
     token_ids = ids_or_text(enc, texts, file, ids, allow_special)
     given = Overrides(d_model=d_model, seed=seed)
-    seeded, _ = embed_source(name, given) if weights is None else (None, None)
-    token, _, source = source_tables(seeded, weights, token_key, given=given)
+    seeded, _ = embed_source(name, given, access=access) if weights is None else (None, None)
+    token, _, source = source_tables(seeded, weights, token_key, given=given, access=access)
     rows = neighbors_report(enc, token_ids_for(token_ids, token), token, k, device)
     emit(as_json, neighbors_json, "neighbors_view", source, rows, seeded=weights is None)
 
@@ -120,11 +123,14 @@ def stats(
     from embedcli.render.json import stats_json
     from embedcli.tokenization.encodings import resolve_encoding_name
 
-    given = Overrides(d_model=d_model, seed=seed)
+    given, access = Overrides(d_model=d_model, seed=seed), hub_access(download, download_all)
     seeded = None  # the tables of --weights need no tokenizer: only seeded ones are sized by one
     if weights is None:
-        seeded, _ = embed_source(resolve_encoding_name(encoding, model, None), given)
-    token, position, source = source_tables(seeded, weights, token_key, position_key, given)
+        name = resolve_encoding_name(encoding, model, None)
+        seeded, _ = embed_source(name, given, access=access)
+    token, position, source = source_tables(
+        seeded, weights, token_key, position_key, given, access=access
+    )
     found = [table_stats("token_embeddings", token)]
     if position is not None:
         found.append(table_stats("position_embeddings", position))

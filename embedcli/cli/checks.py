@@ -5,13 +5,13 @@ with a "did you mean", and shell completion offers the names. No torch, tiktoken
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable, Sequence
 
 import typer
 
 from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES
 from embedcli.errors import UsageError
+from embedcli.models.hub.session import HubAccess
 from embedcli.models.presets import preset_names
 from embedcli.tokenization.encodings import BUNDLED_ENCODINGS
 
@@ -155,31 +155,11 @@ def check_encoding(value: str | list[str] | None) -> str | list[str] | None:
     return value
 
 
-def check_download(value: bool) -> bool:
-    # The hub module is imported only where it matters: --download given, or a flag recorded
-    # by an earlier command of this process (tests run many) to be reset.
-    if value or "embedcli.models.hub.session" in sys.modules:
-        from embedcli.models.hub import session as hub
-
-        hub.request_download(value)
-        _notices(hub, value)
-    return value
-
-
-def check_download_all(value: bool) -> bool:
-    """--download-all: whole tables of any size may be fetched (and the network used)."""
-    if value or "embedcli.models.hub.session" in sys.modules:
-        from embedcli.models.hub import session as hub
-
-        hub.request_download_all(value)
-        _notices(hub, value)
-    return value
-
-
-def _notices(hub: object, on: bool) -> None:
-    """What the hub is about to fetch, and how much, as lines on stderr."""
-    if on:
-        hub.on_notice(lambda line: typer.echo(line, err=True))
+def hub_access(download: bool, download_all: bool) -> HubAccess:
+    """What this command allows of the hub, from its --download and --download-all: with
+    either, what is about to be fetched (and how much) is said on stderr."""
+    notice = (lambda line: typer.echo(line, err=True)) if download or download_all else None
+    return HubAccess(download, download_all, notice)
 
 
 def check_model(value: str | list[str] | None) -> str | list[str] | None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from embedcli.cli import options as o
-from embedcli.cli.checks import choices
+from embedcli.cli.checks import choices, hub_access
 from embedcli.cli.params import CONTEXT_WINDOW, SHARE, SIZE, Share, Window
 from embedcli.corpus.listing import Selection
 from embedcli.corpus.request import CountRequest
@@ -219,7 +219,8 @@ def count(
                           max_file_size, follow)  # fmt: skip
     _run(CountRequest(
         paths=tuple(paths or ()), encodings=tuple(encoding or ()), models=tuple(model or ()),
-        download=download, selection=selection, errors=errors, sort=sort, top=top, tree=tree,
+        access=hub_access(download, False), selection=selection, errors=errors, sort=sort,
+        top=top, tree=tree,
         depth=depth, min_share=min_share, min_share_given=min_share.written != "0",
         context=context, as_json=as_json, as_jsonl=as_jsonl, as_csv=as_csv, quiet=quiet,
         engine=engine, scheduler=scheduler, workers=workers, engine_info=engine_info,
@@ -286,7 +287,7 @@ def _counted(request: CountRequest, names: list[str]) -> Iterator[FileCount | Sk
         paths, names, request.selection, errors=request.errors, engine=request.engine,
         workers=request.workers, scheduler=request.scheduler,
         stdin=stdin() if "-" in paths else None,
-        on_plan=None if progress is None else progress.plan,
+        on_plan=None if progress is None else progress.plan, access=request.access,
     )  # fmt: skip
     return items if progress is None else progress.follow(items)
 
@@ -324,6 +325,6 @@ def _engine_info(request: CountRequest) -> None:
     from embedcli.tokenization.engines import describe
 
     names = resolve_encoding_names(list(request.encodings), request.counted_models)
-    infos = [describe(get_encoding(n)) for n in names]
+    infos = [describe(get_encoding(n, request.access)) for n in names]
     emit(request.as_json, lambda rows: {"engines": [asdict(r) for r in rows]}, "engines_view",
          infos)  # fmt: skip

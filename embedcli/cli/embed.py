@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, BinaryIO
 import typer
 
 from embedcli.cli import options as o
+from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import lazy_stdin, stdin
 from embedcli.cli.output import models_listed
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
@@ -176,7 +177,8 @@ def embed(
         tuple(texts or ()), file, tuple(map(tuple, ids or ())), encoding, model, allow_special,
         not no_add_special, truncate, truncate_to_context, pad_id,
         Overrides(vocab_size, d_model, context_length, positional, dtype, seed), weights,
-        download, download_all, token_key, position_key, device, verify, show, max_positions,
+        hub_access(download, download_all), token_key, position_key, device, verify, show,
+        max_positions,
         similarity, output, o.renamed(seq_len, window, "--seq-len", "--window"), stride,
         batch_size, lines, pool, quiet, as_json,
     ))  # fmt: skip  # EmbedRequest's fields, in their order
@@ -189,8 +191,9 @@ def _run(request: EmbedRequest) -> None:
 
     name = _encoding_name(request)
     config, tables = embed_source(
-        name, request.overrides, request.weights, request.token_key, request.position_key
-    )
+        name, request.overrides, request.weights, request.token_key, request.position_key,
+        access=request.access,
+    )  # fmt: skip
     if request.lines:
         return _lines(request, name, config, tables)
     if request.streaming:
@@ -214,7 +217,7 @@ def _encoding_name(request: EmbedRequest) -> str:
         if name == str(weights):
             from embedcli.tokenization.encodings import get_encoding
 
-            get_encoding(name)
+            get_encoding(name, request.access)
         return name
     except EncodingError:
         if own:  # no tokenizer, or one embedcli does not read (WordPiece): ids need none
@@ -241,6 +244,7 @@ def _embed_batch(
         allow_special=request.allow_special, add_special=request.add_special, tables=tables,
         truncate=request.truncate, truncate_to_context=request.truncate_to_context,
         pad_id=request.pad_id, verify=request.verify, similarity=request.similarity,
+        access=request.access,
     )  # fmt: skip
     verify = result.report.verify
     if verify is not None and not verify.ok:
@@ -288,7 +292,7 @@ def _lines(
 
     with _input_stream(request.file) as (stream, source, _):
         for record in embed_lines(
-            config, get_encoding(name), stream, source=source, pool=request.pool,
+            config, get_encoding(name, request.access), stream, source=source, pool=request.pool,
             device=request.device, tables=tables, allow_special=request.allow_special,
             truncate=request.truncate, truncate_to_context=request.truncate_to_context,
             add_special=request.add_special,
@@ -321,8 +325,9 @@ def _stream(
 
             progress = stack.enter_context(StreamProgress(size, Console(stderr=True)))
         summary = stream_embed(
-            config, get_encoding(name), stream, output, source=source, window=window,
-            stride=request.stride or window, batch_size=request.batch_size or DEFAULT_BATCH_SIZE,
+            config, get_encoding(name, request.access), stream, output, source=source,
+            window=window, stride=request.stride or window,
+            batch_size=request.batch_size or DEFAULT_BATCH_SIZE,
             device=request.device, tables=tables, allow_special=request.allow_special,
             progress=progress, add_special=request.add_special,
         )  # fmt: skip

@@ -305,7 +305,6 @@ Download = Annotated[
         "--download",
         help="Let hf: sources use the network (HF_ENDPOINT, HF_TOKEN): only the files and "
         "bytes needed are fetched.",
-        callback=checks.check_download,
         rich_help_panel=CHECKPOINT,
     ),
 ]
@@ -315,7 +314,6 @@ DownloadAll = Annotated[
         "--download-all",
         help="As --download, and let hf: sources fetch whole tables of any size (more than "
         "1 GiB is refused without it).",
-        callback=checks.check_download_all,
         rich_help_panel=CHECKPOINT,
     ),
 ]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from embedcli.cli import options as o
+from embedcli.cli.checks import hub_access
 from embedcli.cli.output import emit
 from embedcli.core.config import DEFAULT_SEED, PICTURE_D_MODEL, PICTURE_POSITIONS
 from embedcli.tokenization.display import visible_name
@@ -201,7 +202,7 @@ def positions(
     _draw(PositionsRequest(
         positional, context_length, d_model, seed, weights, position_key, preset, rope_theta,
         _parse_scaling(rope_scaling), heads, head, similarity, png is not None, as_json,
-        download, download_all,
+        hub_access(download, download_all),
     ), png)  # fmt: skip  # PositionsRequest's fields, in their order
 
 

@@ -7,8 +7,10 @@ from typing import Annotated, Any
 import typer
 
 from embedcli.cli import options as o
+from embedcli.cli.checks import hub_access
 from embedcli.cli.output import emit, models_listed, write
 from embedcli.core.config import DEFAULT_SEED, Overrides
+from embedcli.pipeline.projectrequest import ProjectRequest
 
 
 def _named_folder(value: str | None) -> Path | None:
@@ -92,32 +94,21 @@ def project(
     from embedcli.analysis.projector import check_outputs
     from embedcli.render.json import project_json
 
-    inputs = _inputs(texts, file, ids, ids_file, weights)
-    check_outputs(png, export_projector, inputs)  # before the work, not after it
-    report, table = _projected(
-        texts, file, ids, encoding, model, allow_special, top, ids_file, weights, token_key,
+    request = ProjectRequest(
+        tuple(texts or ()), file, tuple(map(tuple, ids or ())), encoding, model, allow_special,
+        top, ids_file, weights, hub_access(download, download_all), token_key,
         Overrides(d_model=d_model, seed=seed), device,
-    )  # fmt: skip
+    )  # fmt: skip  # ProjectRequest's fields, in their order
+    inputs = request.inputs()
+    check_outputs(png, export_projector, inputs)  # before the work, not after it
+    report, table = _projected(request)
     written = _write_outputs(report, table, png, export_projector)
     emit(as_json, project_json, "project_view", report)
     if written and not as_json:
         write("wrote " + ", ".join(str(path) for path in written))
 
 
-def _projected(
-    texts: list[str] | None,
-    file: Path | None,
-    ids: list[str] | None,
-    encoding: str | None,
-    model: str | None,
-    allow_special: bool,
-    top: int | None,
-    ids_file: Path | None,
-    weights: str | None,
-    token_key: str | None,
-    given: Overrides,
-    device: str,
-) -> tuple[Any, Any]:
+def _projected(request: ProjectRequest) -> tuple[Any, Any]:
     """The projection of the ids asked for (the text's, --top's, --ids-file's) on the table
     (``--weights``', or the encoding's seeded one), and the table."""
     # here, not at the top: the jobs import torch, which `embedcli --help` must not pay for
@@ -127,57 +118,32 @@ def _projected(
     from embedcli.pipeline.sources import embed_source, source_tables
     from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 
-    name = resolve_encoding_name(encoding, model, weights)
-    enc = get_encoding(name)
-    listed = None if ids_file is None else ids_from_file(ids_file, texts)
-    text_ids = _text_ids(enc, texts, file, ids, allow_special, alone=top or listed)
-    seeded, _ = embed_source(name, given) if weights is None else (None, None)
-    table, _, source = source_tables(seeded, weights, token_key, given=given)
+    weights, given, access = request.weights, request.given, request.access
+    name = resolve_encoding_name(request.encoding, request.model, weights)
+    enc = get_encoding(name, access)
+    texts = list(request.texts) or None
+    listed = None if request.ids_file is None else ids_from_file(request.ids_file, texts)
+    text_ids = _text_ids(enc, request, alone=request.top or listed)
+    seeded, _ = embed_source(name, given, access=access) if weights is None else (None, None)
+    table, _, source = source_tables(seeded, weights, request.token_key, given=given, access=access)
     if text_ids is not None:
         token_ids_for(text_ids, table)  # a text without tokens, or the wrong encoding
-    chosen = chosen_ids(text_ids or [], top, listed, table.shape[0])
-    return project(enc, table, chosen, source, seeded=weights is None, device=device), table
+    chosen = chosen_ids(text_ids or [], request.top, listed, table.shape[0])
+    projected = project(enc, table, chosen, source, seeded=weights is None, device=request.device)
+    return projected, table
 
 
-def _inputs(
-    texts: list[str] | None,
-    file: Path | None,
-    ids: list[str] | None,
-    ids_file: Path | None,
-    weights: str | None,
-) -> list[Path | int]:
-    """Every file the command reads, which no output may replace: the text (stdin where it
-    may be read), the ids, the checkpoint (each file of a model folder)."""
-    reads_stdin = file is None and (not texts or texts == ["-"]) and not ids
-    found: list[Path | int] = [file] if file is not None else [0] if reads_stdin else []
-    if ids_file is not None:
-        found.append(0 if str(ids_file) == "-" else ids_file)
-    if weights is not None:
-        path = Path(weights)
-        try:
-            found.extend(path.iterdir() if path.is_dir() else [path])
-        except OSError:  # an unreadable folder: the loader says what is wrong with it
-            found.append(path)
-    return found
-
-
-def _text_ids(
-    enc: object,
-    texts: list[str] | None,
-    file: Path | None,
-    ids: list[str] | None,
-    allow_special: bool,
-    alone: object,
-) -> list[int] | None:
+def _text_ids(enc: object, request: ProjectRequest, alone: object) -> list[int] | None:
     """The text's token ids (--ids, TEXT, -f or stdin), or None where --top or --ids-file
     (``alone``) give the points and no text was asked for."""
     from embedcli.cli.inputs import ids_or_text
     from embedcli.errors import UsageError
 
-    if alone and not ids and not texts and file is None:
+    if alone and not request.text_asked:
         return None
+    texts, ids = list(request.texts) or None, [list(i) for i in request.ids] or None
     try:
-        return ids_or_text(enc, texts, file, ids, allow_special)
+        return ids_or_text(enc, texts, request.file, ids, request.allow_special)
     except UsageError as exc:
         if not str(exc).startswith("no text given"):
             raise

@@ -5,6 +5,7 @@ from typing import Annotated
 import typer
 
 from embedcli.cli import options as o
+from embedcli.cli.checks import hub_access
 from embedcli.cli.output import emit
 from embedcli.core.config import Overrides
 from embedcli.errors import UsageError
@@ -65,8 +66,8 @@ def inspect_shapes(
     """
     overrides = Overrides(vocab_size, d_model, context_length, positional, dtype)
     request = ShapesRequest(
-        preset, listing, batch_size, seq_len, overrides, device, weights, download,
-        download_all, token_key, position_key, train, optimizer,
+        preset, listing, batch_size, seq_len, overrides, device, weights,
+        hub_access(download, download_all), token_key, position_key, train, optimizer,
     )  # fmt: skip
     if listing:
         return list_presets(as_json)

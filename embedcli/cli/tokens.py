@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import joined_ids, read_text
 from embedcli.cli.options import (
     DISPLAY,
@@ -91,7 +92,8 @@ def tokenize(
     request = TokenizeRequest(count, encode, decode, truncate, explain, offsets, bool(ids), as_json)
     names = resolve_encoding_names(encoding, model)
     request.check_encodings(len(names))
-    encodings = [get_encoding(name) for name in names]
+    access = hub_access(download, download_all)
+    encodings = [get_encoding(name, access) for name in names]
     if explain:
         return _explain(encodings[0], read_text(texts, file), allow_special, as_json)
     if ids or decode:

@@ -5,6 +5,7 @@ from typing import Annotated
 import typer
 
 from embedcli.cli import options as o
+from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import read_text
 from embedcli.cli.output import emit, models_listed, write_json
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
@@ -83,7 +84,7 @@ def windows(
 
     if as_json and as_jsonl:
         raise UsageError("--json and --jsonl cannot be combined; pick one")
-    enc = get_encoding(resolve_encoding_name(encoding, model))
+    enc = get_encoding(resolve_encoding_name(encoding, model), hub_access(download, download_all))
     text = read_text(texts, file)
     ids = with_specials(enc, encode(enc, text, allow_special=allow_special), not no_add_special)
     length = o.renamed(seq_len, max_length, "--seq-len", "--max-length") or DEFAULT_SEQ_LEN

@@ -11,5 +11,5 @@
   (standard input counted as a file is), the engines ``engine_local`` (this machine's processes)
   and ``engine_dask`` (a Dask cluster), and ``report`` (what a view keeps; ``tree`` for --tree).
 
-Imports: tokenization, core, io, errors.
+Imports: tokenization, models, core, io, errors.
 """

@@ -31,6 +31,7 @@ from embedcli.corpus.pieces import (
 from embedcli.corpus.report import CountReport, FileCount, Keep, collect
 from embedcli.corpus.selection import BLOCK_BYTES, Found, Selection, Skipped, walk
 from embedcli.errors import InputTextError, UsageError
+from embedcli.models.hub.session import OFFLINE, HubAccess
 
 __all__ = ["CountReport", "FileCount", "Keep", "collect", "count_paths", "gather"]
 
@@ -52,15 +53,17 @@ def count_paths(
     stdin: Any = None,
     on_plan: Any = None,
     block_bytes: int = BLOCK_BYTES,
+    access: HubAccess = OFFLINE,
 ) -> Iterator[FileCount | Skipped]:
     """Every file's count (or skip) in walk order (stdin first), as soon as it is known.
     ``on_plan(items, bytes)`` is told the size of the job found so far (files and skips), as
-    the walk goes on."""
+    the walk goes on. ``access``: what this command allows of the hub, for hf: tokenizers
+    (loaded here, before any file is read; workers find them in the cache)."""
     if errors not in ERRORS:
         raise UsageError(f"--errors must be one of {', '.join(ERRORS)}, got {errors!r}")
     selection = selection or Selection()
     names = tuple(encoding_names)
-    encodings = encodings_for(names)  # loaded (and checked) before any file is read
+    encodings = encodings_for(names, access)  # loaded (and checked) before any file is read
     from embedcli.tokenization.encodings import cut_safe
 
     cuttable = all(cut_safe(e) for e in encodings)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from embedcli.corpus.selection import BLOCK_BYTES, FIRST_BLOCK, Found
+from embedcli.models.hub.session import OFFLINE, HubAccess
 
 TASK_BYTES = 4 << 20  # small files are grouped into tasks of about this size
 TASK_FILES = 512  # ... and at most this many files
@@ -167,11 +168,13 @@ def tasks_of(pieces: Sequence[Piece]) -> list[tuple[Piece, ...]]:
 _ENCODINGS: dict[tuple[str, ...], list[Any]] = {}
 
 
-def encodings_for(names: tuple[str, ...]) -> list[Any]:
+def encodings_for(names: tuple[str, ...], access: HubAccess = OFFLINE) -> list[Any]:
+    """The encodings ``names`` names, loaded once per process (``access``: what this command
+    allows of the hub, for an hf: tokenizer)."""
     if names not in _ENCODINGS:
         from embedcli.tokenization.encodings import get_encoding
 
-        _ENCODINGS[names] = [get_encoding(name) for name in names]
+        _ENCODINGS[names] = [get_encoding(name, access) for name in names]
     return _ENCODINGS[names]
 
 

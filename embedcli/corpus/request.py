@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from embedcli.corpus.listing import Selection
 from embedcli.errors import UsageError
+from embedcli.models.hub.session import OFFLINE, HubAccess
 
 Window = tuple[str | None, int]  # --context: (a model's name, or None for a number; tokens)
 
@@ -18,8 +19,7 @@ class CountRequest:
     paths: tuple[str, ...] = ()  # none: standard input
     encodings: tuple[str, ...] = ()  # -e, in the order given
     models: tuple[str, ...] = ()  # -m, in the order given
-    download: bool = False
-    download_all: bool = False
+    access: HubAccess = OFFLINE  # --download: hf: tokenizers may come from the network
     selection: Selection = field(default_factory=Selection)
     errors: str = "skip"  # text that is not UTF-8: skip, replace or strict
     sort: str = "tokens"

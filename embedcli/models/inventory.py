@@ -13,6 +13,7 @@ from embedcli.core.memory import CHUNK_ELEMENTS
 from embedcli.errors import WeightsError
 from embedcli.models.checkpoint import Checkpoint
 from embedcli.models.formats import TensorInfo
+from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.tables import TableKeys, find_tables, position_rows_before
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def inspect_weights(
     path: str | Path | Checkpoint | ModelSource,
     token_key: str | None = None,
     position_key: str | None = None,
+    access: HubAccess = OFFLINE,
 ) -> WeightsReport:
     """List every tensor, detect the tables, and tell whether the output head is tied."""
     from embedcli.models.sources import ModelSource
@@ -54,9 +56,9 @@ def inspect_weights(
     elif isinstance(path, Checkpoint):
         source = ModelSource(str(path.path), path.path.name, path)
     else:
-        from embedcli.models.sources import open_weights
+        from embedcli.models.sources import open_source
 
-        source = open_weights(path)
+        source = open_source(path, access)
     checkpoint = source.checkpoint
     named = source.folder is not None or source.hub or source.spec.startswith("ollama:")
     label = source.label if named else str(checkpoint.path)

@@ -27,7 +27,7 @@ from embedcli.models.hub.cache import (
     snapshot_folder,
     with_cache,
 )
-from embedcli.models.hub.session import download_allowed, whole_fetch_limit
+from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.hub.spec import HubSpec, Unreachable, is_commit
 
 if TYPE_CHECKING:
@@ -130,19 +130,16 @@ class ModelSource:
         return [] if self.remote else [str(path) for path in self.checkpoint.local_files()]
 
 
-def open_source(
-    spec: str | Path, download: bool = False, download_all: bool | None = None
-) -> ModelSource:
-    """Open a checkpoint file, a model folder, or a hub model (offline unless ``download``).
-    ``download_all``: whole tables of any size may be fetched (else up to
-    ``hub.WHOLE_FETCH_LIMIT``; None: as this command's flags say)."""
+def open_source(spec: str | Path, access: HubAccess = OFFLINE) -> ModelSource:
+    """Open a checkpoint file, a model folder, or a hub model (offline unless ``access``
+    allows downloads; whole tables above ``WHOLE_FETCH_LIMIT`` only with ``download_all``)."""
     from embedcli.models.checkpoint import Checkpoint
     from embedcli.models.gguf.source import open_gguf
 
     source = classify(spec)
     text = source.text
     if source.hub is not None:
-        return _open_hub(source.hub, download_allowed(download), download_all)
+        return _open_hub(source.hub, access)
     if source.kind == "ollama":
         from embedcli.models.gguf.ollama import resolve
 
@@ -157,14 +154,6 @@ def open_source(
     if source.kind == "gguf":
         return ModelSource(text, path.name, *open_gguf(path))
     return ModelSource(text, path.name, Checkpoint(path))
-
-
-def open_weights(weights: str | Path) -> ModelSource:
-    """Open ``--weights``: downloads only where this command was given ``--download``, whole
-    tables of any size only where it was given ``--download-all``."""
-    from embedcli.models.hub.session import download_requested
-
-    return open_source(weights, download_requested())
 
 
 def _open_folder(
@@ -213,15 +202,13 @@ def _shard_opener(
     return opener
 
 
-def _open_hub(spec: HubSpec, allowed: bool, download_all: bool | None = None) -> ModelSource:
+def _open_hub(spec: HubSpec, access: HubAccess) -> ModelSource:
     """A hub model: with the network allowed, at the commit the hub says its revision is at now
     (a cached snapshot of that commit first); offline, at the cached ref."""
-    if allowed:
+    if access.allowed():
         from embedcli.models.hub.remote import Remote
 
-        remote = Remote(spec)
-        if download_all is not None:
-            remote.fetch_limit = whole_fetch_limit(download_all)
+        remote = Remote(spec, access)
         try:
             commit = spec.revision if is_commit(spec.revision) else remote.reach()  # a hash: fixed
         except Unreachable as exc:

@@ -13,6 +13,8 @@
 - ``shapesrequest``: ``ShapesRequest``, inspect-shapes' flags as one frozen object that refuses
   ``--list-presets`` beside another option and ``--optimizer`` without ``--train``.
 - ``shapes``: the inspect-shapes job.
+- ``projectrequest``: ``ProjectRequest``, project's flags as one frozen object: the points, the
+  table, and the files it reads.
 - ``positions``: the positions job: a positional table, or its similarities, as a heatmap.
 - ``positionsource``: which encoding ``positions`` draws (flags, a preset, or ``--weights``), and
   the checks of its flags.

@@ -21,6 +21,7 @@ from embedcli.errors import (
     MemoryLimitError,
     TokenIdError,
 )
+from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.pipeline.sourceinfo import SourceInfo, source_info
 from embedcli.tokenization.encodings import (
     Token,
@@ -345,10 +346,12 @@ def run_embed(
     tables: LoadedTables | None = None,
     similarity: bool = False,
     add_special: bool = True,
+    access: HubAccess = OFFLINE,
 ) -> EmbedResult:
     """Embed a batch of texts (or of id sequences) and report every step; with ``tables``,
-    through a checkpoint's trained tables instead of the seeded ones."""
-    enc = get_encoding(encoding)
+    through a checkpoint's trained tables instead of the seeded ones (``access``: what this
+    command allows of the hub, for an hf: tokenizer)."""
+    enc = get_encoding(encoding, access)
     if (texts is None) == (ids is None):
         raise ValueError("give exactly one of texts and ids")
     if texts is not None:

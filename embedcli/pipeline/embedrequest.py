@@ -8,6 +8,7 @@ from pathlib import Path
 
 from embedcli.core.config import Overrides
 from embedcli.errors import UsageError
+from embedcli.models.hub.session import OFFLINE, HubAccess
 
 
 @dataclass(frozen=True)
@@ -28,8 +29,7 @@ class EmbedRequest:
     pad_id: int | None = None
     overrides: Overrides = field(default_factory=Overrides)  # the table flags
     weights: str | None = None
-    download: bool = False
-    download_all: bool = False
+    access: HubAccess = OFFLINE  # --download, --download-all
     token_key: str | None = None
     position_key: str | None = None
     device: str = "auto"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from embedcli.core.config import EmbedConfig
 from embedcli.core.memory import ensure_room
 from embedcli.errors import WeightsError
+from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.pipeline.positionmaps import Heatmap as Heatmap  # re-exported
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ def position_table(
     seed: int,
     weights: Path | None = None,
     position_key: str | None = None,
+    access: HubAccess = OFFLINE,
 ) -> tuple[torch.Tensor, str, str]:
     """(the (context_length, d) positional table to show, where it came from, its family).
 
@@ -41,7 +43,7 @@ def position_table(
     if weights is not None and positional != "learned":
         raise UsageError("--weights shows a checkpoint's learned table: drop --positional")
     if weights is not None:
-        table, source = _checkpoint_table(weights, context_length, d_model, position_key)
+        table, source = _checkpoint_table(weights, context_length, d_model, position_key, access)
         return table, source, positional
     d_model = d_model or PICTURE_D_MODEL
     context_length = context_length or PICTURE_POSITIONS
@@ -57,7 +59,11 @@ def position_table(
 
 
 def _checkpoint_table(
-    weights: Path, rows: int | None, d_model: int | None, position_key: str | None
+    weights: Path,
+    rows: int | None,
+    d_model: int | None,
+    position_key: str | None,
+    access: HubAccess = OFFLINE,
 ) -> tuple[torch.Tensor, str]:
     """A checkpoint's learned table from position 0 (its first ``rows``), checked as embed
     checks it, and where it came from."""
@@ -67,7 +73,7 @@ def _checkpoint_table(
 
     given = Overrides(d_model=d_model)  # rows: any number up to the table's
     _, position, source = source_tables(
-        EmbedConfig(), weights, None, position_key, given, from_position_zero=True
+        EmbedConfig(), weights, None, position_key, given, from_position_zero=True, access=access
     )
     if position is None:
         raise WeightsError(f"{weights} has no learned positional table to show")
@@ -126,7 +132,7 @@ def positions_report(request: PositionsRequest) -> Heatmap | RopeReport | AlibiR
     else:
         table, source, _ = position_table(
             encoding.family, request.context_length, request.d_model, request.seed,
-            request.weights, request.position_key,
+            request.weights, request.position_key, request.access,
         )  # fmt: skip
     heatmap = positions_heatmap(table, source, request.similarity)
     heatmap.positional = encoding.family

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from embedcli.core.config import DEFAULT_SEED, PICTURE_D_MODEL
 from embedcli.errors import ConfigError, UsageError
+from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.tokenization.display import plural
 
 if TYPE_CHECKING:
@@ -40,8 +41,7 @@ class PositionsRequest:
     similarity: bool = False
     png: bool = False  # --png: a picture of whole heads (ALiBi) is written too
     as_json: bool = False  # --json: every number drawn is written
-    download: bool = False  # --download: hf: sources may use the network
-    download_all: bool = False  # --download-all: and fetch whole tables of any size
+    access: HubAccess = OFFLINE  # --download, --download-all: hf: sources may use the network
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ def resolve(request: PositionsRequest) -> Encoding:
     if request.weights is None and request.position_key is not None:
         raise UsageError("--position-key names a table in --weights: pass --weights")
     if request.weights is not None:
-        encoding = _weights_encoding(request.weights, request.position_key)
+        encoding = _weights_encoding(request.weights, request.position_key, request.access)
     elif request.preset is not None:
         encoding = _preset_encoding(request.preset)
     else:
@@ -91,15 +91,17 @@ def resolve(request: PositionsRequest) -> Encoding:
     return encoding
 
 
-def _weights_encoding(weights: str, position_key: str | None = None) -> Encoding:
+def _weights_encoding(
+    weights: str, position_key: str | None = None, access: HubAccess = OFFLINE
+) -> Encoding:
     """A model's own encoding from its config.json, once config.json is checked against the
     checkpoint's tables as inspect-shapes and embed check it; a checkpoint without one holds a
     learned table (the only kind a checkpoint can hold)."""
     from embedcli.core.config import Overrides
-    from embedcli.models.sources import open_weights
+    from embedcli.models.sources import open_source
     from embedcli.models.tables import check_source, find_tables
 
-    source = open_weights(weights)
+    source = open_source(weights, access)
     checkpoint = source.checkpoint
     keys = find_tables(checkpoint, None, position_key, source.config)
     position = None if keys.position is None else checkpoint.info(keys.position).shape

@@ -124,7 +124,7 @@ def inspect(request: ShapesRequest) -> ShapesReport:
     names, every tensor of its forward pass planned on the request's device."""
     base, config, tables = shapes_source(
         request.preset, request.overrides, request.weights, request.token_key,
-        request.position_key, load=request.device != "meta",
+        request.position_key, load=request.device != "meta", access=request.access,
     )  # fmt: skip
     return run_inspect(
         config, base, batch_size=request.batch_size, seq_len=request.seq_len,

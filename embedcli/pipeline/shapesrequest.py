@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from embedcli.core.config import Overrides
 from embedcli.errors import UsageError
+from embedcli.models.hub.session import OFFLINE, HubAccess
 
 
 def refuse_beside_listing(given: Iterable[tuple[str, object]]) -> None:
@@ -33,8 +34,7 @@ class ShapesRequest:
     overrides: Overrides = field(default_factory=Overrides)  # the table flags
     device: str = "meta"  # meta: shapes only, nothing allocated
     weights: str | None = None
-    download: bool = False
-    download_all: bool = False
+    access: HubAccess = OFFLINE  # --download, --download-all
     token_key: str | None = None
     position_key: str | None = None
     train: bool = False

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from embedcli.core.config import EmbedConfig, Overrides, Preset
 from embedcli.errors import UsageError
+from embedcli.models.hub.session import OFFLINE, HubAccess
 
 if TYPE_CHECKING:
     import torch
@@ -32,14 +33,15 @@ def _loaded(
     *,
     by_rows: bool = False,
     given: Overrides | None = None,
+    access: HubAccess = OFFLINE,
 ) -> tuple[LoadedTables, ModelSource]:
     """The two tables of a source, labelled for reports, and the opened source. ``by_rows``:
     a table the source reads by rows stays there (RowTables), once the flags (``given``) and
     config.json are checked against its header."""
-    from embedcli.models.sources import open_weights
+    from embedcli.models.sources import open_source
     from embedcli.models.tables import find_tables, read_tables
 
-    source = open_weights(weights)
+    source = open_source(weights, access)
     keys = find_tables(source.checkpoint, token_key, position_key, source.config)
     if by_rows and source.by_rows(keys.token):
         tables = _row_tables(source, keys, given or Overrides())
@@ -95,6 +97,8 @@ def embed_source(
     weights: Source | None = None,
     token_key: str | None = None,
     position_key: str | None = None,
+    *,
+    access: HubAccess = OFFLINE,
 ) -> tuple[EmbedConfig, LoadedTables | None]:
     """(config, loaded tables or None): seeded tables sized by the flags (vocabulary: the
     encoding's), or a checkpoint's tables with the flags checked against them (RowTables where
@@ -103,12 +107,14 @@ def embed_source(
 
     _keys_need_weights(weights, token_key, position_key)
     if weights is None:
-        vocab = get_encoding(encoding).n_vocab
+        vocab = get_encoding(encoding, access).n_vocab
         return overrides.apply(EmbedConfig(vocab_size=vocab)), None
     from embedcli.models.tables import tables_config
 
     # a hub table not on this machine whole is read by rows, after tokenising (run_embed)
-    tables, source = _loaded(weights, token_key, position_key, by_rows=True, given=overrides)
+    tables, source = _loaded(
+        weights, token_key, position_key, by_rows=True, given=overrides, access=access
+    )
     token, position, stored = _table_shapes(tables)
     config = tables_config(token, position, overrides, model=source.config, table_dtype=stored)
     return config, tables
@@ -122,6 +128,7 @@ def source_tables(
     given: Overrides | None = None,
     *,
     from_position_zero: bool = False,
+    access: HubAccess = OFFLINE,
 ) -> tuple[torch.Tensor, torch.Tensor | None, str]:
     """(token table, positional table or None, where they came from): a checkpoint's trained
     tables, or the tables ``seeded`` describes, made by the seeded recipe. A size in ``given``
@@ -131,7 +138,7 @@ def source_tables(
     if weights is not None:
         from embedcli.models.tables import check_source
 
-        tables, source = _loaded(weights, token_key, position_key)
+        tables, source = _loaded(weights, token_key, position_key, access=access)
         shapes = (tables.token.shape, _shape(tables.position))
         check_source(*shapes, given or Overrides(), source.config)
         position = tables.position
@@ -170,6 +177,7 @@ def shapes_source(
     position_key: str | None = None,
     *,
     load: bool = False,
+    access: HubAccess = OFFLINE,
 ) -> tuple[Preset, EmbedConfig, tuple[torch.Tensor, torch.Tensor | None] | None]:
     """(preset, config, tables or None) for inspect-shapes: a named preset with the flags
     applied (a real family's read through its registry entry), or a checkpoint's shapes (its
@@ -182,7 +190,9 @@ def shapes_source(
         return base, config, None
     if preset is not None:
         raise UsageError("pass --preset or --weights, not both")
-    base, tables = checkpoint_preset(weights, token_key, position_key, overrides, load=load)
+    base, tables = checkpoint_preset(
+        weights, token_key, position_key, overrides, load=load, access=access
+    )
     return base, base.config, tables
 
 
@@ -193,14 +203,16 @@ def checkpoint_preset(
     overrides: Overrides,
     *,
     load: bool,
+    access: HubAccess = OFFLINE,
 ) -> tuple[Preset, tuple[torch.Tensor, torch.Tensor | None] | None]:
     """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
     counting the whole checkpoint's parameters; with ``load``, the tables too."""
     from embedcli.models.inventory import inspect_weights
-    from embedcli.models.sources import open_weights
+    from embedcli.models.sources import open_source
     from embedcli.models.tables import find_tables, read_tables, tables_config
 
-    source = open_weights(path)  # opened once: headers, parameter count, and tables if asked
+    # opened once: headers, parameter count, and tables if asked
+    source = open_source(path, access)
     checkpoint = source.checkpoint
     keys = find_tables(checkpoint, token_key, position_key, source.config)
     position_shape = None if keys.position is None else checkpoint.info(keys.position).shape

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from embedcli.errors import EncodingError, InputTextError, UsageError
 from embedcli.io import cache as ranks_cache
+from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.tokenization.bpe import dump_tiktoken_bpe, parse_tiktoken_bpe, ranks_sha256
 from embedcli.tokenization.display import (  # re-exported: one place for the views
     Token as Token,
@@ -279,9 +280,10 @@ class IdsOnly:
         raise KeyError(token_id)
 
 
-def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
+def get_encoding(name: str = DEFAULT_ENCODING, access: HubAccess = OFFLINE) -> tiktoken.Encoding:
     """A tiktoken encoding by name (the bundled ones never touch the network), or a model's
-    tokenizer: a tokenizer file, a model folder, or hf:ORG/NAME."""
+    tokenizer: a tokenizer file, a model folder, or hf:ORG/NAME (from the network only where
+    ``access``, this command's flags, allows it)."""
     if name == NO_TOKENIZER:
         return IdsOnly()  # type: ignore[return-value]
     if name in BUNDLED_ENCODINGS:
@@ -292,7 +294,7 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> tiktoken.Encoding:
         if name not in tiktoken.list_encoding_names():
             from embedcli.tokenization.modeltok import load_tokenizer
 
-            return load_tokenizer(name)
+            return load_tokenizer(name, access)
     return _tiktoken_encoding(name)
 
 

@@ -56,7 +56,7 @@ from embedcli.errors import EncodingError, os_reason
 from embedcli.models.config import folder_config
 from embedcli.models.hub.cache import not_cached
 from embedcli.models.hub.remote import Remote, cached_snapshot
-from embedcli.models.hub.session import download_allowed, download_requested
+from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.sources import classify
 from embedcli.tokenization.hfjson import load_tokenizer_json
 from embedcli.tokenization.tiktokenfile import load_tiktoken_file, looks_like_tiktoken
@@ -240,9 +240,9 @@ def tokenizer_source(weights: str | Path) -> str | None:
     )
 
 
-def load_tokenizer(name: str) -> ModelTokenizer:
+def load_tokenizer(name: str, access: HubAccess = OFFLINE) -> ModelTokenizer:
     """A model's tokenizer from a file, a model folder, or hf:ORG/NAME (the cache first; the
-    network only when allowed, and then only the tokenizer files)."""
+    network only where ``access`` allows it, and then only the tokenizer files)."""
     source = classify(name)
     if source.kind == "ollama":
         from embedcli.models.gguf.ollama import resolve
@@ -256,17 +256,17 @@ def load_tokenizer(name: str) -> ModelTokenizer:
         # a file is named with its folder: llama3/tokenizer.model, llama4/tokenizer.model
         label = f"{path.parent.name}/{path.name}" if path.is_file() and path.parent.name else None
         return _loaded_tokenizer(path, label or path.name or name)
-    snapshot = cached_snapshot(spec)
+    snapshot = cached_snapshot(spec, access)
     if snapshot is not None and _has_tokenizer(snapshot):
         return _loaded_tokenizer(snapshot, str(spec))
-    if not download_allowed(download_requested()):
+    if not access.allowed():
         raise not_cached(
             spec,
             "the tokenizer",
             files=TOKENIZER_FILES,
             instead="pass -e with an encoding or a tokenizer file",
         )
-    remote = Remote(spec)
+    remote = Remote(spec, access)
     for filename in TOKENIZER_FILES:
         found = remote.file(filename)
         if found is not None:

@@ -1,6 +1,5 @@
 """Fixtures of the hub tests: the repos the FakeHub serves (built once a module), the FakeHub
-itself with HF_ENDPOINT pointing at it and retries that do not sleep, and this process's
---download flags reset after a test."""
+itself with HF_ENDPOINT pointing at it and retries that do not sleep."""
 
 from __future__ import annotations
 
@@ -55,14 +54,3 @@ def hub(folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         point_hub_at(monkeypatch, fake.endpoint, cache_dir=tmp_path / "hub")
         yield fake
         fake.intercept = None
-
-
-@pytest.fixture
-def flags():
-    """This process's --download flags, reset after a test that sets them itself."""
-    from embedcli.models.hub import session as hubmodule
-
-    yield hubmodule
-    hubmodule.request_download(False)
-    hubmodule.request_download_all(False)
-    hubmodule.on_notice(None)

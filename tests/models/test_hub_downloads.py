@@ -122,7 +122,7 @@ def test_ids_need_no_tokenizer_and_fetch_none(hub, folders: dict[str, Path]) -> 
     assert hub.bytes_for("tokenizer.json") == 0
 
 
-def test_offline_a_repo_the_hub_said_has_no_tokenizer_is_told_so(hub, flags) -> None:
+def test_offline_a_repo_the_hub_said_has_no_tokenizer_is_told_so(hub) -> None:
     from embedcli.models.hub.cache import not_cached
     from embedcli.models.hub.spec import AbsentOnHub, HubSpec
     from embedcli.tokenization.modeltok import TOKENIZER_FILES
@@ -271,9 +271,9 @@ def test_a_hub_that_keeps_failing_is_named_after_bounded_tries(
 def test_the_download_all_flag_lifts_the_limit_on_the_command_line(hub, monkeypatch) -> None:
     """--download-all, given to the command, lets a whole table past the limit (and only for
     that command: the next one is limited again)."""
-    from embedcli.models.hub import session as hub_module
+    from embedcli.models.hub import session
 
-    monkeypatch.setattr(hub_module, "WHOLE_FETCH_LIMIT", 1000)
+    monkeypatch.setattr(session, "WHOLE_FETCH_LIMIT", 1000)
     args = ["stats", "--weights", "hf:org/llama", "--json"]
     refused = runner.invoke(app, [*args, "--download"])
     expect_error(refused, "pass --download-all")

@@ -37,6 +37,8 @@ from support.hub.sparse import (
 )
 
 from embedcli.cli import app
+from embedcli.models.hub import session
+from embedcli.models.hub.session import HubAccess
 
 runner = make_runner()
 
@@ -73,17 +75,17 @@ def table_read(asked, folder: Path) -> bool:
 
 
 def test_rows_of_a_405b_shaped_table_are_fetched_alone_and_kept(
-    hub, folders: dict[str, Path], flags, monkeypatch: pytest.MonkeyPatch
+    hub, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from embedcli.models.sources import open_source
     from embedcli.models.tables import find_tables
     from embedcli.tokenization.encodings import encode, get_encoding, with_specials
 
-    flags.request_download(True)
-    enc = get_encoding(f"hf:{BIG}")
+    online = HubAccess(download=True)  # this command's --download
+    enc = get_encoding(f"hf:{BIG}", online)
     ids = with_specials(enc, encode(enc, "Hello"), True)
     assert ids == BIG_IDS
-    source = open_source(f"hf:{BIG}", download=True)
+    source = open_source(f"hf:{BIG}", online)
     keys = find_tables(source.checkpoint, None, None, source.config)
     rows = source.checkpoint.load_rows(keys.token, ids)  # (2, 16384) bfloat16
     assert rows.dtype == torch.bfloat16 and torch.equal(
@@ -102,7 +104,6 @@ def test_rows_of_a_405b_shaped_table_are_fetched_alone_and_kept(
     assert source.by_rows(keys.token)  # what the pipeline asks before a lookup
     # Offline, the same rows come from the cache, and nothing is asked of the hub.
     monkeypatch.delenv("HF_HUB_OFFLINE")
-    flags.request_download(False)
     hub.reset_counts()
     offline = open_source(f"hf:{BIG}")
     assert torch.equal(offline.checkpoint.load_rows(LLAMA_TABLE, ids), rows)
@@ -111,18 +112,19 @@ def test_rows_of_a_405b_shaped_table_are_fetched_alone_and_kept(
         offline.checkpoint.load_rows(LLAMA_TABLE, [7])  # a row never fetched: no zeros
 
 
-def test_a_damaged_row_block_is_fetched_again(hub, folders: dict[str, Path], flags) -> None:
+def test_a_damaged_row_block_is_fetched_again(hub, folders: dict[str, Path]) -> None:
     from embedcli.models.sources import open_source
 
-    source = open_source(f"hf:{BIG}", download=True)
+    source = open_source(f"hf:{BIG}", HubAccess(download=True))
     first = source.checkpoint.load_rows(LLAMA_TABLE, [15496])
     block = cached_files(".bin")[0]
     block.write_bytes(block.read_bytes()[:-2])  # a block cut short
-    again = open_source(f"hf:{BIG}", download=True).checkpoint.load_rows(LLAMA_TABLE, [15496])
+    again = open_source(f"hf:{BIG}", HubAccess(download=True))
+    again = again.checkpoint.load_rows(LLAMA_TABLE, [15496])
     assert torch.equal(first, again) and block.stat().st_size == 1 << 16
 
 
-def test_row_reads_check_their_content_range(hub, folders: dict[str, Path], flags) -> None:
+def test_row_reads_check_their_content_range(hub, folders: dict[str, Path]) -> None:
     from embedcli.models.sources import open_source
 
     big = folders["big"] / BIG_FIRST
@@ -141,7 +143,7 @@ def test_row_reads_check_their_content_range(hub, folders: dict[str, Path], flag
         return Answer(206, {"Content-Range": f"bytes {first + by}-{last + by}/{size}"}, body)
 
     hub.intercept = shifted_rows
-    source = open_source(f"hf:{BIG}", download=True)
+    source = open_source(f"hf:{BIG}", HubAccess(download=True))
     with pytest.raises(Exception, match="with bytes"):
         source.checkpoint.load_rows(LLAMA_TABLE, [15496])
     assert cached_files(".bin") == []
@@ -155,21 +157,18 @@ def test_whole_table_commands_refuse_above_a_gib_before_fetching(hub, command: l
     assert hub.bytes_for(BIG_FIRST) <= 1 << 13  # its header, never the table
 
 
-def test_a_whole_fetch_is_said_before_it_starts(hub, folders: dict[str, Path], flags) -> None:
+def test_a_whole_fetch_is_said_before_it_starts(
+    hub, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     said: list[tuple[str, int]] = []
-    from embedcli.models.hub import session as hub_module
+    real = HubAccess.tell
 
-    real = hub_module.notice
-
-    def noted(line: str) -> None:
+    def noted(access: HubAccess, line: str) -> None:
         said.append((line, len(hub.requests)))
-        real(line)
+        real(access, line)
 
-    hub_module.notice = noted
-    try:
-        result = runner.invoke(app, ["stats", "--weights", "hf:org/llama", "--download", "--json"])
-    finally:
-        hub_module.notice = real
+    monkeypatch.setattr(HubAccess, "tell", noted)
+    result = runner.invoke(app, ["stats", "--weights", "hf:org/llama", "--download", "--json"])
     assert result.exit_code == 0, result.output
     assert result.stderr == f"{said[0][0]}\n"  # the notice, on stderr
     table = expected_tables(folders["llama"])["token"].numel() * 4
@@ -187,19 +186,17 @@ def _asked(served):
     ]
 
 
-def test_download_all_lifts_the_limit(hub, folders: dict[str, Path], flags, monkeypatch) -> None:
+def test_download_all_lifts_the_limit(hub, folders: dict[str, Path], monkeypatch) -> None:
     from embedcli.models.sources import open_source
 
-    monkeypatch.setattr(flags, "WHOLE_FETCH_LIMIT", 1 << 20)  # the tiny tables are 3 MiB
-    limited = open_source("hf:org/llama", download=True)
+    monkeypatch.setattr(session, "WHOLE_FETCH_LIMIT", 1 << 20)  # the tiny tables are 3 MiB
+    limited = open_source("hf:org/llama", HubAccess(download=True))
     with pytest.raises(Exception, match="pass --download-all"):
         limited.checkpoint.load(LLAMA_TABLE)
-    allowed = open_source("hf:org/llama", download=True, download_all=True)  # the parameter
+    allowed = open_source("hf:org/llama", HubAccess(download=True, download_all=True))
     token = expected_tables(folders["llama"])["token"]
     assert torch.equal(allowed.checkpoint.load(LLAMA_TABLE), token)
-    flags.request_download(False)
-    flags.request_download_all(True)  # as --download-all will record it, in either order
-    source = open_source("hf:org/gpt2", download=flags.download_requested())
+    source = open_source("hf:org/gpt2", HubAccess(download_all=True))  # the network too
     found = source.checkpoint.load("transformer.wte.weight")
     assert torch.equal(found, expected_tables(folders["gpt2"])["token"])
 
@@ -315,13 +312,13 @@ def test_rows_and_the_whole_table_give_the_same_report(
     spec = f"hf:{repo}"
     by_rows = embed_json(spec, *_id_args(), "--download", "--verify")
     assert by_rows["verify"]["ok"] and by_rows["verify"]["max_abs_diff"] == 0.0
-    source = open_source(spec, download=True)
+    source = open_source(spec, HubAccess(download=True))
     key = "transformer.wte.weight" if repo == "org/gpt2" else LLAMA_TABLE
     assert source.by_rows(key) and cached_files(".bin")  # rows were read, as row blocks
     assert not any(p.name.endswith(".bin") and ".rows-" not in str(p) for p in cached_files(""))
     warmed = runner.invoke(app, ["stats", "--weights", spec, "--download", "--json"])
     assert warmed.exit_code == 0, warmed.output  # the whole tables, fetched and kept
-    assert not open_source(spec, download=True).by_rows(key)
+    assert not open_source(spec, HubAccess(download=True)).by_rows(key)
     whole = embed_json(spec, *_id_args(), "--download", "--verify")
     assert by_rows == {**whole, "verify": by_rows["verify"]}  # every number, bit for bit
     folder = {"org/llama": "llama", "org/gpt2": "gpt2"}[repo]

@@ -2,8 +2,9 @@
 
 - ``spec``: ``HubSpec`` (the spec parsed and checked) and the hub's errors.
 - ``cache``: the local Hugging Face cache: refs, snapshots, ``.no_exist`` marks, the offline miss.
-- ``session``: what this command allows (``--download``, ``--download-all``), its notices, and
-  the commits the hub named during it (process-wide state, for now).
+- ``session``: ``HubAccess``, what one command allows (``--download``, ``--download-all``),
+  where its notices go, and the commits the hub named during it; made by the command line and
+  passed down (``OFFLINE`` where none is given).
 - ``http``: the HTTP rules: the endpoint, retries with backoff and a capped ``Retry-After``, the
   ``Content-Range`` check, errors that name the repo, the file and the status (never a signed
   URL's query string nor the token).

@@ -35,13 +35,7 @@ from embedcli.models.hub.http import (
     status_text,
     with_retries,
 )
-from embedcli.models.hub.session import (
-    download_allowed,
-    download_requested,
-    known_commit,
-    remember_commit,
-    whole_fetch_limit,
-)
+from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.hub.spec import HubError, HubSpec, Unreachable, is_commit
 
 CONFIG = "config.json"  # the file the first contact asks about: every model repo has one
@@ -50,7 +44,7 @@ CONFIG = "config.json"  # the file the first contact asks about: every model rep
 class Remote:
     """One hub repo at one revision, read over HTTP: whole small files, and byte ranges."""
 
-    def __init__(self, spec: HubSpec) -> None:
+    def __init__(self, spec: HubSpec, access: HubAccess = OFFLINE) -> None:
         from huggingface_hub.utils import disable_progress_bars, logging
 
         # embedcli's stderr carries one Error line or its own progress: no bars, no retry notes
@@ -59,8 +53,9 @@ class Remote:
         self.spec = spec
         self.endpoint = endpoint()
         self.shown = redacted(self.endpoint)  # as messages name it: never a user or password
-        self.commit: str | None = known_commit(spec)
-        self.fetch_limit = whole_fetch_limit()  # bytes of one whole table (None: any size)
+        self.access = access  # what this command allows, and where it says what it fetches
+        self.commit: str | None = access.known_commit(spec)
+        self.fetch_limit = access.fetch_limit  # bytes of one whole table (None: any size)
         self.sizes: dict[str, int] = {}  # file -> its size, as the first range answer said
         self._reached = self.commit is not None
 
@@ -253,7 +248,7 @@ class Remote:
     def _note_commit(self, commit: str | None) -> None:
         if self.commit is None and is_commit(commit):
             self.commit = commit
-            remember_commit(self.spec, commit)
+            self.access.remember_commit(self.spec, commit)
 
     def resolve_commit(self, filename: str) -> str:
         """The commit the revision points to, as the hub says: the key of embedcli's tensor
@@ -338,12 +333,12 @@ def _raise_if_transient(exc: BaseException) -> None:
         _raise_if_transient(cause)
 
 
-def cached_snapshot(spec: HubSpec) -> Path | None:
-    """The snapshot folder of ``spec`` in the local cache, or None. Where this command may use
-    the network, a branch or tag is resolved on the hub first (once per command): a branch that
+def cached_snapshot(spec: HubSpec, access: HubAccess = OFFLINE) -> Path | None:
+    """The snapshot folder of ``spec`` in the local cache, or None. Where ``access`` allows the
+    network, a branch or tag is resolved on the hub first (once per command): a branch that
     moved is not served from its old commit."""
-    if download_allowed(download_requested()) and not is_commit(spec.revision):
-        commit = resolved_commit(spec)
+    if access.allowed() and not is_commit(spec.revision):
+        commit = resolved_commit(spec, access)
         if commit is not None:
             snapshot = snapshot_folder(spec, commit)
             if snapshot.is_dir():
@@ -353,12 +348,12 @@ def cached_snapshot(spec: HubSpec) -> Path | None:
     return offline_snapshot(spec)
 
 
-def resolved_commit(spec: HubSpec) -> str | None:
+def resolved_commit(spec: HubSpec, access: HubAccess = OFFLINE) -> str | None:
     """The commit the hub says ``spec``'s revision is at now (asked once per command), or None
     when the hub does not say."""
-    if known_commit(spec) is None:
+    if access.known_commit(spec) is None:
         try:
-            Remote(spec).reach()  # remembers what the hub said
+            Remote(spec, access).reach()  # remembers what the hub said
         except Unreachable as exc:
             raise with_cache(exc, spec) from None
-    return known_commit(spec)
+    return access.known_commit(spec)

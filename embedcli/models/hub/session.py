@@ -1,10 +1,10 @@
-"""What this command allows of the hub, and what the hub told it: process-wide state.
+"""What one command allows of the hub, and what the hub told it: a :class:`HubAccess`.
 
-The command line records ``--download`` and ``--download-all`` here once per command
-(``request_download``, ``request_download_all``) and says where notices go (``on_notice``); the
-hub code asks (``download_requested``, ``whole_fetch_limit``) and tells (``notice``). The commits
-the hub named for a revision are remembered for the rest of the command. This is a module global
-for now; it is meant to become a parameter passed down from the command.
+The command line makes one per command from ``--download`` and ``--download-all`` and passes it
+down to whatever opens a hub source or tokenizer; that code asks it (``allowed``,
+``fetch_limit``) and tells it (``tell``: what is about to be fetched, and how much). The commits
+the hub named for a revision are remembered in it for the rest of the command. Library callers
+that pass none get :data:`OFFLINE`: the cache only, unless ``HF_HUB_OFFLINE=0``.
 """
 
 from __future__ import annotations
@@ -12,59 +12,60 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from embedcli.errors import UsageError
 from embedcli.models.hub.http import endpoint
 from embedcli.models.hub.spec import HubSpec
 
 WHOLE_FETCH_LIMIT = 1 << 30  # a whole table larger than this is fetched only when allowed
+RESOLVED_FOR = 60.0  # seconds a commit the hub named is used without asking again
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
-_requested = {"download": False, "all": False}  # set by the command line, once per command
-RESOLVED_FOR = 60.0  # seconds a commit the hub named is used without asking again
-# (endpoint, repo, revision) -> (commit, when): cleared by each command, and stale after a while
-_resolved: dict[tuple[str, str, str], tuple[str, float]] = {}
-_listeners: list[Callable[[str], None]] = []
+
+@dataclass(frozen=True)
+class HubAccess:
+    """What one command allows of the hub, where it says what it fetches, and what the hub
+    named (the commits of the revisions it asked about)."""
+
+    download: bool = False  # --download: the network may be used
+    download_all: bool = False  # --download-all: as --download, and whole tables of any size
+    notice: Callable[[str], None] | None = None  # where "fetching ..." lines go (None: nowhere)
+    # (endpoint, repo, revision) -> (commit, when): this command's answers, stale after a while
+    commits: dict[tuple[str, str, str], tuple[str, float]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    def allowed(self) -> bool:
+        """Whether the network may be used: ``--download`` (or ``--download-all``), or
+        ``HF_HUB_OFFLINE=0`` explicitly."""
+        return download_allowed(self.download or self.download_all)
+
+    @property
+    def fetch_limit(self) -> int | None:
+        """Bytes of one whole table that may be fetched (None: any size)."""
+        return None if self.download_all else WHOLE_FETCH_LIMIT
+
+    def tell(self, line: str) -> None:
+        """Say one line about a fetch to come, where this command wants such lines."""
+        if self.notice is not None:
+            self.notice(line)
+
+    def remember_commit(self, spec: HubSpec, commit: str) -> None:
+        """Record what the hub said ``spec``'s revision is at, for the rest of this command."""
+        self.commits[(endpoint(), spec.repo_id, spec.revision)] = (commit, time.monotonic())
+
+    def known_commit(self, spec: HubSpec) -> str | None:
+        """The commit the hub said ``spec``'s revision is at earlier in this command (and not
+        long ago: a process that opens sources for hours asks again), or None."""
+        found = self.commits.get((endpoint(), spec.repo_id, spec.revision))
+        if found is None or time.monotonic() - found[1] > RESOLVED_FOR:
+            return None
+        return found[0]
 
 
-def request_download(flag: bool) -> None:
-    """Record whether this command was given ``--download`` (the CLI's one writer, called for
-    every command that has the option). A new command resolves branches on the hub anew."""
-    _requested["download"] = bool(flag)
-    _resolved.clear()
-
-
-def request_download_all(flag: bool) -> None:
-    """Record whether this command was given ``--download-all`` (the CLI's one writer, called
-    for every command that has the option, in any order with ``request_download``): whole
-    tables of any size may be fetched, and the network used as with ``--download``."""
-    _requested["all"] = bool(flag)
-
-
-def download_requested() -> bool:
-    """Whether this command was given ``--download`` (or ``--download-all``)."""
-    return _requested["download"] or _requested["all"]
-
-
-def whole_fetch_limit(download_all: bool | None = None) -> int | None:
-    """Bytes of one whole table that may be fetched without ``--download-all`` (None: any)."""
-    allowed = _requested["all"] if download_all is None else download_all
-    return None if allowed else WHOLE_FETCH_LIMIT
-
-
-def on_notice(listener: Callable[[str], None] | None) -> None:
-    """Where notices go (what is about to be fetched, and how much): the CLI's stderr. None
-    stops them. The core never prints."""
-    _listeners.clear()
-    if listener is not None:
-        _listeners.append(listener)
-
-
-def notice(line: str) -> None:
-    """Tell the listener, if any, one line."""
-    for listener in _listeners:
-        listener(line)
+OFFLINE = HubAccess()  # no flags: the cache only (HF_HUB_OFFLINE=0 still opens the network)
 
 
 def download_allowed(flag: bool) -> bool:
@@ -73,17 +74,3 @@ def download_allowed(flag: bool) -> bool:
     if flag and offline in _TRUE:
         raise UsageError("--download asks for the network, but HF_HUB_OFFLINE=1 forbids it")
     return flag or offline in _FALSE
-
-
-def remember_commit(spec: HubSpec, commit: str) -> None:
-    """Record what the hub said ``spec``'s revision is at, for the rest of this command."""
-    _resolved[(endpoint(), spec.repo_id, spec.revision)] = (commit, time.monotonic())
-
-
-def known_commit(spec: HubSpec) -> str | None:
-    """The commit the hub said ``spec``'s revision is at earlier in this command (and not
-    long ago: a process that opens sources for hours asks again), or None."""
-    found = _resolved.get((endpoint(), spec.repo_id, spec.revision))
-    if found is None or time.monotonic() - found[1] > RESOLVED_FOR:
-        return None
-    return found[0]

@@ -140,7 +140,6 @@ class RemoteSafetensors:
     def _announce(self, name: str, entry: Any, missing: int, remote: Remote) -> None:
         """Say how much a whole fetch will bring, before it starts; refuse it above the limit."""
         from embedcli.core.memory import format_bytes
-        from embedcli.models.hub.session import notice
 
         info, limit = entry.info, remote.fetch_limit
         what = f"{name} {info.shape} {info.dtype} of {self.spec}"
@@ -151,7 +150,7 @@ class RemoteSafetensors:
                 f"it would download {amount}, more than the {format_bytes(limit)} fetched "
                 "without asking; pass --download-all to fetch it"
             )
-        notice(f"fetching {what}: {amount}")
+        remote.access.tell(f"fetching {what}: {amount}")
 
     def cached_whole(self, name: str) -> bool:
         """Whether all of tensor ``name`` is in embedcli's cache (else a lookup reads rows)."""
