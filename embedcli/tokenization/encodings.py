@@ -42,6 +42,8 @@ from embedcli.tokenization.display import (
 from embedcli.tokenization.display import (
     visible as visible,
 )
+from embedcli.tokenization.hfjson import HFTokenizer
+from embedcli.tokenization.kinds import MODEL_TOKENIZERS
 
 if TYPE_CHECKING:
     import tiktoken
@@ -421,7 +423,9 @@ def added_specials(
     encodings, or when ``add`` is False: --no-add-special)."""
     if not add:
         return (), ()
-    return tuple(getattr(enc, "prefix", ())), tuple(getattr(enc, "suffix", ()))
+    if not isinstance(enc, MODEL_TOKENIZERS):
+        return (), ()
+    return tuple(enc.prefix), tuple(enc.suffix)
 
 
 def with_specials(enc: tiktoken.Encoding, ids: list[int], add: bool = True) -> list[int]:
@@ -433,4 +437,4 @@ def with_specials(enc: tiktoken.Encoding, ids: list[int], add: bool = True) -> l
 def cut_safe(enc: tiktoken.Encoding) -> bool:
     """Whether a text may be cut before a space and encoded in pieces (tiktoken's encodings and
     regex-split byte-level tokenizers); SentencePiece-style ones must see the text whole."""
-    return bool(getattr(enc, "cut_safe", True))
+    return not isinstance(enc, HFTokenizer) or enc.cut_safe

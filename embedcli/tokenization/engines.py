@@ -36,6 +36,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from embedcli.tokenization.hfjson import HFTokenizer
+from embedcli.tokenization.kinds import MODEL_TOKENIZERS
+from embedcli.tokenization.tiktokenfile import ModelTiktoken
+
 if TYPE_CHECKING:
     import tiktoken
 
@@ -82,9 +86,9 @@ def reference_label(enc: Any) -> str:
     tokenizer.json or a GGUF's tokenizer."""
     import tiktoken
 
-    if isinstance(enc, tiktoken.Encoding) or hasattr(enc, "encoding"):
+    if isinstance(enc, (tiktoken.Encoding, ModelTiktoken)):
         return tiktoken_label()
-    if type(enc).__name__ == "HFTokenizer":
+    if isinstance(enc, HFTokenizer):
         return _tokenizers_label()
     return type(enc).__name__
 
@@ -136,7 +140,7 @@ def min_chars(name: str) -> int:
 
 def why_not(enc: Any) -> str | None:
     """Why fastokens does not count ``enc`` (None: it may)."""
-    name = getattr(enc, "name", "?")
+    name = enc.name
     if mode() == "tiktoken":
         return f"{ENV}=tiktoken"
     if not _bundled(enc):
@@ -218,7 +222,10 @@ if hasattr(os, "register_at_fork"):
 
 
 def _fast_for(enc: Any) -> _Fast | None:
-    key = (getattr(enc, "name", ""), id(getattr(enc, "_mergeable_ranks", None)))
+    import tiktoken
+
+    ranks = enc._mergeable_ranks if isinstance(enc, tiktoken.Encoding) else None
+    key = (enc.name, id(ranks))
     with _LOCK:
         if key not in _FAST:
             _FAST[key] = _Fast(enc) if why_not(enc) is None else None
@@ -263,7 +270,7 @@ def count_ordinary(
     """The tokens of ``text`` (special-token text counted as text): fastokens where it may
     count and ``fast`` (None: if its tables are built, or EMBEDCLI_COUNT_ENGINE=fastokens),
     else ``tiktoken_count``."""
-    build = fast if fast is not None else min_chars(getattr(enc, "name", "")) == 0
+    build = fast if fast is not None else min_chars(enc.name) == 0
     fast_count = fast_counter(enc, build) if fast is not False else None
     if fast_count is not None:
         try:
@@ -290,7 +297,8 @@ def fast_label() -> str:
 def _key(enc: Any) -> tuple[str, str]:
     """An encoding's name and file: a tokenizer file's name may be another's ("gpt2" for a
     folder named gpt2)."""
-    return getattr(enc, "name", "?"), str(getattr(enc, "path", "") or "")
+
+    return enc.name, str(enc.path) if isinstance(enc, MODEL_TOKENIZERS) else ""
 
 
 def _note(enc: Any, label: str) -> None:
@@ -329,7 +337,7 @@ def note_used(enc: Any, labels: list[str]) -> None:
 def describe(enc: Any) -> EngineInfo:
     """What counts ``enc``, and why; builds the fast tables (to check them) when they may
     count."""
-    name = getattr(enc, "name", "?")
+    name = enc.name
     reason = why_not(enc)
     if reason is None:
         fast = _fast_for(enc)

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from embedcli.errors import EncodingError, InputTextError
+from embedcli.tokenization.hfjson import HFTokenizer
+from embedcli.tokenization.kinds import tiktoken_behind
+from embedcli.tokenization.tiktokenfile import ModelTiktoken
 
 if TYPE_CHECKING:
     import tiktoken
@@ -152,12 +155,12 @@ def _index_of(before: list[int], part: int) -> int:
 def _tiktoken_of(enc: Any) -> tuple[tiktoken.Encoding, bool]:
     """The tiktoken encoding behind ``enc`` (an encoding, or a model's tiktoken-format
     tokenizer), and whether the model normalises text to NFC first."""
-    inner = getattr(enc, "encoding", enc)
-    if not hasattr(inner, "_mergeable_ranks") or not hasattr(inner, "_pat_str"):
+    inner = tiktoken_behind(enc)
+    if inner is None:
         raise EncodingError(
             f"--explain replays tiktoken-style byte-pair encodings; {enc.name} is not one"
         )
-    return inner, bool(getattr(enc, "_nfc", False))
+    return inner, isinstance(enc, ModelTiktoken) and enc._nfc
 
 
 def explain(
@@ -171,7 +174,7 @@ def explain(
 
     from embedcli.tokenization.encodings import encode
 
-    if getattr(enc, "family", None) == "byte-level" and hasattr(enc, "_ordinary"):
+    if isinstance(enc, HFTokenizer) and enc.family == "byte-level":
         return _explain_json_bpe(enc, text, allow_special, limit)
     inner, nfc = _tiktoken_of(enc)
     ids = encode(enc, text, allow_special=allow_special)  # the reference; refuses what encode does

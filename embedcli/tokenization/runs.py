@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from embedcli.tokenization.kinds import tiktoken_behind
+
 MAX_WHITESPACE_RUN = 900_000
 _STRIDE = 4096  # a run of MAX_WHITESPACE_RUN covers this many sampled characters in a row
 
@@ -64,8 +66,5 @@ _SPACE = re.compile(r"[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u2
 
 
 def _tiktoken_backed(enc: Any) -> bool:
-    import tiktoken
 
-    return isinstance(enc, tiktoken.Encoding) or isinstance(
-        getattr(enc, "encoding", None), tiktoken.Encoding
-    )
+    return tiktoken_behind(enc) is not None
