@@ -312,7 +312,9 @@ def windows_json(
 
 def count_file_json(item: Any) -> dict[str, Any]:
     """One line of ``count --jsonl``: a file's counts, or why it was skipped."""
-    if hasattr(item, "tokens"):
+    from embedcli.corpus.report import FileCount
+
+    if isinstance(item, FileCount):
         return {"path": item.path, "bytes": item.bytes, "tokens": dict(item.tokens)}
     return {"path": item.path, "skipped": item.reason}
 

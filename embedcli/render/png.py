@@ -94,9 +94,13 @@ def heatmap_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px:
 
 def positions_png(report: Heatmap | RopeReport | AlibiReport, path: Path) -> None:
     """``embedcli positions --png``: the picture of whichever report the pipeline made."""
-    if hasattr(report, "slopes") and report.heatmap is None:  # ALiBi, every head
+    from embedcli.pipeline.positionmaps import AlibiReport, RopeReport  # made it: loaded
+
+    if isinstance(report, AlibiReport) and report.heatmap is None:  # ALiBi, every head
         return alibi_png(report, path)
-    heatmap_png(getattr(report, "heatmap", None) or report, path)  # rope, ALiBi's --head
+    if isinstance(report, (AlibiReport, RopeReport)):  # ALiBi's --head; rope
+        report = report.heatmap
+    heatmap_png(report, path)
 
 
 ALIBI_PNG_HEADS = 16  # small multiples in a figure at most, sampled evenly

@@ -15,11 +15,12 @@ def positions_view(
     report: Heatmap | RopeReport | AlibiReport, *, width: int = 100, plain: bool = True
 ) -> RenderableType:
     """The picture of ``report``, fitted to ``width``."""
+    from embedcli.pipeline.positionmaps import AlibiReport, RopeReport  # made it: loaded
     from embedcli.render.heatmap import heatmap_view
 
-    if hasattr(report, "slopes"):  # ALiBi
+    if isinstance(report, AlibiReport):
         from embedcli.render.alibi import alibi_view
 
         return alibi_view(report, width=width, plain=plain)
-    heatmap = getattr(report, "heatmap", report)  # rope's report holds its heatmap
+    heatmap = report.heatmap if isinstance(report, RopeReport) else report
     return heatmap_view(heatmap, width=width, plain=plain)
