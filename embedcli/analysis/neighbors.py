@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from embedcli.core.devices import resolve_device
 from embedcli.core.memory import CHUNK_ELEMENTS
 from embedcli.errors import WeightsError
+from embedcli.tokenization.encodings import token_piece
 
 if TYPE_CHECKING:
     import tiktoken
@@ -141,8 +143,6 @@ def neighbors_report(
 ) -> list[TokenNeighbors]:
     """For each token of ``ids``, its ``k`` nearest tokens in ``table``, with their pieces;
     the search runs on ``device`` (auto, cpu, cuda:N, mps)."""
-    from embedcli.core.devices import resolve_device
-    from embedcli.tokenization.encodings import token_piece
 
     if isinstance(device, str):
         device = resolve_device(device, allow_meta=False)

@@ -15,8 +15,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from embedcli.core.memory import CHUNK_ELEMENTS
-from embedcli.errors import InputTextError, WeightsError
+from embedcli.core.devices import resolve_device
+from embedcli.core.memory import CHUNK_ELEMENTS, ensure_host_fits
+from embedcli.errors import InputTextError, MemoryLimitError, WeightsError
+from embedcli.tokenization.encodings import token_piece
 
 if TYPE_CHECKING:
     import numpy as np
@@ -115,8 +117,6 @@ def project(
     ``chosen`` tokens' places (with their pieces)."""
     import numpy as np
 
-    from embedcli.tokenization.encodings import token_piece
-
     rows, width = table.shape
     mean = _mean(table)  # (d,)
     axes, precision = principal_axes(table, device)  # (d, 2)
@@ -180,8 +180,6 @@ def principal_axes(
     positive (as scikit-learn does), so that a map does not flip between runs."""
     import torch
 
-    from embedcli.core.devices import resolve_device
-
     if isinstance(device, str):
         device = resolve_device(device, allow_meta=False)
     rows, width = table.shape
@@ -233,8 +231,6 @@ def _covariance_axes(table: Any, peak: float) -> torch.Tensor:
     quantized GGUF table); the values scaled by ``peak`` so that squares cannot overflow."""
     import torch
 
-    from embedcli.core.memory import ensure_host_fits
-
     rows, width = table.shape
     ensure_host_fits(f"the covariance of a {width:,}-wide table (float64)", 3 * width * width * 8)
     mean = _mean(table) / peak
@@ -250,7 +246,6 @@ def _covariance_axes(table: Any, peak: float) -> torch.Tensor:
 def _pca_failed(exc: BaseException, rows: int, width: int, device: torch.device) -> NoReturn:
     """An allocation that failed inside the PCA is a memory error; anything else off the CPU
     is the device's limit (MPS lacks operations); on the CPU, a bug: raised as it is."""
-    from embedcli.errors import MemoryLimitError
 
     said = str(exc)
     if isinstance(exc, MemoryError) or "allocate" in said or "out of memory" in said:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from embedcli.core.memory import CHUNK_ELEMENTS
 from embedcli.errors import OutputError
+from embedcli.io.outputs import check_not_an_input, check_png
 
 if TYPE_CHECKING:
     import torch
@@ -28,7 +29,6 @@ def check_outputs(
     """Refuse a --png or --export-projector that cannot be written, before any work: a PNG
     not named *.png, or in a missing folder, or a folder; an export folder that is a file, or
     in a missing folder; any output that is one of the ``inputs``. The export's files."""
-    from embedcli.io.outputs import check_not_an_input, check_png
 
     if png is not None:
         check_png(png)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from embedcli.core.memory import CHUNK_ELEMENTS
+from embedcli.core.memory import CHUNK_ELEMENTS, ensure_host_fits
 from embedcli.errors import WeightsError
 
 if TYPE_CHECKING:
@@ -127,7 +127,6 @@ def _scale(peak: float) -> float:
 
 def _check_stats_memory(name: str, rows: int, chunk: int) -> None:
     """Refuse statistics whose working copies would not fit: norms and a chunk, in float64."""
-    from embedcli.core.memory import ensure_host_fits
 
     ensure_host_fits(
         f"statistics of the {name} table (float64 row norms and a chunk of rows)",

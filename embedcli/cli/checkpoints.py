@@ -4,11 +4,16 @@ from typing import Annotated
 
 import typer
 
+from embedcli.analysis.neighbors import neighbors_report, token_ids_for
+from embedcli.analysis.stats import table_stats
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import ids_or_text
 from embedcli.cli.output import emit, models_listed
 from embedcli.core.config import DEFAULT_SEED, Overrides
+from embedcli.models.inventory import inspect_weights
+from embedcli.render.json import neighbors_json, stats_json, weights_json
+from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 
 
 def weights(
@@ -36,8 +41,6 @@ def weights(
       embedcli weights hf:meta-llama/Llama-3.1-8B --download  # headers only
       embedcli weights model.gguf  # GGML types, bytes, the architecture's fields
     """
-    from embedcli.models.inventory import inspect_weights
-    from embedcli.render.json import weights_json
 
     report = inspect_weights(path, token_key, position_key, hub_access(download, download_all))
     emit(as_json, weights_json, "weights_view", report)
@@ -79,10 +82,7 @@ def neighbors(
     """
     if models_listed(ctx, list_models, as_json):
         return
-    from embedcli.analysis.neighbors import neighbors_report, token_ids_for
     from embedcli.pipeline.sources import embed_source, source_tables
-    from embedcli.render.json import neighbors_json
-    from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 
     name = resolve_encoding_name(encoding, model, weights)
     access = hub_access(download, download_all)
@@ -118,10 +118,7 @@ def stats(
     """
     if models_listed(ctx, list_models, as_json):
         return
-    from embedcli.analysis.stats import table_stats
     from embedcli.pipeline.sources import embed_source, source_tables
-    from embedcli.render.json import stats_json
-    from embedcli.tokenization.encodings import resolve_encoding_name
 
     given, access = Overrides(d_model=d_model, seed=seed), hub_access(download, download_all)
     seeded = None  # the tables of --weights need no tokenizer: only seeded ones are sized by one

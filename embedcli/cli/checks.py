@@ -10,10 +10,14 @@ from collections.abc import Callable, Sequence
 import typer
 
 from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES
-from embedcli.errors import UsageError
+from embedcli.errors import EncodingError, UsageError
 from embedcli.models.hub.session import HubAccess
 from embedcli.models.presets import preset_names
-from embedcli.tokenization.encodings import BUNDLED_ENCODINGS
+from embedcli.tokenization.encodings import (
+    BUNDLED_ENCODINGS,
+    encoding_name_for_model,
+    looks_like_model_tokenizer,
+)
 
 _DTYPE_ALIASES = {"fp32": "float32", "float": "float32", "fp16": "float16", "half": "float16"}
 _DTYPE_ALIASES["bf16"] = "bfloat16"
@@ -141,7 +145,6 @@ def _known_encodings() -> list[str]:
 def check_encoding(value: str | list[str] | None) -> str | list[str] | None:
     if value is None:
         return None
-    from embedcli.tokenization.encodings import looks_like_model_tokenizer
 
     values = [value] if isinstance(value, str) else value
     for name in values:
@@ -165,8 +168,6 @@ def hub_access(download: bool, download_all: bool) -> HubAccess:
 def check_model(value: str | list[str] | None) -> str | list[str] | None:
     if value is None:
         return None
-    from embedcli.errors import EncodingError
-    from embedcli.tokenization.encodings import encoding_name_for_model
 
     for name in [value] if isinstance(value, str) else value:
         try:

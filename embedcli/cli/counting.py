@@ -9,10 +9,18 @@ import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.checks import choices, hub_access
+from embedcli.cli.output import emit, watched, write_json
 from embedcli.cli.params import CONTEXT_WINDOW, SHARE, SIZE, Share, Window
+from embedcli.corpus.count import count_paths
 from embedcli.corpus.listing import Selection
+from embedcli.corpus.report import SKIPPED_SHOWN, Keep, collect
 from embedcli.corpus.request import CountRequest
 from embedcli.errors import UsageError
+from embedcli.render.countcsv import count_csv
+from embedcli.render.json import count_file_json, count_json
+from embedcli.tokenization.encodings import get_encoding, resolve_encoding_names
+from embedcli.tokenization.engines import describe
+from embedcli.tokenization.modelnames import MODELS
 
 if TYPE_CHECKING:
     from embedcli.corpus.report import FileCount
@@ -230,7 +238,6 @@ def count(
 
 def _run(request: CountRequest) -> None:
     """The model table, the engines, or the count, as the request asks."""
-    from embedcli.cli.output import emit
 
     if request.list_models:
         return _list_models(request.as_json)
@@ -241,7 +248,6 @@ def _run(request: CountRequest) -> None:
 
         if standard_input().isatty():
             raise UsageError("count what? pass a PATH (. for this folder), or pipe text in")
-    from embedcli.tokenization.encodings import resolve_encoding_names
 
     names = resolve_encoding_names(list(request.encodings), request.counted_models)
     items = _counted(request, names)
@@ -249,8 +255,6 @@ def _run(request: CountRequest) -> None:
         return _stream_jsonl(items)
     if request.as_csv:
         return _write_csv(items, names)
-    from embedcli.corpus.report import SKIPPED_SHOWN, Keep, collect
-    from embedcli.render.json import count_json
 
     sort, top, depth, window = request.sort, request.top, request.depth, request.context
     if request.as_json:
@@ -272,8 +276,6 @@ def _run(request: CountRequest) -> None:
 def _counted(request: CountRequest, names: list[str]) -> Iterator[FileCount | Skipped]:
     """The count, file by file as they finish, with a progress bar on a terminal's stderr."""
     from embedcli.cli.inputs import stdin
-    from embedcli.cli.output import watched
-    from embedcli.corpus.count import count_paths
 
     paths = request.paths or ("-",)
     progress = None
@@ -293,8 +295,6 @@ def _counted(request: CountRequest, names: list[str]) -> Iterator[FileCount | Sk
 
 
 def _stream_jsonl(items: Iterable[FileCount | Skipped]) -> None:
-    from embedcli.cli.output import write_json
-    from embedcli.render.json import count_file_json
 
     for item in items:
         write_json(count_file_json(item))
@@ -302,7 +302,6 @@ def _stream_jsonl(items: Iterable[FileCount | Skipped]) -> None:
 
 def _write_csv(items: Iterable[FileCount | Skipped], names: list[str]) -> None:
     from embedcli.cli.output import write
-    from embedcli.render.countcsv import count_csv
 
     for text in count_csv(items, names):
         write(text, newline=False)
@@ -311,18 +310,11 @@ def _write_csv(items: Iterable[FileCount | Skipped], names: list[str]) -> None:
 def _list_models(as_json: bool) -> None:
     from dataclasses import asdict
 
-    from embedcli.cli.output import emit
-    from embedcli.tokenization.modelnames import MODELS
-
     emit(as_json, lambda models: {"models": [asdict(m) for m in models]}, "models_view", MODELS)
 
 
 def _engine_info(request: CountRequest) -> None:
     from dataclasses import asdict
-
-    from embedcli.cli.output import emit
-    from embedcli.tokenization.encodings import get_encoding, resolve_encoding_names
-    from embedcli.tokenization.engines import describe
 
     names = resolve_encoding_names(list(request.encodings), request.counted_models)
     infos = [describe(get_encoding(n, request.access)) for n in names]

@@ -2,6 +2,8 @@
 
 from embedcli.cli import options as o
 from embedcli.cli.output import emit
+from embedcli.core.devices import machine_devices
+from embedcli.render.json import devices_json
 
 
 def devices(as_json: o.AsJson = False, quiet: o.Quiet = False) -> None:
@@ -11,7 +13,5 @@ def devices(as_json: o.AsJson = False, quiet: o.Quiet = False) -> None:
       embedcli devices
       embedcli devices --json | jq -r .auto
     """
-    from embedcli.core.devices import machine_devices
-    from embedcli.render.json import devices_json
 
     emit(as_json, devices_json, "devices_table", *machine_devices())

@@ -13,11 +13,17 @@ import typer
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import lazy_stdin, stdin
-from embedcli.cli.output import models_listed
+from embedcli.cli.output import emit, models_listed, prefetch, write_json
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
-from embedcli.errors import os_reason
+from embedcli.corpus.textinput import read_joined_text, read_texts
+from embedcli.errors import EncodingError, InputTextError, os_reason
+from embedcli.io.outputs import check_output_path, check_stream_path, write_tensor
+from embedcli.pipeline.embed import run_embed
 from embedcli.pipeline.embedrequest import EmbedRequest
+from embedcli.pipeline.stream import NoProgress, embed_lines, stream_embed
+from embedcli.render.json import embed_json
 from embedcli.tokenization.display import visible_name
+from embedcli.tokenization.encodings import NO_TOKENIZER, get_encoding, resolve_encoding_name
 
 if TYPE_CHECKING:
     from embedcli.core.config import EmbedConfig
@@ -204,8 +210,6 @@ def _run(request: EmbedRequest) -> None:
 def _encoding_name(request: EmbedRequest) -> str:
     """The encoding to use; with --ids and a model source that has no tokenizer files, none:
     ids need no tokenizer, and another's pieces would be untrue."""
-    from embedcli.errors import EncodingError
-    from embedcli.tokenization.encodings import NO_TOKENIZER, resolve_encoding_name
 
     encoding, model, weights = request.encoding, request.model, request.weights
     own = bool(request.ids) and weights is not None and encoding is None and model is None
@@ -229,9 +233,6 @@ def _embed_batch(
     request: EmbedRequest, name: str, config: EmbedConfig, tables: LoadedTables | None
 ) -> None:
     """The main job: a batch of texts (or id lists) through the module, then tables or JSON."""
-    from embedcli.cli.output import prefetch
-    from embedcli.io.outputs import check_output_path, write_tensor
-    from embedcli.pipeline.embed import run_embed
 
     output, as_json = request.output, request.as_json
     if output is not None:
@@ -263,8 +264,6 @@ def _embed_batch(
 
 def _show(request: EmbedRequest, report: object) -> None:
     """The report, as tables or JSON."""
-    from embedcli.cli.output import emit
-    from embedcli.render.json import embed_json
 
     emit(request.as_json, embed_json, "embed_tables", report, show=request.show,
          max_positions=request.max_positions)  # fmt: skip
@@ -272,7 +271,6 @@ def _show(request: EmbedRequest, report: object) -> None:
 
 def _sources(request: EmbedRequest) -> tuple[list[str] | None, list[list[int]] | None]:
     """(texts, None) from TEXT, a file or stdin; or (None, id lists) from --ids."""
-    from embedcli.corpus.textinput import read_joined_text, read_texts
 
     reader = lazy_stdin()
     if request.ids:
@@ -286,9 +284,6 @@ def _lines(
     request: EmbedRequest, name: str, config: EmbedConfig, tables: LoadedTables | None
 ) -> None:
     """--lines: one JSON record per input line, written as each line is done."""
-    from embedcli.cli.output import write_json
-    from embedcli.pipeline.stream import embed_lines
-    from embedcli.tokenization.encodings import get_encoding
 
     with _input_stream(request.file) as (stream, source, _):
         for record in embed_lines(
@@ -307,9 +302,6 @@ def _stream(
     from contextlib import ExitStack
 
     from embedcli.cli.output import watched, write, write_json
-    from embedcli.io.outputs import check_output_path, check_stream_path
-    from embedcli.pipeline.stream import NoProgress, stream_embed
-    from embedcli.tokenization.encodings import get_encoding
 
     output, window = request.output, request.seq_len
     assert output is not None and window is not None  # the request refuses --seq-len without -o
@@ -343,7 +335,6 @@ def _inputs(file: Path | None, tables: LoadedTables | None) -> list[Path | int |
 @contextmanager
 def _input_stream(file: Path | None) -> Iterator[tuple[BinaryIO, str, int | None]]:
     """(binary stream, its name, its size or None): the file, or stdin."""
-    from embedcli.errors import InputTextError
 
     if file is None:
         yield stdin(), "standard input", None

@@ -10,7 +10,10 @@ from typing import BinaryIO
 
 import typer
 
+from embedcli.corpus.textinput import decode_utf8, read_bounded, read_joined_text
 from embedcli.errors import InputTextError, UsageError, os_reason
+from embedcli.tokenization.encodings import encode
+from embedcli.tokenization.idtext import BadIds, read_ids
 
 _CLOSED = "standard input is closed: pass TEXT or -f FILE, or pipe text in"
 
@@ -44,7 +47,6 @@ def lazy_stdin() -> BinaryIO:
 
 def read_text(texts: list[str] | None, file: Path | None) -> str:
     """TEXT joined with single spaces, or the file, or stdin ('-' or nothing, when piped)."""
-    from embedcli.corpus.textinput import read_joined_text
 
     reader = lazy_stdin()
     return read_joined_text(texts, file, reader, reader.isatty())
@@ -67,7 +69,6 @@ def ids_or_text(
 ) -> list[int]:
     """The token ids a command looks up: --ids as given, or the tokens of TEXT, a file or
     stdin."""
-    from embedcli.tokenization.encodings import encode
 
     if ids:
         return joined_ids(ids, texts, file)
@@ -79,8 +80,6 @@ def ids_from_file(path: Path, texts: list[str] | None = None) -> list[int]:
     order first given, separated by commas, spaces or newlines; a list in brackets (JSON) too
     (``tokenization.idtext.read_ids``, loosely). Anything else in it is a data error that names
     it and its line."""
-    from embedcli.corpus.textinput import decode_utf8, read_bounded
-    from embedcli.tokenization.idtext import BadIds, read_ids
 
     if str(path) == "-" and texts == ["-"]:
         raise UsageError("--ids-file - reads standard input, so the text cannot: pass TEXT or -f")

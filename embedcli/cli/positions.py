@@ -11,7 +11,15 @@ import typer
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.output import emit
+from embedcli.cli.shapes import list_presets as listed
 from embedcli.core.config import DEFAULT_SEED, PICTURE_D_MODEL, PICTURE_POSITIONS
+from embedcli.core.positions import parse_rope_scaling
+from embedcli.errors import UsageError
+from embedcli.io.outputs import check_png
+from embedcli.pipeline.positions import positions_report
+from embedcli.pipeline.positionsource import PositionsRequest
+from embedcli.pipeline.shapesrequest import refuse_beside_listing
+from embedcli.render.positionsjson import positions_json
 from embedcli.tokenization.display import visible_name
 
 if TYPE_CHECKING:
@@ -32,8 +40,6 @@ def _check_theta(value: float | None) -> float | None:
 
 def _parse_scaling(value: str | None) -> tuple | None:
     """--rope-scaling's spec as core.positions reads it; a bad one is a usage error."""
-    from embedcli.core.positions import parse_rope_scaling
-    from embedcli.errors import UsageError
 
     if value is None:
         return None
@@ -194,10 +200,8 @@ def positions(
             rope_scaling, heads, head, position_key, similarity, png,
         )  # fmt: skip
     o.checks.check_png_name(png)
-    from embedcli.io.outputs import check_png
 
     check_png(png)
-    from embedcli.pipeline.positionsource import PositionsRequest
 
     _draw(PositionsRequest(
         positional, context_length, d_model, seed, weights, position_key, preset, rope_theta,
@@ -208,8 +212,6 @@ def positions(
 
 def _list_presets(as_json: bool, *given: object) -> None:
     """--list-presets: the presets; any other option of the drawing beside it is refused."""
-    from embedcli.cli.shapes import list_presets as listed
-    from embedcli.pipeline.shapesrequest import refuse_beside_listing
 
     refuse_beside_listing(zip(_DRAWING_FLAGS, given, strict=True))
     listed(as_json)
@@ -224,8 +226,6 @@ _DRAWING_FLAGS = (
 
 def _draw(request: PositionsRequest, png: Path | None) -> None:
     """The picture, on the terminal (or as JSON), and in --png when asked for."""
-    from embedcli.pipeline.positions import positions_report
-    from embedcli.render.positionsjson import positions_json
 
     report = positions_report(request)
     if png is not None:

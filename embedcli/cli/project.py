@@ -6,11 +6,19 @@ from typing import Annotated, Any
 
 import typer
 
+from embedcli.analysis.neighbors import token_ids_for
+from embedcli.analysis.projector import check_outputs, write_projector
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
+from embedcli.cli.inputs import ids_from_file, ids_or_text
 from embedcli.cli.output import emit, models_listed, write
 from embedcli.core.config import DEFAULT_SEED, Overrides
+from embedcli.errors import UsageError
+from embedcli.io.outputs import staged
 from embedcli.pipeline.projectrequest import ProjectRequest
+from embedcli.render.json import project_json
+from embedcli.render.png import projection_png
+from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 
 
 def _named_folder(value: str | None) -> Path | None:
@@ -91,8 +99,6 @@ def project(
     """
     if models_listed(ctx, list_models, as_json):
         return
-    from embedcli.analysis.projector import check_outputs
-    from embedcli.render.json import project_json
 
     request = ProjectRequest(
         tuple(texts or ()), file, tuple(map(tuple, ids or ())), encoding, model, allow_special,
@@ -112,11 +118,8 @@ def _projected(request: ProjectRequest) -> tuple[Any, Any]:
     """The projection of the ids asked for (the text's, --top's, --ids-file's) on the table
     (``--weights``', or the encoding's seeded one), and the table."""
     # here, not at the top: the jobs import torch, which `embedcli --help` must not pay for
-    from embedcli.analysis.neighbors import token_ids_for
     from embedcli.analysis.projection import chosen_ids, project
-    from embedcli.cli.inputs import ids_from_file
     from embedcli.pipeline.sources import embed_source, source_tables
-    from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 
     weights, given, access = request.weights, request.given, request.access
     name = resolve_encoding_name(request.encoding, request.model, weights)
@@ -136,8 +139,6 @@ def _projected(request: ProjectRequest) -> tuple[Any, Any]:
 def _text_ids(enc: object, request: ProjectRequest, alone: object) -> list[int] | None:
     """The text's token ids (--ids, TEXT, -f or stdin), or None where --top or --ids-file
     (``alone``) give the points and no text was asked for."""
-    from embedcli.cli.inputs import ids_or_text
-    from embedcli.errors import UsageError
 
     if alone and not request.text_asked:
         return None
@@ -158,9 +159,6 @@ def _write_outputs(
 ) -> list[Path]:
     """The PNG and the projector files, replaced together once all are whole, or none (a
     folder made for them is removed again)."""
-    from embedcli.analysis.projector import write_projector
-    from embedcli.io.outputs import staged
-    from embedcli.render.png import projection_png
 
     made = folder is not None and not folder.exists()
     written: list[Path] = []

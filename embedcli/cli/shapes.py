@@ -7,8 +7,10 @@ import typer
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.output import emit
+from embedcli.core.broadcast import explain, parse_shape
 from embedcli.core.config import Overrides
 from embedcli.errors import UsageError
+from embedcli.models.presets import get_preset, preset_names
 from embedcli.pipeline.shapesrequest import ShapesRequest
 from embedcli.render.json import broadcast_json, presets_json, shapes_json
 
@@ -78,7 +80,6 @@ def inspect_shapes(
 
 def list_presets(as_json: bool) -> None:
     """Every preset, grouped by family (inspect-shapes and positions --list-presets)."""
-    from embedcli.models.presets import get_preset, preset_names
 
     emit(as_json, presets_json, "presets_table", [get_preset(n) for n in preset_names()])
 
@@ -101,7 +102,6 @@ def broadcast(
       embedcli broadcast "(8,4,256)" "(3,256)"
       embedcli broadcast 8x1x6x1 7x1x5 --json | jq .result
     """
-    from embedcli.core.broadcast import explain, parse_shape
 
     if len(shapes) < 2:
         raise UsageError("give at least two shapes, e.g. embedcli broadcast 8,4,256 4,256")

@@ -25,9 +25,12 @@ from embedcli.cli.options import (
     Truncate,
 )
 from embedcli.cli.output import emit, models_listed, write, write_json, write_text
+from embedcli.render.json import explain_json, tokenize_jsons
 from embedcli.tokenization.encodings import get_encoding, resolve_encoding_names
+from embedcli.tokenization.explain import EXPLAIN_CHUNKS, explain
+from embedcli.tokenization.idtext import parse_ids as parse_text_ids
 from embedcli.tokenization.request import TokenizeRequest
-from embedcli.tokenization.tokens import tokenize_ids, tokenize_text
+from embedcli.tokenization.tokens import TOKEN_TABLE_LIMIT, tokenize_ids, tokenize_text
 
 
 def _mode(flag: str, help_text: str) -> typer.models.OptionInfo:
@@ -126,7 +129,6 @@ def _show(request: TokenizeRequest, results: list, models: list[str]) -> None:
 
 def _input_ids(ids: list[str] | None, texts: list[str] | None, file: Path | None) -> list[int]:
     """--ids, or (with --decode) ids written as TEXT, in a file, or on stdin."""
-    from embedcli.tokenization.idtext import parse_ids as parse_text_ids
 
     return joined_ids(ids, texts, file) if ids else parse_text_ids(read_text(texts, file))
 
@@ -169,16 +171,12 @@ def _counts(results: list, as_json: bool, models: list[str]) -> None:
 
 
 def _explain(enc: object, text: str, allow_special: bool, as_json: bool) -> None:
-    from embedcli.render.json import explain_json
-    from embedcli.tokenization.explain import EXPLAIN_CHUNKS, explain
 
     found = explain(enc, text, allow_special=allow_special, limit=EXPLAIN_CHUNKS)
     emit(as_json, explain_json, "explain_view", found)
 
 
 def _tables(results: list, as_json: bool, offsets: bool = False) -> None:
-    from embedcli.render.json import tokenize_jsons
-    from embedcli.tokenization.tokens import TOKEN_TABLE_LIMIT
 
     limit = None if as_json else TOKEN_TABLE_LIMIT
     reports = [r.report(limit=limit, offsets=offsets) for r in results]

@@ -9,7 +9,15 @@ from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import read_text
 from embedcli.cli.output import emit, models_listed, write_json
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
+from embedcli.corpus.windows import batches, plan_windows, window_records
 from embedcli.errors import UsageError
+from embedcli.render.json import windows_json
+from embedcli.tokenization.encodings import (
+    encode,
+    get_encoding,
+    resolve_encoding_name,
+    with_specials,
+)
 
 # windows' own options, each declared once.
 Stride = Annotated[
@@ -73,14 +81,6 @@ def windows(
     """
     if models_listed(ctx, list_models, as_json):
         return
-    from embedcli.corpus.windows import batches, plan_windows, window_records
-    from embedcli.render.json import windows_json
-    from embedcli.tokenization.encodings import (
-        encode,
-        get_encoding,
-        resolve_encoding_name,
-        with_specials,
-    )
 
     if as_json and as_jsonl:
         raise UsageError("--json and --jsonl cannot be combined; pick one")

@@ -32,6 +32,8 @@ from embedcli.corpus.report import CountReport, FileCount, Keep, collect
 from embedcli.corpus.selection import BLOCK_BYTES, Found, Selection, Skipped, walk
 from embedcli.errors import InputTextError, UsageError
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.tokenization.encodings import cut_safe
+from embedcli.tokenization.engines import note_used
 
 __all__ = ["CountReport", "FileCount", "Keep", "collect", "count_paths", "gather"]
 
@@ -64,7 +66,6 @@ def count_paths(
     selection = selection or Selection()
     names = tuple(encoding_names)
     encodings = encodings_for(names, access)  # loaded (and checked) before any file is read
-    from embedcli.tokenization.encodings import cut_safe
 
     cuttable = all(cut_safe(e) for e in encodings)
     items = walk(paths, selection)
@@ -120,7 +121,6 @@ def _noted(
     """Workers' results, each engine a worker names noted in this process (engines.note_used)
     for the encoding the task named: a tokenizer file by the path it was given, or, for Dask
     workers, by its absolute path."""
-    from embedcli.tokenization.engines import note_used
 
     for batch in batches:
         for result in batch:

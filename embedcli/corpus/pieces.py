@@ -15,7 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from embedcli.corpus.selection import BLOCK_BYTES, FIRST_BLOCK, Found
+from embedcli.errors import InputTextError
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.tokenization.counts import count_ordinary
+from embedcli.tokenization.engines import used_by, worth_it
 
 TASK_BYTES = 4 << 20  # small files are grouped into tasks of about this size
 TASK_FILES = 512  # ... and at most this many files
@@ -182,7 +185,6 @@ def count_text(text: str, encodings: Sequence[Any], fast: Sequence[bool] = ()) -
     """Tokens of ``text`` under each encoding, special-token text counted as text; ``fast``:
     for each encoding, whether the job chose fastokens (engines.worth_it; none given: only if
     EMBEDCLI_COUNT_ENGINE=fastokens)."""
-    from embedcli.tokenization.counts import count_ordinary
 
     chosen = list(fast) or [None] * len(encodings)
     return tuple(count_ordinary(enc, text, f) for enc, f in zip(encodings, chosen, strict=True))
@@ -191,7 +193,6 @@ def count_text(text: str, encodings: Sequence[Any], fast: Sequence[bool] = ()) -
 def fast_choice(encodings: Sequence[Any], chars: int, processes: int) -> tuple[bool, ...]:
     """For each encoding, whether fastokens repays its build on a job of ``chars`` spread
     over ``processes`` (engines.worth_it)."""
-    from embedcli.tokenization.engines import worth_it
 
     return tuple(worth_it(enc, chars, processes) for enc in encodings)
 
@@ -205,8 +206,6 @@ def count_task(
     """Count every piece of a task: the one function each engine runs, wherever it runs;
     ``fast``: for each encoding, whether the job chose fastokens (:func:`fast_choice`)."""
     from dataclasses import replace
-
-    from embedcli.tokenization.engines import used_by
 
     encodings = encodings_for(tuple(encoding_names))
     results = [_count_piece(piece, encodings, errors, fast) for piece in task]
@@ -249,7 +248,6 @@ def _count_piece(
         return PieceResult(
             piece.file, None, f"not UTF-8 (byte 0x{data[exc.start]:02X} at offset {where:,})"
         )
-    from embedcli.errors import InputTextError
 
     try:
         return PieceResult(piece.file, count_text(text, encodings, fast))

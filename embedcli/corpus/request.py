@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from embedcli.corpus.listing import Selection
 from embedcli.errors import UsageError
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.tokenization.engines import mode
 
 Window = tuple[str | None, int]  # --context: (a model's name, or None for a number; tokens)
 
@@ -69,7 +70,6 @@ class CountRequest:
             )
 
     def _check_count(self) -> None:
-        from embedcli.tokenization.engines import mode
 
         mode()  # a bad EMBEDCLI_COUNT_ENGINE: a usage error now, not every file skipped later
         outputs = self._given(("--json", self.as_json))

@@ -14,6 +14,7 @@ from embedcli.errors import WeightsError
 from embedcli.models.checkpoint import Checkpoint
 from embedcli.models.formats import TensorInfo
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.models.sources import ModelSource
 from embedcli.models.tables import TableKeys, find_tables, position_rows_before
 
 if TYPE_CHECKING:
@@ -49,7 +50,6 @@ def inspect_weights(
     access: HubAccess = OFFLINE,
 ) -> WeightsReport:
     """List every tensor, detect the tables, and tell whether the output head is tied."""
-    from embedcli.models.sources import ModelSource
 
     if isinstance(path, ModelSource):
         source = path

@@ -19,7 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from embedcli.errors import WeightsError
+from embedcli.models.checkpoint import Checkpoint
 from embedcli.models.config import CONFIG_FILE, ModelConfig, folder_config, parse_config, read_json
+from embedcli.models.gguf.file import looks_like_gguf
+from embedcli.models.gguf.ollama import is_ollama
+from embedcli.models.gguf.source import open_gguf
 from embedcli.models.hub.cache import (
     keep_ref,
     not_cached,
@@ -28,6 +32,7 @@ from embedcli.models.hub.cache import (
     with_cache,
 )
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.models.hub.shards import RemoteSafetensors, ShardedCheckpoint
 from embedcli.models.hub.spec import HubSpec, Unreachable, is_commit
 
 if TYPE_CHECKING:
@@ -56,8 +61,6 @@ def classify(spec: str | Path) -> Source:
     """What ``spec`` names: ``hf:ORG/NAME[@REV]``, ``ollama:NAME[:TAG]``, a folder, a GGUF file
     (told by its magic), another file, or nothing on this machine. A bad ``hf:`` spec is an
     error here; an Ollama name is resolved only when it is opened."""
-    from embedcli.models.gguf.file import looks_like_gguf
-    from embedcli.models.gguf.ollama import is_ollama
 
     text = str(spec)
     hub = HubSpec.parse(text)
@@ -133,8 +136,6 @@ class ModelSource:
 def open_source(spec: str | Path, access: HubAccess = OFFLINE) -> ModelSource:
     """Open a checkpoint file, a model folder, or a hub model (offline unless ``access``
     allows downloads; whole tables above ``WHOLE_FETCH_LIMIT`` only with ``download_all``)."""
-    from embedcli.models.checkpoint import Checkpoint
-    from embedcli.models.gguf.source import open_gguf
 
     source = classify(spec)
     text = source.text
@@ -160,8 +161,6 @@ def _open_folder(
     folder: Path, spec: str, label: str, hub: HubSpec | None = None, remote: Remote | None = None
 ) -> ModelSource:
     """A save_pretrained folder or a hub snapshot: config, and weights by their index."""
-    from embedcli.models.checkpoint import Checkpoint
-    from embedcli.models.hub.shards import ShardedCheckpoint
 
     config = folder_config(folder)
     for index_name in INDEX_FILES:
@@ -187,7 +186,6 @@ def _shard_opener(
 ) -> Callable[[str], Checkpoint]:
     """Open one shard of a folder; in a hub snapshot, a shard not downloaded is read through
     embedcli's tensor cache, and fetched by the byte when ``remote`` (downloads allowed)."""
-    from embedcli.models.checkpoint import Checkpoint
 
     def opener(filename: str) -> Checkpoint:
         path = folder / filename
@@ -195,7 +193,6 @@ def _shard_opener(
             if not path.is_file():
                 raise WeightsError(f"{path} is listed in the index but missing")
             return Checkpoint(path)
-        from embedcli.models.hub.shards import RemoteSafetensors
 
         return RemoteSafetensors(remote, hub, folder.name, filename)
 
@@ -244,7 +241,6 @@ def _open_hub(spec: HubSpec, access: HubAccess) -> ModelSource:
 
 def _single_file(single: RemoteSafetensors, path: Path, format: str) -> ShardedCheckpoint:
     """A hub model's one model.safetensors, behind the sharded interface (one shard)."""
-    from embedcli.models.hub.shards import ShardedCheckpoint
 
     weight_map = {name: WEIGHT_FILES[0] for name in single.entries}
     return ShardedCheckpoint(path, weight_map, lambda _: single, format)
@@ -256,7 +252,6 @@ def _has_weights(folder: Path) -> bool:
 
 def _open_remote(spec: HubSpec, remote: Remote) -> ModelSource:
     """A hub model read over HTTP: config and index whole, safetensors headers by range."""
-    from embedcli.models.hub.shards import RemoteSafetensors, ShardedCheckpoint
 
     config_path = remote.file(CONFIG_FILE)
     config = (

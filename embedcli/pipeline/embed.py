@@ -22,6 +22,7 @@ from embedcli.errors import (
     TokenIdError,
 )
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.pipeline.rowtables import RowTables, held_ids
 from embedcli.pipeline.sourceinfo import SourceInfo, source_info
 from embedcli.tokenization.encodings import (
     Token,
@@ -306,7 +307,6 @@ def _module_for(
     real ids and ``config``). Exact: the module reads an id's value only to look it up, and
     to compare it with padding_idx (RoBERTa), which held_ids keeps in place."""
     from embedcli.core.embedding import build_embedding
-    from embedcli.pipeline.rowtables import RowTables, held_ids
 
     extras = None if tables is None else tables.extras
     if not isinstance(tables, RowTables):

@@ -10,6 +10,14 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from embedcli.core.memory import ensure_room
+from embedcli.core.positions import (
+    by_distance,
+    rope_angles,
+    rope_distance_similarity,
+    rope_inverse_frequencies,
+    wrap_angles,
+)
 from embedcli.tokenization.display import plural
 
 if TYPE_CHECKING:
@@ -169,8 +177,6 @@ def rope_report(encoding: Encoding, rows: int, similarity: bool) -> RopeReport:
     (-π, π]; or, with ``similarity``, the similarity it gives two positions, by distance."""
     import torch
 
-    from embedcli.core.positions import rope_angles, rope_inverse_frequencies, wrap_angles
-
     dim = encoding.rope_dim
     assert dim is not None
     pairs = dim // 2
@@ -222,7 +228,6 @@ def _rope_similarity(
     parameters: str,
     scaling: dict[str, Any] | None,
 ) -> RopeReport:
-    from embedcli.core.positions import by_distance, rope_distance_similarity
 
     profile = rope_distance_similarity(inverse, rows)  # (T,)
     pairs = len(inverse)
@@ -335,6 +340,5 @@ def _check_alibi_outputs(bias: AlibiBias, one: bool, png: bool, as_json: bool) -
 
 
 def _check_memory(need: int, what: str, hint: str = "lower --context-length") -> None:
-    from embedcli.core.memory import ensure_room
 
     ensure_room(f"the numbers of a picture of {what}", need, hint)

@@ -7,11 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from embedcli.core.config import EmbedConfig
+from embedcli.core.config import (
+    DEFAULT_VOCAB_SIZE,
+    PICTURE_D_MODEL,
+    PICTURE_POSITIONS,
+    EmbedConfig,
+    Overrides,
+)
 from embedcli.core.memory import ensure_room
-from embedcli.errors import WeightsError
+from embedcli.errors import ConfigError, UsageError, WeightsError
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.pipeline.positionmaps import Heatmap as Heatmap  # re-exported
+from embedcli.pipeline.positionmaps import alibi_report, rope_report
+from embedcli.pipeline.positionsource import resolve
+from embedcli.pipeline.sources import source_tables
 
 if TYPE_CHECKING:
     import torch
@@ -35,9 +44,7 @@ def position_table(
     sinusoidal without; sizes default to a terminal-sized picture, and with ``weights`` come from
     the checkpoint (a width given that disagrees with it is an error; ``context_length``, at
     most the table's rows, draws its first rows)."""
-    from embedcli.core.config import PICTURE_D_MODEL, PICTURE_POSITIONS
     from embedcli.core.positions import sinusoidal_table
-    from embedcli.errors import UsageError
 
     positional = positional or ("learned" if weights is not None else "sinusoidal")
     if weights is not None and positional != "learned":
@@ -67,9 +74,6 @@ def _checkpoint_table(
 ) -> tuple[torch.Tensor, str]:
     """A checkpoint's learned table from position 0 (its first ``rows``), checked as embed
     checks it, and where it came from."""
-    from embedcli.core.config import Overrides
-    from embedcli.errors import ConfigError
-    from embedcli.pipeline.sources import source_tables
 
     given = Overrides(d_model=d_model)  # rows: any number up to the table's
     _, position, source = source_tables(
@@ -100,8 +104,6 @@ def seeded_positions(rows: int, d_model: int, seed: int) -> torch.Tensor:
     leave the generator where the whole table would (tests/test_positions.py checks it)."""
     import torch
 
-    from embedcli.core.config import DEFAULT_VOCAB_SIZE
-
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         left = DEFAULT_VOCAB_SIZE * d_model
@@ -116,9 +118,6 @@ def seeded_positions(rows: int, d_model: int, seed: int) -> torch.Tensor:
 def positions_report(request: PositionsRequest) -> Heatmap | RopeReport | AlibiReport:
     """What ``embedcli positions`` draws: a table (or its similarities), rope's angles (or
     their similarity by distance), or ALiBi's biases, from the flags, a preset or a model."""
-    from embedcli.core.config import PICTURE_POSITIONS
-    from embedcli.pipeline.positionmaps import alibi_report, rope_report
-    from embedcli.pipeline.positionsource import resolve
 
     encoding = resolve(request)
     rows = request.context_length or PICTURE_POSITIONS

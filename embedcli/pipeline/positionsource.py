@@ -11,9 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from embedcli.core.config import DEFAULT_SEED, PICTURE_D_MODEL
+from embedcli.core.config import (
+    DEFAULT_SEED,
+    PICTURE_D_MODEL,
+    PICTURE_POSITIONS,
+    EmbedConfig,
+    Overrides,
+)
 from embedcli.errors import ConfigError, UsageError
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.models.presets import get_preset, preset_model
+from embedcli.models.sources import open_source
+from embedcli.models.tables import check_source, find_tables
 from embedcli.tokenization.display import plural
 
 if TYPE_CHECKING:
@@ -97,9 +106,6 @@ def _weights_encoding(
     """A model's own encoding from its config.json, once config.json is checked against the
     checkpoint's tables as inspect-shapes and embed check it; a checkpoint without one holds a
     learned table (the only kind a checkpoint can hold)."""
-    from embedcli.core.config import Overrides
-    from embedcli.models.sources import open_source
-    from embedcli.models.tables import check_source, find_tables
 
     source = open_source(weights, access)
     checkpoint = source.checkpoint
@@ -112,12 +118,10 @@ def _weights_encoding(
 
 
 def _preset_encoding(name: str) -> Encoding:
-    from embedcli.models.presets import preset_model
 
     model = preset_model(name)
     if model is not None:
         return _model_encoding(model, f"preset {name}")
-    from embedcli.models.presets import get_preset
 
     config = get_preset(name).config  # GPT-2's sizes, GPT-3, the book's: learned tables
     return Encoding(
@@ -204,7 +208,6 @@ def _refusal(model: ModelConfig, where: str) -> str:
 
 
 def _flags_encoding(request: PositionsRequest) -> Encoding:
-    from embedcli.core.config import PICTURE_POSITIONS, EmbedConfig
 
     family = request.positional or "sinusoidal"
     if family == "rope":

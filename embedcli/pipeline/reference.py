@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from embedcli.core.devices import torch_dtype
 from embedcli.errors import VerificationError
+from embedcli.models.tables import load_tables
+from embedcli.pipeline import hfreference
+from embedcli.pipeline.rowtables import RowTables
 
 if TYPE_CHECKING:
     import torch
@@ -75,8 +79,6 @@ def verify(
     """The device's (B, T, d) result against the reference, to one rounding of the sum."""
     import torch
 
-    from embedcli.core.devices import torch_dtype
-
     expected, reference = reference_embeddings(config, ids, tables, attention_mask)
     got = actual.detach().cpu().double()
     diff = _difference(got, expected)
@@ -113,9 +115,6 @@ def _transformers_reference(
     """The model's own code up to its first block (transformers, where it is installed)."""
     import torch
 
-    from embedcli.core.devices import torch_dtype
-    from embedcli.pipeline import hfreference
-
     if not hfreference.available():
         return None, "transformers is not installed: the model's own code was not run"
     mask = torch.ones_like(ids) if mask is None else mask
@@ -141,8 +140,6 @@ def reference_embeddings(
     offset or counted positions, LayerNorm) are applied as its registry entry says, on tensors
     read again from the files."""
     import torch
-
-    from embedcli.core.devices import torch_dtype
 
     dtype = torch_dtype(config.dtype)
     extras: dict[str, torch.Tensor] = {}
@@ -221,7 +218,6 @@ def _rows(
 
 def by_rows(tables: LoadedTables) -> bool:
     """Whether the tables stayed in a checkpoint that is read by rows (a hub model's)."""
-    from embedcli.pipeline.rowtables import RowTables
 
     return isinstance(tables, RowTables)
 
@@ -296,7 +292,6 @@ def reread_tables(tables: LoadedTables) -> tuple[torch.Tensor, torch.Tensor | No
         position = None if tables.position_key is None else _read(files, tables.position_key)
         if token is not None and (tables.position_key is None or position is not None):
             return token, position, "the checkpoint's files, read again"
-    from embedcli.models.tables import load_tables
 
     again = load_tables(tables.path, tables.token_key, tables.position_key)
     return again.token, again.position, "the checkpoint, loaded again (not an independent read)"

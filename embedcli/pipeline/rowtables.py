@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from embedcli.models.hub.rows import read_rows
 from embedcli.models.tables import LoadedTables, check_tables
 
 if TYPE_CHECKING:
@@ -94,7 +95,6 @@ class RowTables(LoadedTables):
     def rows(self, config: EmbedConfig, held: Sequence[int], length: int) -> TableRows:
         """The token rows ``held`` (see :func:`held_ids`), and the positional rows that
         sequences of ``length`` tokens reach under ``config``."""
-        from embedcli.models.hub.rows import read_rows
 
         positions = 0
         if config.has_positional_table and self.position_info is not None:

@@ -14,7 +14,9 @@ from embedcli.analysis.training import TrainingMemory, training_memory
 from embedcli.core.broadcast import BroadcastPlan
 from embedcli.core.config import DTYPES, EmbedConfig, Preset, changes
 from embedcli.core.devices import dtype_size
+from embedcli.core.memory import ensure_room
 from embedcli.core.shapeplan import TraceStep, planned_trace
+from embedcli.pipeline.embed import prepare_module
 from embedcli.pipeline.shapesrequest import ShapesRequest
 from embedcli.pipeline.sources import shapes_source
 
@@ -190,7 +192,6 @@ def run_inspect(
 def _check_seeded_room(config: EmbedConfig) -> None:
     """The seeded tables are made on this machine's CPU in float32 (and converted to the
     dtype there): refused, before any is made, where they would take most of its memory."""
-    from embedcli.core.memory import ensure_room
 
     rows = config.vocab_size + (config.position_rows if config.has_positional_table else 0)
     need = rows * config.width * 4
@@ -215,8 +216,6 @@ def _module_trace(
     """Build the module on ``device`` and trace a batch of seeded random ids (zeros on meta):
     the device it resolved to, every tensor, and how the positions broadcast."""
     import torch
-
-    from embedcli.pipeline.embed import prepare_module
 
     pair = None if tables is None else (tables[0], tables[1])
     extras = tables[2] if tables is not None and len(tables) > 2 else None  # a family's others

@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING
 from embedcli.core.config import EmbedConfig, Overrides, Preset
 from embedcli.errors import UsageError
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.models.inventory import inspect_weights
+from embedcli.models.sources import open_source
+from embedcli.models.tables import check_source, tables_config
+from embedcli.pipeline.embed import check_memory
+from embedcli.pipeline.rowtables import RowTables
+from embedcli.tokenization.encodings import get_encoding
 
 if TYPE_CHECKING:
     import torch
@@ -38,7 +44,6 @@ def _loaded(
     """The two tables of a source, labelled for reports, and the opened source. ``by_rows``:
     a table the source reads by rows stays there (RowTables), once the flags (``given``) and
     config.json are checked against its header."""
-    from embedcli.models.sources import open_source
     from embedcli.models.tables import find_tables, read_tables
 
     source = open_source(weights, access)
@@ -59,8 +64,6 @@ def _loaded(
 def _row_tables(source: ModelSource, keys: TableKeys, given: Overrides) -> RowTables:
     """A source's tables, left where they are: checked from the header before anything is
     read; only a family's small other tensors (norm, token types, projection) are read now."""
-    from embedcli.models.tables import check_source
-    from embedcli.pipeline.rowtables import RowTables
 
     checkpoint = source.checkpoint
     position = None if keys.position is None else checkpoint.info(keys.position).shape
@@ -77,7 +80,6 @@ def _table_shapes(
 ) -> tuple[tuple[int, ...], tuple[int, ...] | None, str]:
     """(token shape, positional shape or None, the token table's stored dtype), from the
     header where the tables stay in the checkpoint."""
-    from embedcli.pipeline.rowtables import RowTables
 
     if isinstance(tables, RowTables):
         return tables.token_shape, tables.position_shape, tables.token_dtype
@@ -103,13 +105,11 @@ def embed_source(
     """(config, loaded tables or None): seeded tables sized by the flags (vocabulary: the
     encoding's), or a checkpoint's tables with the flags checked against them (RowTables where
     the source reads a table by rows: nothing of it is read yet)."""
-    from embedcli.tokenization.encodings import get_encoding
 
     _keys_need_weights(weights, token_key, position_key)
     if weights is None:
         vocab = get_encoding(encoding, access).n_vocab
         return overrides.apply(EmbedConfig(vocab_size=vocab)), None
-    from embedcli.models.tables import tables_config
 
     # a hub table not on this machine whole is read by rows, after tokenising (run_embed)
     tables, source = _loaded(
@@ -157,7 +157,6 @@ def source_tables(
     import torch
 
     from embedcli.core.embedding import InputEmbedding
-    from embedcli.pipeline.embed import check_memory
 
     check_memory(seeded, torch.device("cpu"), 1, 1)  # the seeded tables, before they are made
     module = InputEmbedding(seeded)
@@ -207,8 +206,6 @@ def checkpoint_preset(
 ) -> tuple[Preset, tuple[torch.Tensor, torch.Tensor | None] | None]:
     """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
     counting the whole checkpoint's parameters; with ``load``, the tables too."""
-    from embedcli.models.inventory import inspect_weights
-    from embedcli.models.sources import open_source
     from embedcli.models.tables import find_tables, read_tables, tables_config
 
     # opened once: headers, parameter count, and tables if asked

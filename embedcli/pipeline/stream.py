@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
+from embedcli.core.broadcast import format_shape
 from embedcli.core.config import EmbedConfig
 from embedcli.corpus.windows import StreamWindows, token_blocks
 from embedcli.errors import InputTextError, TokenIdError
@@ -75,7 +76,6 @@ class StreamSummary:
 
     def line(self) -> str:
         """One line for people: what was written, from how much, how fast."""
-        from embedcli.core.broadcast import format_shape
 
         shape = format_shape((self.num_windows, self.seq_len, self.d_model))
         return (

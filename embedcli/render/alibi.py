@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from embedcli.pipeline.positionmaps import power_of_two
 from embedcli.render.common import add_row, first_fitting, heading, items_line, new_table
 from embedcli.render.heatmap import (
     cells_line,
@@ -117,7 +118,6 @@ def _slopes(slopes: list[SlopeRow], width: int) -> RenderableType:
 
 
 def _slopes_table(slopes: list[SlopeRow], groups: int) -> RenderableType:
-    from embedcli.pipeline.positionmaps import power_of_two
 
     rows = -(-len(slopes) // groups)
     table = new_table(*(SLOPE_COLUMNS * groups), right=SLOPE_COLUMNS)

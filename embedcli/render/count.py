@@ -23,6 +23,7 @@ from embedcli.render.common import (
     new_table,
     note,
     plural,
+    visible,
 )
 
 if TYPE_CHECKING:
@@ -39,8 +40,6 @@ def _share(part: int, whole: int) -> str:
 def shown_path(path: str) -> str:
     """A path with its control characters visible (a newline as ↵, others escaped)."""
     import unicodedata
-
-    from embedcli.render.common import visible
 
     if all(unicodedata.category(c) not in _CONTROL for c in path):
         return path

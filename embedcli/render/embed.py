@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from embedcli.core.steps import applied_scale, positions_phrase
+from embedcli.pipeline.positionmaps import Heatmap
 from embedcli.render.common import (
     add_row,
     first_fitting,
@@ -226,7 +227,6 @@ def vectors_block(
 
 
 def _similarity(report: EmbedReport, width: int, plain: bool) -> list[RenderableType]:
-    from embedcli.pipeline.positionmaps import Heatmap
 
     parts: list[RenderableType] = []
     for b, matrix in enumerate(() if report.similarity is None else report.similarity):

@@ -11,6 +11,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from embedcli.corpus.pieces import encodings_for
+from embedcli.corpus.report import FileCount
+from embedcli.tokenization.engines import used_by
+
 if TYPE_CHECKING:
     import tiktoken
 
@@ -312,7 +316,6 @@ def windows_json(
 
 def count_file_json(item: Any) -> dict[str, Any]:
     """One line of ``count --jsonl``: a file's counts, or why it was skipped."""
-    from embedcli.corpus.report import FileCount
 
     if isinstance(item, FileCount):
         return {"path": item.path, "bytes": item.bytes, "tokens": dict(item.tokens)}
@@ -321,8 +324,6 @@ def count_file_json(item: Any) -> dict[str, Any]:
 
 def _engines(names: Any) -> dict[str, list[str]]:
     """The engines that counted each encoding (engines.py), fastest first."""
-    from embedcli.corpus.pieces import encodings_for
-    from embedcli.tokenization.engines import used_by
 
     own = encodings_for(tuple(names))
     return {name: used_by(enc) for name, enc in zip(names, own, strict=True)}

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from embedcli.analysis.projection import ORIGINS
 from embedcli.errors import OutputError, OutputFormatError
 from embedcli.io.outputs import NO_MATPLOTLIB, atomic_write
+from embedcli.pipeline.positionmaps import power_of_two
 
 if TYPE_CHECKING:
     from embedcli.analysis.projection import Projection
@@ -112,8 +113,6 @@ def alibi_png(
     """Every head's bias as a small multiple on one shared colour scale (16 heads at most,
     evenly sampled), each titled with its slope; masked cells blank."""
     import math
-
-    from embedcli.pipeline.positionmaps import power_of_two
 
     heads = report.bias.shape[0]
     count = min(heads, ALIBI_PNG_HEADS)

@@ -14,14 +14,15 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from embedcli.pipeline.positionmaps import AlibiReport, RopeReport
+from embedcli.render.json import heatmap_json
+
 if TYPE_CHECKING:
     from embedcli.pipeline.positionmaps import AlibiReport, Heatmap, RopeReport
 
 
 def positions_json(report: Heatmap | RopeReport | AlibiReport) -> dict[str, Any]:
     """The JSON twin of ``report``."""
-    from embedcli.pipeline.positionmaps import AlibiReport, RopeReport
-    from embedcli.render.json import heatmap_json
 
     if isinstance(report, AlibiReport):
         return alibi_json(report)
@@ -32,7 +33,6 @@ def positions_json(report: Heatmap | RopeReport | AlibiReport) -> dict[str, Any]
 
 def rope_json(report: RopeReport) -> dict[str, Any]:
     """Rope's matrix and its numbers: the report's fields, the heatmap's matrix in its place."""
-    from embedcli.render.json import heatmap_json
 
     fields = {k: v for k, v in asdict_shallow(report).items() if k != "heatmap"}
     if report.profile is None:

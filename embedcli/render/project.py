@@ -10,6 +10,7 @@ from rich.cells import cell_len, get_character_cell_size
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from embedcli.analysis.projection import verdict
 from embedcli.render.common import heading, items_line, note, plural
 
 if TYPE_CHECKING:
@@ -38,7 +39,6 @@ def project_view(report: Projection, *, width: int = 100, plain: bool = True) ->
     """The map: every row of the table as a density cloud, the chosen tokens on it as
     labelled markers, the axes with their ranges and shares of the variance, and whether the
     table is an isotropic cloud or has structure."""
-    from embedcli.analysis.projection import verdict
 
     x_range, y_range = _ranges(report)
     ticks = (f"{y_range[1]:.3g}", f"{y_range[0]:.3g}")

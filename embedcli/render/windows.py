@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from embedcli.render.common import add_row, first_fitting, heading, items_line, plural
+from embedcli.tokenization.encodings import token_piece
 
 if TYPE_CHECKING:
     import tiktoken
@@ -23,7 +24,6 @@ PIECE_WIDTH = 16  # longer pieces end in "…"
 def _batch_table(
     enc: tiktoken.Encoding, plan: WindowPlan, batch: dict[str, list], columns: int
 ) -> Table:
-    from embedcli.tokenization.encodings import token_piece
 
     table = Table()
     table.add_column(Text("row"), justify="right", no_wrap=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from embedcli.tokenization import engines
 from embedcli.tokenization.encodings import refuse_specials
 from embedcli.tokenization.runs import refuse_long_runs
 
@@ -32,7 +33,6 @@ def count_ordinary(enc: tiktoken.Encoding, text: str, fast: bool | None = None) 
     """``len(encode_ordinary(text))`` (special-token text counted as text), by the fastest
     engine proven exact for ``enc`` (engines.py; ``fast``: whether the job chose fastokens,
     None: if its tables are built)."""
-    from embedcli.tokenization import engines
 
     refuse_long_runs(enc, text)  # before any engine: what tiktoken cannot split, none counts
     return engines.count_ordinary(enc, text, lambda part: reference_count(enc, part), fast)

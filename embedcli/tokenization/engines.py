@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from embedcli.tokenization.bpe import dump_tiktoken_bpe
+from embedcli.tokenization.encodings import BUNDLED_ENCODINGS, get_encoding
 from embedcli.tokenization.hfjson import HFTokenizer
 from embedcli.tokenization.kinds import MODEL_TOKENIZERS
 from embedcli.tokenization.tiktokenfile import ModelTiktoken
@@ -114,8 +116,6 @@ def _bundled(enc: Any) -> bool:
     """Whether ``enc`` is (a copy of) embedcli's own bundled encoding of its name."""
     import tiktoken
 
-    from embedcli.tokenization.encodings import BUNDLED_ENCODINGS, get_encoding
-
     if type(enc) is not tiktoken.Encoding or enc.name not in BUNDLED_ENCODINGS:
         return False
     own = get_encoding(enc.name)
@@ -190,8 +190,6 @@ def build_fast(enc: tiktoken.Encoding) -> Any:
     import tempfile
 
     import fastokens
-
-    from embedcli.tokenization.bpe import dump_tiktoken_bpe
 
     data = dump_tiktoken_bpe(enc._mergeable_ranks)
     with tempfile.TemporaryDirectory(prefix="embedcli-ranks-") as folder:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from embedcli.errors import EncodingError, InputTextError
+from embedcli.tokenization.common import byte_of_char
+from embedcli.tokenization.encodings import encode
 from embedcli.tokenization.hfjson import HFTokenizer
 from embedcli.tokenization.kinds import tiktoken_behind
 from embedcli.tokenization.tiktokenfile import ModelTiktoken
@@ -172,8 +174,6 @@ def explain(
 
     import regex
 
-    from embedcli.tokenization.encodings import encode
-
     if isinstance(enc, HFTokenizer) and enc.family == "byte-level":
         return _explain_json_bpe(enc, text, allow_special, limit)
     inner, nfc = _tiktoken_of(enc)
@@ -296,9 +296,6 @@ def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> E
     merges list gives the ranks, and a chunk in the vocabulary is taken whole where the model
     says to ignore merges."""
     import json
-
-    from embedcli.tokenization.common import byte_of_char
-    from embedcli.tokenization.encodings import encode
 
     ids = encode(enc, text, allow_special=allow_special)
     tokenizer = enc._ordinary

@@ -52,12 +52,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from embedcli.errors import EncodingError, os_reason
+from embedcli.errors import EncodingError, WeightsError, os_reason
 from embedcli.models.config import folder_config
+from embedcli.models.gguf.file import looks_like_gguf, open_gguf_file
 from embedcli.models.hub.cache import not_cached
 from embedcli.models.hub.remote import Remote, cached_snapshot
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.sources import classify
+from embedcli.tokenization.gguf.tokenizer import load_gguf_tokenizer
 from embedcli.tokenization.hfjson import load_tokenizer_json
 from embedcli.tokenization.tiktokenfile import load_tiktoken_file, looks_like_tiktoken
 
@@ -176,7 +178,6 @@ def load_model_tokenizer(
         label = name or path.name
     else:
         raise EncodingError(f"cannot read {path}: no such file or folder")
-    from embedcli.models.gguf.file import looks_like_gguf
 
     if path.is_file() and looks_like_gguf(path):
         if family is not None:
@@ -295,9 +296,6 @@ def _load_once(path: str, mtime: int, size: int, name: str) -> ModelTokenizer:
 
 def gguf_file_tokenizer(path: Path, name: str) -> HFTokenizer:
     """The tokenizer a GGUF file carries in its metadata (``tokenizer.ggml.*``)."""
-    from embedcli.errors import WeightsError
-    from embedcli.models.gguf.file import open_gguf_file
-    from embedcli.tokenization.gguf.tokenizer import load_gguf_tokenizer
 
     try:
         gguf = open_gguf_file(path)

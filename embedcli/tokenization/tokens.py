@@ -26,6 +26,8 @@ from embedcli.tokenization.encodings import (
     visible,
     with_specials,
 )
+from embedcli.tokenization.engines import builder
+from embedcli.tokenization.threads import run_on_helpers
 
 if TYPE_CHECKING:
     import tiktoken
@@ -128,8 +130,6 @@ def _per_chunk(
             except Exception as exc:  # raised below: the first in the text
                 failed[index] = exc
 
-    from embedcli.tokenization.threads import run_on_helpers
-
     helpers = run_on_helpers(enc, drain, workers - 1)
     try:
         if first is not None:
@@ -172,8 +172,6 @@ def count_tokens(
 
     def count(own: tiktoken.Encoding, part: str) -> int:
         return count_ids(own, part, allow_special=allow_special)
-
-    from embedcli.tokenization.engines import builder
 
     threads = min(parallel.workers or _cpus(), 1 + len(text) // parallel.chunk_chars)
     first = None if allow_special else builder(enc, len(text), threads)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import ConfigError
 from embedcli.families.registry import Family, family_of_gguf, gguf_architectures
+from embedcli.models.config import parse_config
 
 if TYPE_CHECKING:
     from embedcli.models.config import ModelConfig
@@ -207,7 +208,6 @@ def gguf_config_json(gguf: GGUFFile, token_rows: int, token_dtype: str) -> dict[
 
 def gguf_model_config(gguf: GGUFFile, token_rows: int, token_dtype: str) -> ModelConfig:
     """The model config of a GGUF file, read through its family's registry entry."""
-    from embedcli.models.config import parse_config
 
     where = f"{gguf.path} (GGUF metadata)"  # a file named as given, as every error names it
     model = parse_config(gguf_config_json(gguf, token_rows, token_dtype), where)

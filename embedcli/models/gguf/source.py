@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import WeightsError
+from embedcli.models.gguf.checkpoint import GGUFCheckpoint
+from embedcli.models.gguf.config import gguf_model_config
 from embedcli.models.keys import TableKeys
 
 if TYPE_CHECKING:
@@ -32,8 +34,6 @@ _EXTRAS = {
 def open_gguf(path: Path) -> tuple[GGUFCheckpoint, ModelConfig]:
     """A GGUF file's checkpoint and config: header and metadata read and checked, the config
     mapped through the family registry; no tensor read."""
-    from embedcli.models.gguf.checkpoint import GGUFCheckpoint
-    from embedcli.models.gguf.config import gguf_model_config
 
     checkpoint = GGUFCheckpoint(path)
     if TOKEN not in checkpoint.names:

@@ -16,8 +16,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from embedcli.core.devices import torch_dtype
+from embedcli.core.memory import ensure_host_fits, format_bytes
 from embedcli.errors import WeightsError
 from embedcli.models.formats import MAX_SAFETENSORS_HEADER, TensorInfo, parse_safetensors_header
+from embedcli.models.hub.rows import MissingRows, RowLayout, gather_rows
 from embedcli.models.hub.tensorstore import TensorStore
 
 __all__ = ["FETCH_BLOCK", "RemoteSafetensors", "ShardedCheckpoint", "TensorStore"]
@@ -117,9 +120,6 @@ class RemoteSafetensors:
         is fetched, and refused above the remote's fetch limit (``--download-all`` lifts it)."""
         import torch
 
-        from embedcli.core.devices import torch_dtype
-        from embedcli.core.memory import ensure_host_fits
-
         entry = self._table_entry(name)
         nbytes = entry.end - entry.start
         ensure_host_fits(f"the values of {name} {entry.info.shape} {entry.info.dtype}", nbytes)
@@ -139,7 +139,6 @@ class RemoteSafetensors:
 
     def _announce(self, name: str, entry: Any, missing: int, remote: Remote) -> None:
         """Say how much a whole fetch will bring, before it starts; refuse it above the limit."""
-        from embedcli.core.memory import format_bytes
 
         info, limit = entry.info, remote.fetch_limit
         what = f"{name} {info.shape} {info.dtype} of {self.spec}"
@@ -169,9 +168,6 @@ class RemoteSafetensors:
         """Rows ``rows`` of a 2-D table, (len(rows), d) in its dtype: from the whole tensor
         when cached, else from cached row blocks, the missing blocks fetched by range reads."""
         import torch
-
-        from embedcli.core.devices import torch_dtype
-        from embedcli.models.hub.rows import MissingRows, RowLayout, gather_rows
 
         entry = self._table_entry(name)
         info = entry.info

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from embedcli.errors import WeightsError
+from embedcli.io.cache import cache_dir
 
 
 class TensorStore:
     """embedcli's cache of tensors fetched from a hub: one folder per repo, commit and file."""
 
     def __init__(self, repo_id: str, commit: str, filename: str) -> None:
-        from embedcli.io.cache import cache_dir
 
         base = cache_dir()
         self.folder = (

@@ -46,11 +46,15 @@ from pathlib import Path
 from typing import Any
 
 from embedcli.errors import EncodingError
+from embedcli.tokenization import hfjson
+from embedcli.tokenization.common import LLAMA3_PATTERN, QWEN_PATTERN
 from embedcli.tokenization.gguf.merges import score_merges
 from embedcli.tokenization.gguf.pre import (
     CUT_SAFE_REGEXES,
     GPT2,
     KNOWN_PRE_NAMES,
+    LLAMA3,
+    QWEN2,
     PreTokenizer,
     pre_tokenizer,
 )
@@ -373,9 +377,6 @@ def load_gguf_tokenizer(metadata: Mapping[str, Any], name: str, path: Path) -> H
 
 def _cut_safe_as_cased(spec: dict[str, Any]) -> bool:
     """hfjson's cut-safety test, with llama.cpp's [sS] contractions read as (?i:'s)."""
-    from embedcli.tokenization import hfjson
-    from embedcli.tokenization.common import LLAMA3_PATTERN, QWEN_PATTERN
-    from embedcli.tokenization.gguf.pre import LLAMA3, QWEN2
 
     parts = spec["pre_tokenizer"]["pretokenizers"]
     if len(parts) != 2:
