@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from embedcli.core import memory
 from embedcli.core.devices import resolve_device
 from embedcli.core.memory import CHUNK_ELEMENTS
-from embedcli.errors import WeightsError
+from embedcli.errors import InputTextError, TokenIdError, WeightsError
 from embedcli.tokenization.encodings import token_piece
 
 if TYPE_CHECKING:
@@ -91,15 +92,13 @@ def _check_search_memory(
     queries: int, chunk_rows: int, width: int, k: int, device: torch.device
 ) -> None:
     """Refuse a search whose working copies (queries and a chunk, normalised) would not fit."""
-    from embedcli.core.memory import available_memory, ensure_fits
-
     size = 4 if device.type == "mps" else 8  # float32 on MPS, float64 elsewhere
     rows = queries + 3 * chunk_rows  # the chunk, its scaled and its normalised copies
     scores = 3 * queries * (chunk_rows + k) * (size + 8)  # scores and ids, merged
-    ensure_fits(
+    memory.ensure_fits(
         f"the neighbor search ({queries:,} tokens × d {width:,})",
         rows * width * size + scores,
-        available_memory(device),
+        memory.available_memory(device),
         str(device),
         "look up fewer tokens at a time",
     )
@@ -108,8 +107,6 @@ def _check_search_memory(
 def token_ids_for(ids: list[int], table: torch.Tensor) -> list[int]:
     """``ids``, each checked to be a row of ``table`` (the encoding must be the model's)."""
     if not ids:
-        from embedcli.errors import InputTextError
-
         raise InputTextError(
             "the text has no tokens: there is nothing to look up; pass TEXT, -f FILE or --ids"
             " (project also takes --top N or --ids-file)"
@@ -117,8 +114,6 @@ def token_ids_for(ids: list[int], table: torch.Tensor) -> list[int]:
     rows = table.shape[0]
     for token in ids:
         if not 0 <= token < rows:
-            from embedcli.errors import TokenIdError
-
             raise TokenIdError(
                 f"token id {token} is out of range for a token table of {rows} rows; "
                 "use the encoding the model was trained with"

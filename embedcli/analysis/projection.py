@@ -15,9 +15,10 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from embedcli.core import memory
 from embedcli.core.devices import resolve_device
 from embedcli.core.memory import CHUNK_ELEMENTS, ensure_host_fits
-from embedcli.errors import InputTextError, MemoryLimitError, WeightsError
+from embedcli.errors import InputTextError, MemoryLimitError, TokenIdError, WeightsError
 from embedcli.tokenization.encodings import token_piece
 
 if TYPE_CHECKING:
@@ -93,8 +94,6 @@ def chosen_ids(
     seen: dict[int, tuple[int, str, int | None]] = {}
     for token, origin, index in wanted:
         if not 0 <= token < rows:
-            from embedcli.errors import TokenIdError
-
             where = "the text" if origin == "text" else "--ids-file"
             raise TokenIdError(
                 f"token id {token} (from {where}) is out of range for a token table of {rows:,} "
@@ -287,9 +286,7 @@ def _precision(
     where they fit; else an error."""
     import torch
 
-    from embedcli.core.memory import available_memory, ensure_fits
-
-    available = available_memory(device)
+    available = memory.available_memory(device)
     for precision in (torch.float64, torch.float32):
         if precision == torch.float64 and (device.type == "mps" or rows * width > FLOAT64_ELEMENTS):
             continue
@@ -298,7 +295,7 @@ def _precision(
         needed = copies * rows * width * precision.itemsize + rows * (PCA_RANK + 2) * 8
         if available is None or needed <= available:
             return precision
-    ensure_fits(
+    memory.ensure_fits(
         f"the principal axes of a {rows:,} × {width:,} table (float32 copies)",
         needed,
         available,

@@ -12,6 +12,7 @@ from embedcli.cli.inputs import ids_or_text
 from embedcli.cli.output import emit, models_listed
 from embedcli.core.config import DEFAULT_SEED, Overrides
 from embedcli.models.inventory import inspect_weights
+from embedcli.pipeline import sources
 from embedcli.render.json import neighbors_json, stats_json, weights_json
 from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 
@@ -82,15 +83,15 @@ def neighbors(
     """
     if models_listed(ctx, list_models, as_json):
         return
-    from embedcli.pipeline.sources import embed_source, source_tables
-
     name = resolve_encoding_name(encoding, model, weights)
     access = hub_access(download, download_all)
     enc = get_encoding(name, access)
     token_ids = ids_or_text(enc, texts, file, ids, allow_special)
     given = Overrides(d_model=d_model, seed=seed)
-    seeded, _ = embed_source(name, given, access=access) if weights is None else (None, None)
-    token, _, source = source_tables(seeded, weights, token_key, given=given, access=access)
+    seeded, _ = (
+        sources.embed_source(name, given, access=access) if weights is None else (None, None)
+    )
+    token, _, source = sources.source_tables(seeded, weights, token_key, given=given, access=access)
     rows = neighbors_report(enc, token_ids_for(token_ids, token), token, k, device)
     emit(as_json, neighbors_json, "neighbors_view", source, rows, seeded=weights is None)
 
@@ -118,14 +119,12 @@ def stats(
     """
     if models_listed(ctx, list_models, as_json):
         return
-    from embedcli.pipeline.sources import embed_source, source_tables
-
     given, access = Overrides(d_model=d_model, seed=seed), hub_access(download, download_all)
     seeded = None  # the tables of --weights need no tokenizer: only seeded ones are sized by one
     if weights is None:
         name = resolve_encoding_name(encoding, model, None)
-        seeded, _ = embed_source(name, given, access=access)
-    token, position, source = source_tables(
+        seeded, _ = sources.embed_source(name, given, access=access)
+    token, position, source = sources.source_tables(
         seeded, weights, token_key, position_key, given, access=access
     )
     found = [table_stats("token_embeddings", token)]

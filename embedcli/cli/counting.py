@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from embedcli.cli import inputs
 from embedcli.cli import options as o
 from embedcli.cli.checks import choices, hub_access
-from embedcli.cli.output import emit, watched, write_json
+from embedcli.cli.output import emit, watched, write, write_json
 from embedcli.cli.params import CONTEXT_WINDOW, SHARE, SIZE, Share, Window
 from embedcli.corpus.count import count_paths
 from embedcli.corpus.listing import Selection
@@ -243,11 +244,8 @@ def _run(request: CountRequest) -> None:
         return _list_models(request.as_json)
     if request.engine_info:
         return _engine_info(request)
-    if not request.paths:
-        from embedcli.cli.inputs import stdin as standard_input
-
-        if standard_input().isatty():
-            raise UsageError("count what? pass a PATH (. for this folder), or pipe text in")
+    if not request.paths and inputs.stdin().isatty():
+        raise UsageError("count what? pass a PATH (. for this folder), or pipe text in")
 
     names = resolve_encoding_names(list(request.encodings), request.counted_models)
     items = _counted(request, names)
@@ -275,8 +273,6 @@ def _run(request: CountRequest) -> None:
 
 def _counted(request: CountRequest, names: list[str]) -> Iterator[FileCount | Skipped]:
     """The count, file by file as they finish, with a progress bar on a terminal's stderr."""
-    from embedcli.cli.inputs import stdin
-
     paths = request.paths or ("-",)
     progress = None
     if not request.quiet and watched():  # rich only when a person is watching
@@ -288,7 +284,7 @@ def _counted(request: CountRequest, names: list[str]) -> Iterator[FileCount | Sk
     items = count_paths(
         paths, names, request.selection, errors=request.errors, engine=request.engine,
         workers=request.workers, scheduler=request.scheduler,
-        stdin=stdin() if "-" in paths else None,
+        stdin=inputs.stdin() if "-" in paths else None,
         on_plan=None if progress is None else progress.plan, access=request.access,
     )  # fmt: skip
     return items if progress is None else progress.follow(items)
@@ -301,8 +297,6 @@ def _stream_jsonl(items: Iterable[FileCount | Skipped]) -> None:
 
 
 def _write_csv(items: Iterable[FileCount | Skipped], names: list[str]) -> None:
-    from embedcli.cli.output import write
-
     for text in count_csv(items, names):
         write(text, newline=False)
 

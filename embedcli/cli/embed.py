@@ -13,11 +13,13 @@ import typer
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import lazy_stdin, stdin
-from embedcli.cli.output import emit, models_listed, prefetch, write_json
+from embedcli.cli.output import emit, models_listed, prefetch, watched, write, write_json
+from embedcli.core.broadcast import format_shape
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
 from embedcli.corpus.textinput import read_joined_text, read_texts
 from embedcli.errors import EncodingError, InputTextError, os_reason
 from embedcli.io.outputs import check_output_path, check_stream_path, write_tensor
+from embedcli.pipeline import sources
 from embedcli.pipeline.embed import run_embed
 from embedcli.pipeline.embedrequest import EmbedRequest
 from embedcli.pipeline.stream import NoProgress, embed_lines, stream_embed
@@ -193,10 +195,8 @@ def embed(
 def _run(request: EmbedRequest) -> None:
     """The tables, then the job the request asks for: one record a line, windows streamed to a
     file, or a batch shown (or written)."""
-    from embedcli.pipeline.sources import embed_source
-
     name = _encoding_name(request)
-    config, tables = embed_source(
+    config, tables = sources.embed_source(
         name, request.overrides, request.weights, request.token_key, request.position_key,
         access=request.access,
     )  # fmt: skip
@@ -219,8 +219,6 @@ def _encoding_name(request: EmbedRequest) -> str:
         # one fails on its small files, not after a table's gigabyte (ids need it only if it
         # reads).
         if name == str(weights):
-            from embedcli.tokenization.encodings import get_encoding
-
             get_encoding(name, request.access)
         return name
     except EncodingError:
@@ -255,9 +253,6 @@ def _embed_batch(
         write_tensor(output, result.input_embeddings)
     _show(request, result.report)
     if output is not None and not as_json:
-        from embedcli.cli.output import write
-        from embedcli.core.broadcast import format_shape
-
         shape = format_shape(tuple(result.input_embeddings.shape))
         write(f"wrote {visible_name(str(output))}: input_embeddings {shape} {config.dtype}")
 
@@ -300,8 +295,6 @@ def _stream(
 ) -> None:
     """--seq-len: every window of the text into --output, with a progress bar on a terminal."""
     from contextlib import ExitStack
-
-    from embedcli.cli.output import watched, write, write_json
 
     output, window = request.output, request.seq_len
     assert output is not None and window is not None  # the request refuses --seq-len without -o

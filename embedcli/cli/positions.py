@@ -10,15 +10,16 @@ import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
-from embedcli.cli.output import emit
+from embedcli.cli.output import emit, write
 from embedcli.cli.shapes import list_presets as listed
 from embedcli.core.config import DEFAULT_SEED, PICTURE_D_MODEL, PICTURE_POSITIONS
 from embedcli.core.positions import parse_rope_scaling
 from embedcli.errors import UsageError
-from embedcli.io.outputs import check_png
+from embedcli.io.outputs import check_not_an_input, check_png
 from embedcli.pipeline.positions import positions_report
 from embedcli.pipeline.positionsource import PositionsRequest
 from embedcli.pipeline.shapesrequest import refuse_beside_listing
+from embedcli.render.png import positions_png
 from embedcli.render.positionsjson import positions_json
 from embedcli.tokenization.display import visible_name
 
@@ -229,13 +230,8 @@ def _draw(request: PositionsRequest, png: Path | None) -> None:
 
     report = positions_report(request)
     if png is not None:
-        from embedcli.io.outputs import check_not_an_input
-        from embedcli.render.png import positions_png
-
         check_not_an_input(png, [request.weights], "--png")
         positions_png(report, png)
     emit(request.as_json, positions_json, "positions_view", report)
     if png is not None and not request.as_json:
-        from embedcli.cli.output import write
-
         write(f"wrote {visible_name(str(png))}")

@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from embedcli.analysis import projection
 from embedcli.analysis.neighbors import token_ids_for
 from embedcli.analysis.projector import check_outputs, write_projector
 from embedcli.cli import options as o
@@ -13,8 +14,9 @@ from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import ids_from_file, ids_or_text
 from embedcli.cli.output import emit, models_listed, write
 from embedcli.core.config import DEFAULT_SEED, Overrides
-from embedcli.errors import UsageError
+from embedcli.errors import OutputError, UsageError
 from embedcli.io.outputs import staged
+from embedcli.pipeline import sources
 from embedcli.pipeline.projectrequest import ProjectRequest
 from embedcli.render.json import project_json
 from embedcli.render.png import projection_png
@@ -118,21 +120,24 @@ def _projected(request: ProjectRequest) -> tuple[Any, Any]:
     """The projection of the ids asked for (the text's, --top's, --ids-file's) on the table
     (``--weights``', or the encoding's seeded one), and the table."""
     # here, not at the top: the jobs import torch, which `embedcli --help` must not pay for
-    from embedcli.analysis.projection import chosen_ids, project
-    from embedcli.pipeline.sources import embed_source, source_tables
-
     weights, given, access = request.weights, request.given, request.access
     name = resolve_encoding_name(request.encoding, request.model, weights)
     enc = get_encoding(name, access)
     texts = list(request.texts) or None
     listed = None if request.ids_file is None else ids_from_file(request.ids_file, texts)
     text_ids = _text_ids(enc, request, alone=request.top or listed)
-    seeded, _ = embed_source(name, given, access=access) if weights is None else (None, None)
-    table, _, source = source_tables(seeded, weights, request.token_key, given=given, access=access)
+    seeded, _ = (
+        sources.embed_source(name, given, access=access) if weights is None else (None, None)
+    )
+    table, _, source = sources.source_tables(
+        seeded, weights, request.token_key, given=given, access=access
+    )
     if text_ids is not None:
         token_ids_for(text_ids, table)  # a text without tokens, or the wrong encoding
-    chosen = chosen_ids(text_ids or [], request.top, listed, table.shape[0])
-    projected = project(enc, table, chosen, source, seeded=weights is None, device=request.device)
+    chosen = projection.chosen_ids(text_ids or [], request.top, listed, table.shape[0])
+    projected = projection.project(
+        enc, table, chosen, source, seeded=weights is None, device=request.device
+    )
     return projected, table
 
 
@@ -170,8 +175,6 @@ def _write_outputs(
                 try:
                     folder.mkdir(exist_ok=True)
                 except OSError as exc:
-                    from embedcli.errors import OutputError
-
                     raise OutputError(f"cannot make {folder}: {exc.strerror or exc}") from None
                 written.extend(write_projector(folder, table, report, stage))
     except BaseException:

@@ -26,7 +26,11 @@ from embedcli.cli.options import (
 )
 from embedcli.cli.output import emit, models_listed, write, write_json, write_text
 from embedcli.render.json import explain_json, tokenize_jsons
-from embedcli.tokenization.encodings import get_encoding, resolve_encoding_names
+from embedcli.tokenization.encodings import (
+    encoding_name_for_model,
+    get_encoding,
+    resolve_encoding_names,
+)
 from embedcli.tokenization.explain import EXPLAIN_CHUNKS, explain
 from embedcli.tokenization.idtext import parse_ids as parse_text_ids
 from embedcli.tokenization.request import TokenizeRequest
@@ -156,9 +160,6 @@ def _cut(result: object, limit: int, as_json: bool) -> None:
 
 def _counts(results: list, as_json: bool, models: list[str]) -> None:
     if as_json:
-        from embedcli.render.json import tokenize_jsons
-        from embedcli.tokenization.encodings import encoding_name_for_model
-
         found = tokenize_jsons([r.report() for r in results])
         if models:  # each encoding names the -m models it was asked for by
             for one in found.get("encodings", [found]):

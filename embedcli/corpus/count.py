@@ -19,6 +19,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from embedcli.corpus.engine_dask import dask_results
 from embedcli.corpus.engine_local import local_results
 from embedcli.corpus.pieces import (
     Piece,
@@ -30,6 +31,7 @@ from embedcli.corpus.pieces import (
 )
 from embedcli.corpus.report import CountReport, FileCount, Keep, collect
 from embedcli.corpus.selection import BLOCK_BYTES, Found, Selection, Skipped, walk
+from embedcli.corpus.stdin import count_stdin
 from embedcli.errors import InputTextError, UsageError
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.tokenization.encodings import cut_safe
@@ -71,8 +73,6 @@ def count_paths(
     items = walk(paths, selection)
     first = next(items, None)  # a PATH that names nothing fails here, before stdin is read
     if "-" in paths:
-        from embedcli.corpus.stdin import count_stdin
-
         item = count_stdin(stdin, names, errors, cuttable=cuttable)
         _strict(item, errors)
         yield item
@@ -88,8 +88,6 @@ def count_paths(
 
     if engine == "dask":
         import tiktoken
-
-        from embedcli.corpus.engine_dask import dask_results
 
         # a tokenizer named by a relative path is found by the workers too; an encoding's
         # name stays one (-e gpt2 is tiktoken's gpt2 there too, beside a folder named gpt2)

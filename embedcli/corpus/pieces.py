@@ -18,6 +18,7 @@ from embedcli.corpus.selection import BLOCK_BYTES, FIRST_BLOCK, Found
 from embedcli.errors import InputTextError
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.tokenization.counts import count_ordinary
+from embedcli.tokenization.encodings import get_encoding
 from embedcli.tokenization.engines import used_by, worth_it
 
 TASK_BYTES = 4 << 20  # small files are grouped into tasks of about this size
@@ -175,8 +176,6 @@ def encodings_for(names: tuple[str, ...], access: HubAccess = OFFLINE) -> list[A
     """The encodings ``names`` names, loaded once per process (``access``: what this command
     allows of the hub, for an hf: tokenizer)."""
     if names not in _ENCODINGS:
-        from embedcli.tokenization.encodings import get_encoding
-
         _ENCODINGS[names] = [get_encoding(name, access) for name in names]
     return _ENCODINGS[names]
 

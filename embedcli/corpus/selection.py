@@ -31,6 +31,7 @@ from embedcli.corpus.listing import GLOB_CHARS as GLOB_CHARS
 from embedcli.corpus.listing import Found as Found
 from embedcli.corpus.listing import Selection as Selection
 from embedcli.corpus.listing import Skipped as Skipped
+from embedcli.corpus.urls import walk_url
 from embedcli.errors import InputTextError, os_reason
 
 EVERY = Selection()  # the defaults: .gitignore honoured, no dotfiles, no size limit
@@ -118,8 +119,6 @@ def walk(paths: Sequence[str], selection: Selection = EVERY) -> Iterator[Found |
         if given == "-":
             continue
         if "://" in given:
-            from embedcli.corpus.urls import walk_url
-
             yield from walk_url(given, selection, include, extra)
             continue
         path = Path(given)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
+from embedcli.core import memory
 from embedcli.errors import InputTextError, UsageError, os_reason
 
 # A text held whole (tokenize, embed, windows) costs about this many bytes of memory per byte of
@@ -17,9 +18,7 @@ UNCHECKED_BYTES = 64 << 20
 def text_limit() -> int:
     """The most bytes of text a command reads whole: what this machine's free memory can hold
     (1 GiB where it cannot be told)."""
-    from embedcli.core.memory import host_available_memory
-
-    available = host_available_memory()
+    available = memory.host_available_memory()
     return (available or 16 << 30) // BYTES_PER_TEXT_BYTE
 
 

@@ -13,8 +13,9 @@ from embedcli.core.memory import CHUNK_ELEMENTS
 from embedcli.errors import WeightsError
 from embedcli.models.checkpoint import Checkpoint
 from embedcli.models.formats import TensorInfo
+from embedcli.models.gguf.source import gguf_summary
 from embedcli.models.hub.session import OFFLINE, HubAccess
-from embedcli.models.sources import ModelSource
+from embedcli.models.sources import ModelSource, open_source
 from embedcli.models.tables import TableKeys, find_tables, position_rows_before
 
 if TYPE_CHECKING:
@@ -56,8 +57,6 @@ def inspect_weights(
     elif isinstance(path, Checkpoint):
         source = ModelSource(str(path.path), path.path.name, path)
     else:
-        from embedcli.models.sources import open_source
-
         source = open_source(path, access)
     checkpoint = source.checkpoint
     named = source.folder is not None or source.hub or source.spec.startswith("ollama:")
@@ -66,8 +65,6 @@ def inspect_weights(
     parameters = checkpoint.unique_parameters()
     gguf = None
     if checkpoint.is_gguf:
-        from embedcli.models.gguf.source import gguf_summary
-
         gguf = gguf_summary(cast("GGUFCheckpoint", checkpoint))
     try:
         keys = find_tables(checkpoint, token_key, position_key, source.config)

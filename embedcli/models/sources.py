@@ -22,7 +22,7 @@ from embedcli.errors import WeightsError
 from embedcli.models.checkpoint import Checkpoint
 from embedcli.models.config import CONFIG_FILE, ModelConfig, folder_config, parse_config, read_json
 from embedcli.models.gguf.file import looks_like_gguf
-from embedcli.models.gguf.ollama import is_ollama
+from embedcli.models.gguf.ollama import is_ollama, resolve
 from embedcli.models.gguf.source import open_gguf
 from embedcli.models.hub.cache import (
     keep_ref,
@@ -31,6 +31,7 @@ from embedcli.models.hub.cache import (
     snapshot_folder,
     with_cache,
 )
+from embedcli.models.hub.remote import Remote
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.hub.shards import RemoteSafetensors, ShardedCheckpoint
 from embedcli.models.hub.spec import HubSpec, Unreachable, is_commit
@@ -142,8 +143,6 @@ def open_source(spec: str | Path, access: HubAccess = OFFLINE) -> ModelSource:
     if source.hub is not None:
         return _open_hub(source.hub, access)
     if source.kind == "ollama":
-        from embedcli.models.gguf.ollama import resolve
-
         return ModelSource(text, text, *open_gguf(resolve(text)))
     path = Path(text) if source.path is None else source.path
     if source.kind == "folder":
@@ -203,8 +202,6 @@ def _open_hub(spec: HubSpec, access: HubAccess) -> ModelSource:
     """A hub model: with the network allowed, at the commit the hub says its revision is at now
     (a cached snapshot of that commit first); offline, at the cached ref."""
     if access.allowed():
-        from embedcli.models.hub.remote import Remote
-
         remote = Remote(spec, access)
         try:
             commit = spec.revision if is_commit(spec.revision) else remote.reach()  # a hash: fixed
@@ -225,8 +222,6 @@ def _open_hub(spec: HubSpec, access: HubAccess) -> ModelSource:
         source.commit = snapshot.name
         return source
     if snapshot is not None:  # a snapshot without weights: the table may be in embedcli's cache
-        from embedcli.models.hub.shards import RemoteSafetensors
-
         checkpoint = _single_file(
             RemoteSafetensors(None, spec, snapshot.name, WEIGHT_FILES[0]),
             snapshot,

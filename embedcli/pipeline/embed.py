@@ -22,6 +22,7 @@ from embedcli.errors import (
     TokenIdError,
 )
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.pipeline.reference import verify as against_reference
 from embedcli.pipeline.rowtables import RowTables, held_ids
 from embedcli.pipeline.sourceinfo import SourceInfo, source_info
 from embedcli.tokenization.encodings import (
@@ -385,8 +386,6 @@ def run_embed(
         trace = module.trace(looked_up, checked=True, attention_mask=torch.tensor(mask))
     checked = None
     if verify:
-        from embedcli.pipeline.reference import verify as against_reference
-
         # Worked out again on the CPU from the recipe and the formulas, not by the module.
         checked = against_reference(
             config, ids_cpu, trace.input_embeddings, tables, torch.tensor(mask)

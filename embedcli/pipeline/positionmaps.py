@@ -18,6 +18,7 @@ from embedcli.core.positions import (
     rope_inverse_frequencies,
     wrap_angles,
 )
+from embedcli.errors import MemoryLimitError
 from embedcli.tokenization.display import plural
 
 if TYPE_CHECKING:
@@ -326,8 +327,6 @@ def _check_alibi_outputs(bias: AlibiBias, one: bool, png: bool, as_json: bool) -
     (16 heads × 16 positions) always do."""
     heads, rows = len(bias), bias.length
     if as_json and bias.size > JSON_BIAS_VALUES:
-        from embedcli.errors import MemoryLimitError
-
         raise MemoryLimitError(
             f"--json writes every bias value: {plural(heads, 'head')} × {rows:,}² positions "
             f"= {bias.size:,} values, more than the {JSON_BIAS_VALUES:,} it writes at most; "

@@ -15,6 +15,7 @@ from embedcli.core.config import (
     Overrides,
 )
 from embedcli.core.memory import ensure_room
+from embedcli.core.positions import sinusoidal_table
 from embedcli.errors import ConfigError, UsageError, WeightsError
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.pipeline.positionmaps import Heatmap as Heatmap  # re-exported
@@ -44,8 +45,6 @@ def position_table(
     sinusoidal without; sizes default to a terminal-sized picture, and with ``weights`` come from
     the checkpoint (a width given that disagrees with it is an error; ``context_length``, at
     most the table's rows, draws its first rows)."""
-    from embedcli.core.positions import sinusoidal_table
-
     positional = positional or ("learned" if weights is not None else "sinusoidal")
     if weights is not None and positional != "learned":
         raise UsageError("--weights shows a checkpoint's learned table: drop --positional")

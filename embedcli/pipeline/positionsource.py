@@ -18,6 +18,7 @@ from embedcli.core.config import (
     EmbedConfig,
     Overrides,
 )
+from embedcli.core.positions import alibi_slopes
 from embedcli.errors import ConfigError, UsageError
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.presets import get_preset, preset_model
@@ -219,8 +220,6 @@ def _flags_encoding(request: PositionsRequest) -> Encoding:
         return Encoding("rope", "from the flags", rope_theta=theta, rope_dim=dim,
                         rope_scaling=request.rope_scaling)  # fmt: skip
     if family == "alibi":
-        from embedcli.core.positions import alibi_slopes
-
         heads = request.heads or DEFAULT_HEADS
         return Encoding("alibi", "from the flags", heads=heads, slopes=tuple(alibi_slopes(heads)))
     return Encoding(family, "from the flags")

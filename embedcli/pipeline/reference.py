@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from embedcli.core.devices import torch_dtype
+from embedcli.core.positions import halves_sinusoids
 from embedcli.errors import VerificationError
 from embedcli.models.tables import load_tables
 from embedcli.pipeline import hfreference
@@ -170,8 +171,6 @@ def reference_embeddings(
         added = position.to(dtype)[rows]  # (T, d) or (B, T, d)
     elif config.positional == "sinusoidal":
         if config.sinusoid == "halves":
-            from embedcli.core.positions import halves_sinusoids
-
             table = halves_sinusoids(int(rows.max()) + 1, config.d_model, config.padding_idx)
         else:
             table = sinusoids(int(rows.max()) + 1, config.d_model)

@@ -16,6 +16,7 @@ from embedcli.core.config import DTYPES, EmbedConfig, Preset, changes
 from embedcli.core.devices import dtype_size
 from embedcli.core.memory import ensure_room
 from embedcli.core.shapeplan import TraceStep, planned_trace
+from embedcli.errors import ConfigError
 from embedcli.pipeline.embed import prepare_module
 from embedcli.pipeline.shapesrequest import ShapesRequest
 from embedcli.pipeline.sources import shapes_source
@@ -154,8 +155,6 @@ def run_inspect(
     seq_len = seq_len or preset.seq_len
     config.check_length(seq_len, "--seq-len", "lower -t/--seq-len or raise --context-length")
     if batch_size * seq_len * config.d_model * 8 >= 2**63:  # torch counts bytes in an int64
-        from embedcli.errors import ConfigError
-
         raise ConfigError(
             f"a ({batch_size:,}, {seq_len:,}, {config.d_model:,}) tensor has more bytes than "
             "torch can count; lower -b, -t or -d"

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 
 from embedcli.core.config import EmbedConfig, Overrides, Preset
 from embedcli.errors import UsageError
+from embedcli.models import tables as model_tables
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.inventory import inspect_weights
+from embedcli.models.presets import preset_config
 from embedcli.models.sources import open_source
-from embedcli.models.tables import check_source, tables_config
+from embedcli.models.tables import check_source, position_rows_before
 from embedcli.pipeline.embed import check_memory
 from embedcli.pipeline.rowtables import RowTables
 from embedcli.tokenization.encodings import get_encoding
@@ -44,14 +46,12 @@ def _loaded(
     """The two tables of a source, labelled for reports, and the opened source. ``by_rows``:
     a table the source reads by rows stays there (RowTables), once the flags (``given``) and
     config.json are checked against its header."""
-    from embedcli.models.tables import find_tables, read_tables
-
     source = open_source(weights, access)
-    keys = find_tables(source.checkpoint, token_key, position_key, source.config)
+    keys = model_tables.find_tables(source.checkpoint, token_key, position_key, source.config)
     if by_rows and source.by_rows(keys.token):
         tables = _row_tables(source, keys, given or Overrides())
     else:
-        tables = read_tables(source.checkpoint, keys)
+        tables = model_tables.read_tables(source.checkpoint, keys)
     named = source.folder is not None or source.hub or source.spec.startswith("ollama:")
     tables.path = source.spec if named else tables.path
     tables.model = source.summary()
@@ -116,7 +116,9 @@ def embed_source(
         weights, token_key, position_key, by_rows=True, given=overrides, access=access
     )
     token, position, stored = _table_shapes(tables)
-    config = tables_config(token, position, overrides, model=source.config, table_dtype=stored)
+    config = model_tables.tables_config(
+        token, position, overrides, model=source.config, table_dtype=stored
+    )
     return config, tables
 
 
@@ -136,15 +138,11 @@ def source_tables(
     ``from_position_zero``: without the rows a family keeps before position 0 (OPT's 2)."""
     _keys_need_weights(weights, token_key, position_key)
     if weights is not None:
-        from embedcli.models.tables import check_source
-
         tables, source = _loaded(weights, token_key, position_key, access=access)
         shapes = (tables.token.shape, _shape(tables.position))
         check_source(*shapes, given or Overrides(), source.config)
         position = tables.position
         if from_position_zero and position is not None:
-            from embedcli.models.tables import position_rows_before
-
             before = position_rows_before(source.config)
             position = position[before:]
             if before:
@@ -183,8 +181,6 @@ def shapes_source(
     tables too when ``load``)."""
     _keys_need_weights(weights, token_key, position_key)
     if weights is None:
-        from embedcli.models.presets import preset_config
-
         base, config = preset_config(preset, overrides)
         return base, config, None
     if preset is not None:
@@ -206,20 +202,18 @@ def checkpoint_preset(
 ) -> tuple[Preset, tuple[torch.Tensor, torch.Tensor | None] | None]:
     """A preset from a checkpoint's table shapes (read from its header alone unless ``load``),
     counting the whole checkpoint's parameters; with ``load``, the tables too."""
-    from embedcli.models.tables import find_tables, read_tables, tables_config
-
     # opened once: headers, parameter count, and tables if asked
     source = open_source(path, access)
     checkpoint = source.checkpoint
-    keys = find_tables(checkpoint, token_key, position_key, source.config)
+    keys = model_tables.find_tables(checkpoint, token_key, position_key, source.config)
     position_shape = None if keys.position is None else checkpoint.info(keys.position).shape
     token = checkpoint.info(keys.token)
-    config = tables_config(
+    config = model_tables.tables_config(
         token.shape, position_shape, overrides, model=source.config, table_dtype=token.dtype
     )
     counted = inspect_weights(source, token_key, position_key).parameters
     preset = Preset("checkpoint", f"{source.label}, {keys.layout}", config, parameters=counted)
     if not load:
         return preset, None
-    tables = read_tables(checkpoint, keys)
+    tables = model_tables.read_tables(checkpoint, keys)
     return preset, (tables.token, tables.position, tables.extras)

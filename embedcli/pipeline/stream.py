@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from embedcli.core.broadcast import format_shape
 from embedcli.core.config import EmbedConfig
+from embedcli.corpus import textinput
 from embedcli.corpus.windows import StreamWindows, token_blocks
 from embedcli.errors import InputTextError, TokenIdError
 from embedcli.io.outputs import ArrayStreamWriter
@@ -205,21 +206,20 @@ def embed_lines(
     import torch
 
     from embedcli.core.embedding import check_token_ids
-    from embedcli.corpus.textinput import decode_utf8, text_limit
 
     limit = config.cut_length(truncate, truncate_to_context)
     module, _ = prepare_module(
         config, device, _pair(tables), 1, config.context_length, extras=_extras(tables)
     )
     hint = id_hint(config, tables)
-    longest = text_limit()
+    longest = textinput.text_limit()
     for number, raw in enumerate(iter(lambda: stream.readline(longest + 1), b""), start=1):
         if len(raw) > longest:
             raise InputTextError(
                 f"line {number} of {source} is longer than {longest:,} bytes, more than this "
                 "machine's free memory can hold"
             )
-        text = decode_utf8(raw, f"line {number} of {source}")
+        text = textinput.decode_utf8(raw, f"line {number} of {source}")
         text = text[:-2] if text.endswith("\r\n") else text.removesuffix("\n")
         try:
             ids = with_specials(enc, encode(enc, text, allow_special=allow_special), add_special)

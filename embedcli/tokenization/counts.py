@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from embedcli.tokenization import engines
 from embedcli.tokenization.encodings import refuse_specials
+from embedcli.tokenization.engines import note_reference
 from embedcli.tokenization.runs import refuse_long_runs
 
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ def count_ids(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False)
     if not allow_special:
         refuse_specials(enc, text)
     elif any(token in text for token in enc.special_tokens_set):  # special ids: tiktoken's
-        from embedcli.tokenization.engines import note_reference
-
         note_reference(enc)
         return reference_count(enc, text, allow_special=True)
     return count_ordinary(enc, text)

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from embedcli.errors import UsageError
 from embedcli.tokenization.bpe import dump_tiktoken_bpe
 from embedcli.tokenization.encodings import BUNDLED_ENCODINGS, get_encoding
 from embedcli.tokenization.hfjson import HFTokenizer
@@ -127,8 +128,6 @@ def mode() -> str:
     character, where it is proven exact)."""
     chosen = os.environ.get(ENV) or "auto"
     if chosen not in ENGINE_CHOICES:
-        from embedcli.errors import UsageError
-
         raise UsageError(f"{ENV} must be one of {', '.join(ENGINE_CHOICES)}, got {chosen!r}")
     return chosen
 
@@ -148,8 +147,6 @@ def why_not(enc: Any) -> str | None:
     installed = _fastokens_version()
     if installed is None:
         if mode() == "fastokens":
-            from embedcli.errors import UsageError
-
             raise UsageError(
                 f"{ENV}=fastokens, but fastokens is not installed: pip install 'embedcli[fast]'"
             )

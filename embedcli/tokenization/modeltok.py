@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from embedcli.errors import EncodingError, WeightsError, os_reason
 from embedcli.models.config import folder_config
 from embedcli.models.gguf.file import looks_like_gguf, open_gguf_file
+from embedcli.models.gguf.ollama import resolve
 from embedcli.models.hub.cache import not_cached
 from embedcli.models.hub.remote import Remote, cached_snapshot
 from embedcli.models.hub.session import OFFLINE, HubAccess
@@ -246,8 +247,6 @@ def load_tokenizer(name: str, access: HubAccess = OFFLINE) -> ModelTokenizer:
     network only where ``access`` allows it, and then only the tokenizer files)."""
     source = classify(name)
     if source.kind == "ollama":
-        from embedcli.models.gguf.ollama import resolve
-
         return _loaded_tokenizer(resolve(name), name)
     spec = source.hub
     if spec is None:

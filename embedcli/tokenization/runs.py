@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from embedcli.errors import InputTextError
 from embedcli.tokenization.kinds import tiktoken_behind
 
 MAX_WHITESPACE_RUN = 900_000
@@ -31,8 +32,6 @@ def refuse_long_runs(enc: Any, text: str) -> None:
         return
     found = longest_run(text)
     if found is not None:
-        from embedcli.errors import InputTextError
-
         start, end = found
         raise InputTextError(
             f"a run of {end - start:,} whitespace characters: "

@@ -22,6 +22,7 @@ from embedcli.models.hub.cache import (
     with_cache,
 )
 from embedcli.models.hub.http import (
+    RETRY_STATUSES,
     GaveUp,
     RangeMismatch,
     Transient,
@@ -320,8 +321,6 @@ def _raise_if_transient(exc: BaseException) -> None:
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
     if isinstance(status, int):
-        from embedcli.models.hub.http import RETRY_STATUSES
-
         if status in RETRY_STATUSES:
             phrase = getattr(response, "reason_phrase", "") or ""
             raise Transient(status, phrase, retry_after(response.headers)) from None

@@ -20,6 +20,7 @@ from embedcli.core.devices import torch_dtype
 from embedcli.core.memory import ensure_host_fits, format_bytes
 from embedcli.errors import WeightsError
 from embedcli.models.formats import MAX_SAFETENSORS_HEADER, TensorInfo, parse_safetensors_header
+from embedcli.models.hub.cache import not_cached
 from embedcli.models.hub.rows import MissingRows, RowLayout, gather_rows
 from embedcli.models.hub.tensorstore import TensorStore
 
@@ -80,8 +81,6 @@ class RemoteSafetensors:
 
     def _need_remote(self, what: str) -> Remote:
         if self.remote is None:
-            from embedcli.models.hub.cache import not_cached
-
             # the snapshot lacks this shard: embedcli's tensor cache was the other place
             where = "the Hugging Face cache's snapshot" + (
                 ""
