@@ -278,7 +278,7 @@ def _counted(request: CountRequest, names: list[str]) -> Iterator[FileCount | Sk
     if not request.quiet and watched():  # rich only when a person is watching
         from rich.console import Console
 
-        from embedcli.render.progress import CountProgress
+        from embedcli.render.progress import CountProgress  # lazy: render.progress loads rich
 
         progress = CountProgress(Console(stderr=True))
     items = count_paths(

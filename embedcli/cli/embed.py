@@ -306,7 +306,7 @@ def _stream(
         if not request.quiet and watched():
             from rich.console import Console
 
-            from embedcli.render.progress import StreamProgress
+            from embedcli.render.progress import StreamProgress  # lazy: render.progress loads rich
 
             progress = stack.enter_context(StreamProgress(size, Console(stderr=True)))
         summary = stream_embed(

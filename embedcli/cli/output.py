@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import typer
 
-from embedcli.errors import OutputError
+from embedcli.errors import OutputError, UsageError
 from embedcli.io.jsonstream import json_chunks
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def prefetch(view: str) -> None:
     :func:`emit` imports the same modules and waits for this import if it is still running."""
     import threading
 
-    from embedcli.render import module_of
+    from embedcli.render import module_of  # lazy: no view module is loaded at start-up
 
     name = module_of(view)
 
@@ -148,7 +148,7 @@ def emit(
     if as_json:
         write_json(to_json(*args))
         return
-    import embedcli.render
+    import embedcli.render  # lazy: views (rich) load only when shown; --json never does
 
     show(getattr(embedcli.render, view), *args, **view_kwargs)
 
@@ -157,8 +157,6 @@ def models_listed(ctx: typer.Context, requested: bool, as_json: bool) -> bool:
     """--list-models, wherever -m is taken: print the model names -m knows; True when done.
     Anything else given with it (but --json and -q) is a usage error, as count has it."""
     if requested:
-        from embedcli.errors import UsageError
-
         given = [
             param.opts[-1] if param.opts[-1].startswith("-") else param.human_readable_name
             for param in ctx.command.params
@@ -169,7 +167,7 @@ def models_listed(ctx: typer.Context, requested: bool, as_json: bool) -> bool:
             raise UsageError(f"--list-models prints the model table: drop {' and '.join(given)}")
         from dataclasses import asdict
 
-        from embedcli.tokenization.modelnames import MODELS
+        from embedcli.tokenization.modelnames import MODELS  # lazy: the table, only to list it
 
         emit(as_json, lambda models: {"models": [asdict(m) for m in models]}, "models_view", MODELS)
     return requested

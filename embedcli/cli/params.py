@@ -119,7 +119,7 @@ class ContextWindowType(ParamType):
             return None, size
         if re.match(r"^-?[\d.]+$", text):
             raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
-        from embedcli.tokenization.modelnames import lookup  # only for a model's name
+        from embedcli.tokenization.modelnames import lookup  # lazy: the model table, for a name
 
         found = lookup(value)
         return found.name, found.context

@@ -119,7 +119,6 @@ def project(
 def _projected(request: ProjectRequest) -> tuple[Any, Any]:
     """The projection of the ids asked for (the text's, --top's, --ids-file's) on the table
     (``--weights``', or the encoding's seeded one), and the table."""
-    # here, not at the top: the jobs import torch, which `embedcli --help` must not pay for
     weights, given, access = request.weights, request.given, request.access
     name = resolve_encoding_name(request.encoding, request.model, weights)
     enc = get_encoding(name, access)

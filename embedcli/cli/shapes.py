@@ -11,6 +11,7 @@ from embedcli.core.broadcast import explain, parse_shape
 from embedcli.core.config import Overrides
 from embedcli.errors import UsageError
 from embedcli.models.presets import get_preset, preset_names
+from embedcli.pipeline.shapes import inspect
 from embedcli.pipeline.shapesrequest import ShapesRequest
 from embedcli.render.json import broadcast_json, presets_json, shapes_json
 
@@ -73,8 +74,6 @@ def inspect_shapes(
     )  # fmt: skip
     if listing:
         return list_presets(as_json)
-    from embedcli.pipeline.shapes import inspect  # lazy: the shape plan imports torch
-
     emit(as_json, shapes_json, "shapes_tables", inspect(request))
 
 

@@ -13,6 +13,8 @@ import marshal
 import os
 from pathlib import Path
 
+from embedcli.io.outputs import atomic_write
+
 CACHE_ENV = "EMBEDCLI_CACHE_DIR"
 # Bump v1 when the payload layout changes; marshal's own version guards across Pythons.
 _FORMAT = b"embedcli-ranks-v1 marshal-%d\n" % marshal.version
@@ -58,8 +60,6 @@ def store_ranks(key: str, ranks: dict[bytes, int]) -> None:
     path = _entry(key)
     if path is None:
         return
-    from embedcli.io.outputs import atomic_write
-
     payload = marshal.dumps(ranks)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -80,7 +80,8 @@ def read_positions(family: Family, text: dict[str, Any], where: str) -> dict[str
 
 
 def _alibi(family: Family, text: dict[str, Any], heads: int | None, where: str) -> dict[str, Any]:
-    from embedcli.core.positions import alibi_slopes  # torch is imported only here
+    # lazy: this module is loaded at start-up (the presets); the formulas are not
+    from embedcli.core.positions import alibi_slopes
 
     if heads is None:
         raise ConfigError(f"{where}: ALiBi needs the head count (num_attention_heads)")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from embedcli.core.config import DEFAULT_CONTEXT_LENGTH
+from embedcli.core.config import DEFAULT_CONTEXT_LENGTH, DTYPES, EmbedConfig
 from embedcli.errors import ConfigError, WeightsError
 from embedcli.families.registry import Layout, layouts
 from embedcli.models.formats import strip_prefixes
@@ -57,11 +57,12 @@ def find_tables(
     The tables found are checked from the header alone (2-D, floating point, no empty
     dimension, equal widths), so that every command refuses a bad table before reading it."""
     if checkpoint.is_gguf:
+        # lazy, as the two below: this module is loaded at start-up (the presets), GGUF is not
         from embedcli.models.gguf.source import gguf_tables
 
         keys = gguf_tables(cast("GGUFCheckpoint", checkpoint), model, token_key, position_key)
     elif model is not None and model.family is not None:
-        from embedcli.models.familykeys import family_tables
+        from embedcli.models.familykeys import family_tables  # lazy: see gguf_tables above
 
         keys = family_tables(checkpoint, model, token_key, position_key)
     else:
@@ -221,7 +222,7 @@ def load_tables(
     source: str | Path, token_key: str | None = None, position_key: str | None = None
 ) -> LoadedTables:
     """Open a checkpoint file, model folder or hub model and read only its input layer."""
-    from embedcli.models.sources import open_source
+    from embedcli.models.sources import open_source  # lazy: not loaded at start-up
 
     opened = open_source(source)
     checkpoint = opened.checkpoint
@@ -378,8 +379,6 @@ def tables_config(
     imply, with the flags' dtype and positional family; a size flag that disagrees with either
     is an error. The default dtype of a model source is the checkpoint's, as transformers
     loads it."""
-    from embedcli.core.config import DTYPES, EmbedConfig
-
     check_source(token_shape, position_shape, given, model)
     vocab, width = token_shape
     positional = given.positional or (model.positional if model else None)

@@ -185,10 +185,10 @@ def check_memory(
     on_cpu = device.type == "cpu"
     if on_cpu and config.dtype != "float32":
         tables += rows * d * size
+    from embedcli.core.embedding import BUFFER_ROWS  # lazy: core.embedding loads torch
+
     # The module's buffers: arange(context_length) as int64 position ids, and a sinusoidal
     # table, computed in float64 and kept in float32.
-    from embedcli.core.embedding import BUFFER_ROWS
-
     context = min(config.context_length, BUFFER_ROWS)  # the buffers stop there
     buffers = context * 8 + (context * d * (8 + 4) if config.positional == "sinusoidal" else 0)
     tables += buffers
@@ -286,7 +286,7 @@ def prepare_module(
 ) -> tuple[InputEmbedding, torch.device]:
     """Resolve the device, check the dtype on it and the memory for a (batch, length) job, then
     build the module there: the one way every command gets its module."""
-    from embedcli.core.embedding import build_embedding
+    from embedcli.core.embedding import build_embedding  # lazy: core.embedding loads torch
 
     target = resolve_device(device, allow_meta=allow_meta)
     check_dtype_on_device(config.dtype, target)
@@ -307,7 +307,7 @@ def _module_for(
     the ids renumbered into them (the module's vocabulary is those rows; reports keep the
     real ids and ``config``). Exact: the module reads an id's value only to look it up, and
     to compare it with padding_idx (RoBERTa), which held_ids keeps in place."""
-    from embedcli.core.embedding import build_embedding
+    from embedcli.core.embedding import build_embedding  # lazy: core.embedding loads torch
 
     extras = None if tables is None else tables.extras
     if not isinstance(tables, RowTables):
@@ -372,6 +372,7 @@ def run_embed(
     )
     import torch  # only now: an input that cannot fit fails before torch's 1-2 s import
 
+    # lazy: core.embedding loads torch
     from embedcli.core.embedding import check_token_ids, cosine_similarity
 
     marks = None

@@ -166,7 +166,7 @@ def _check_picture_memory(rows: int, d_model: int, similarity: bool = False) -> 
 def positions_heatmap(table: torch.Tensor, source: str, similarity: bool) -> Heatmap:
     """The table (positions × dimensions) or its position-by-position cosine similarity."""
     if similarity:
-        from embedcli.core.embedding import cosine_similarity
+        from embedcli.core.embedding import cosine_similarity  # lazy: core.embedding loads torch
 
         _check_picture_memory(*table.shape, similarity=True)
         return Heatmap(

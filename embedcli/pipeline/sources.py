@@ -154,7 +154,7 @@ def source_tables(
         return tables.token, position, f"{source.label}, {tables.layout}"
     import torch
 
-    from embedcli.core.embedding import InputEmbedding
+    from embedcli.core.embedding import InputEmbedding  # lazy: core.embedding loads torch
 
     check_memory(seeded, torch.device("cpu"), 1, 1)  # the seeded tables, before they are made
     module = InputEmbedding(seeded)

@@ -125,7 +125,7 @@ def stream_embed(
     config.check_length(window, "--seq-len", "lower -t/--seq-len or raise --context-length")
     import torch  # only now: a window that cannot fit fails before torch's 1-2 s import
 
-    from embedcli.core.embedding import check_token_ids
+    from embedcli.core.embedding import check_token_ids  # lazy: core.embedding loads torch
 
     progress = progress or NoProgress()
     started = time.perf_counter()
@@ -205,7 +205,7 @@ def embed_lines(
     """One record per input line: ``{"line", "text", "input_ids", "input_embeddings"}``."""
     import torch
 
-    from embedcli.core.embedding import check_token_ids
+    from embedcli.core.embedding import check_token_ids  # lazy: core.embedding loads torch
 
     limit = config.cut_length(truncate, truncate_to_context)
     module, _ = prepare_module(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from embedcli.analysis.projection import ORIGINS
 from embedcli.errors import OutputError, OutputFormatError
 from embedcli.io.outputs import NO_MATPLOTLIB, atomic_write
-from embedcli.pipeline.positionmaps import power_of_two
+from embedcli.pipeline.positionmaps import AlibiReport, RopeReport, power_of_two
 
 if TYPE_CHECKING:
     from embedcli.analysis.projection import Projection
@@ -95,8 +95,6 @@ def heatmap_png(heatmap: Heatmap, path: Path, *, width_px: int = 800, height_px:
 
 def positions_png(report: Heatmap | RopeReport | AlibiReport, path: Path) -> None:
     """``embedcli positions --png``: the picture of whichever report the pipeline made."""
-    from embedcli.pipeline.positionmaps import AlibiReport, RopeReport  # made it: loaded
-
     if isinstance(report, AlibiReport) and report.heatmap is None:  # ALiBi, every head
         return alibi_png(report, path)
     if isinstance(report, (AlibiReport, RopeReport)):  # ALiBi's --head; rope

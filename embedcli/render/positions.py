@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 
+from embedcli.pipeline.positionmaps import AlibiReport, RopeReport
+
 if TYPE_CHECKING:
     from embedcli.pipeline.positionmaps import AlibiReport, Heatmap, RopeReport
 
@@ -15,11 +17,10 @@ def positions_view(
     report: Heatmap | RopeReport | AlibiReport, *, width: int = 100, plain: bool = True
 ) -> RenderableType:
     """The picture of ``report``, fitted to ``width``."""
-    from embedcli.pipeline.positionmaps import AlibiReport, RopeReport  # made it: loaded
-    from embedcli.render.heatmap import heatmap_view
+    from embedcli.render.heatmap import heatmap_view  # lazy: render.heatmap loads rich
 
     if isinstance(report, AlibiReport):
-        from embedcli.render.alibi import alibi_view
+        from embedcli.render.alibi import alibi_view  # lazy: render.alibi loads rich
 
         return alibi_view(report, width=width, plain=plain)
     heatmap = report.heatmap if isinstance(report, RopeReport) else report

@@ -44,6 +44,7 @@ from embedcli.tokenization.display import (
 )
 from embedcli.tokenization.hfjson import HFTokenizer
 from embedcli.tokenization.kinds import MODEL_TOKENIZERS
+from embedcli.tokenization.runs import refuse_long_runs
 
 if TYPE_CHECKING:
     import tiktoken
@@ -294,6 +295,7 @@ def get_encoding(name: str = DEFAULT_ENCODING, access: HubAccess = OFFLINE) -> t
         import tiktoken
 
         if name not in tiktoken.list_encoding_names():
+            # lazy: model tokenizers (files, hub, GGUF) are not loaded at start-up
             from embedcli.tokenization.modeltok import load_tokenizer
 
             return load_tokenizer(name, access)
@@ -334,7 +336,7 @@ def encoding_name_for_model(model: str) -> str:
     """The encoding of a model name (gpt-4o -> o200k_base): embedcli's own table first (it
     knows o1, o3, o4-mini, gpt-4.1, gpt-4.5, gpt-5 and ft: names, which tiktoken's lags on),
     then tiktoken's."""
-    from embedcli.tokenization import modelnames
+    from embedcli.tokenization import modelnames  # lazy: the model table, only for a name
 
     try:
         return modelnames.lookup(model).encoding
@@ -354,6 +356,7 @@ def resolve_encoding_name(
     model's own tokenizer, else gpt2."""
     if model is None:
         if encoding is None and weights is not None:
+            # lazy: model sources are not loaded at start-up, and most commands take none
             from embedcli.tokenization.modeltok import tokenizer_source
 
             own = tokenizer_source(weights)
@@ -378,8 +381,6 @@ def resolve_encoding_names(encodings: list[str] | None, models: list[str] | None
 def encode(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) -> list[int]:
     """Token ids of ``text``; special tokens in it are an error unless ``allow_special``, and
     so is a whitespace run tiktoken cannot split (runs.py)."""
-    from embedcli.tokenization.runs import refuse_long_runs
-
     refuse_long_runs(enc, text)
     if allow_special:
         return enc.encode(text, allowed_special="all")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from embedcli.errors import UsageError
+from embedcli.tokenization.engines import mode
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,6 @@ class TokenizeRequest:
                 "--explain shows how a text becomes ids; --ids are ids already: pass TEXT"
             )
         if self.count:
-            # here, not at the top: the counting engines load tiktoken, needed only to count
-            from embedcli.tokenization.engines import mode
-
             mode()  # a bad EMBEDCLI_COUNT_ENGINE is a usage error before any text is read
 
     @property

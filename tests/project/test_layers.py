@@ -270,3 +270,44 @@ def test_no_model_type_test_outside_the_registry() -> None:
         if test.search(line)
     ]
     assert found == []
+
+
+def _late_imports(source: str) -> list[tuple[int, str]]:
+    """Imports of embedcli modules inside functions that carry no comment saying why (on the
+    import, or on the line above it), as (line, module)."""
+    lines = source.splitlines()
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            names = [n for n in names if n == "embedcli" or n.startswith("embedcli.")]
+            said = [*lines[node.lineno - 1 : node.end_lineno], lines[node.lineno - 2]]
+            if names and not any("#" in line for line in said):
+                found.append((node.lineno, names[0]))
+    return sorted(set(found))
+
+
+def test_a_late_import_of_embedcli_says_why() -> None:
+    """An embedcli module imported inside a function is there for a reason (start-up: it
+    loads torch or rich, or is not loaded by `embedcli --help`), and a comment says which;
+    any other import belongs at the top, where a reader sees what the module depends on."""
+    unexplained = [
+        f"{path.relative_to(PACKAGE)}:{line}: {module}"
+        for path in modules()
+        for line, module in _late_imports(path.read_text(encoding="utf-8"))
+    ]
+    assert unexplained == []
+
+
+def test_the_late_import_check_sees_a_silent_one() -> None:
+    silent = "def f():\n    from embedcli.core import memory\n    return memory\n"
+    said = "def f():\n    from embedcli.core import memory  # lazy: loads torch\n"
+    assert _late_imports(silent) == [(2, "embedcli.core")]
+    assert _late_imports(said) == []
