@@ -9,7 +9,7 @@ from pathlib import Path
 
 from embedcli.errors import EncodingError, os_reason
 
-# Split patterns proven cut-safe (tests/test_model_tokenizers.py checks each): in every
+# Split patterns proven cut-safe (tests/tokenization/test_cut_safety.py checks each): in every
 # alternative a space can only open a match, so no match holds a non-whitespace character
 # followed by a space.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""

@@ -1,34 +1,17 @@
-"""`embedcli embed` through the real CLI: every flag, the JSON contract, files, and every error."""
+"""`embedcli embed` through the real CLI: the main job, every flag that shapes it, and the JSON
+contract, each value against torch's own nn.Embedding seeded the same way. Its inputs and output
+files are test_cli_embed_files.py's, its refusals test_cli_embed_errors.py's."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from support.helpers import expect_error, make_runner
+from support.embedruns import SMALL, embed, embed_json
+from support.helpers import expect_error
 from torch import nn
-
-from embedcli.cli import app
-from embedcli.io import outputs
-from embedcli.tokenization import encodings
-
-runner = make_runner()
-
-SMALL = ["-d", "8", "--context-length", "16", "--device", "cpu"]
-
-
-def embed(*args: str, input: bytes | str | None = None):
-    return runner.invoke(app, ["embed", *args], input=input)
-
-
-def embed_json(*args: str, input: bytes | str | None = None) -> dict:
-    result = embed(*args, "--json", input=input)
-    assert result.exit_code == 0, result.output
-    assert result.stderr == ""
-    return json.loads(result.stdout)
 
 
 def recipe(vocab: int, d: int, context: int, seed: int) -> tuple[nn.Embedding, nn.Embedding]:
@@ -367,243 +350,6 @@ def test_verify_failure_is_reported_and_exits_1(
     assert not target.exists()
 
 
-# ---------------------------------------------------------------- input sources
-
-
-def test_stdin_dash_and_no_argument() -> None:
-    for args in (["-"], []):
-        data = embed_json(*args, *SMALL, input="Hello, world!")
-        assert data["input_ids"] == [[15496, 11, 995, 0]]
-
-
-def test_stdin_keeps_the_text_exactly() -> None:
-    data = embed_json("-", *SMALL, input="Hello\n")
-    assert data["input_ids"] == [[15496, 198]]
-
-
-def test_stdin_with_other_texts() -> None:
-    data = embed_json("Hi", "-", *SMALL, input="Hello, world!")
-    assert data["input_ids"][1] == [15496, 11, 995, 0]
-
-
-def test_non_utf8_stdin() -> None:
-    expect_error(
-        embed("-", *SMALL, input=b"caf\xe9"),
-        "standard input is not valid UTF-8 (byte 0xE9 at offset 3)",
-    )
-
-
-@pytest.mark.parametrize(
-    ("args", "stdin", "message"),
-    [
-        ([""], None, "text 1 is empty"),
-        (["-"], "", "standard input is empty"),
-        (["-", "-"], "x", "'-' (standard input) can be given only once"),
-    ],
-)
-def test_empty_or_repeated_input(args, stdin, message) -> None:
-    code = 2 if "only once" in message else 1
-    expect_error(embed(*args, *SMALL, input=stdin), message, code=code)
-
-
-# ---------------------------------------------------------------- --output
-
-
-@pytest.mark.parametrize("suffix", [".npy", ".pt", ".safetensors"])
-def test_output_formats(tmp_path: Path, suffix: str) -> None:
-    target = tmp_path / f"emb{suffix}"
-    result = embed("Hello, world!", "Hi", *SMALL, "-o", str(target), "--json")
-    assert result.exit_code == 0, result.output
-    expected = torch.tensor(json.loads(result.stdout)["input_embeddings"])
-    if suffix == ".npy":
-        written = torch.from_numpy(np.load(target))
-    elif suffix == ".pt":
-        written = torch.load(target, weights_only=True)
-    else:
-        from safetensors.torch import load_file
-
-        written = load_file(target)["input_embeddings"]
-    assert written.shape == (2, 4, 8) and written.dtype == torch.float32
-    assert torch.equal(written, expected)
-    assert [p.name for p in tmp_path.iterdir()] == [target.name]  # no temporary file left
-
-
-def test_output_keeps_bfloat16_in_safetensors(tmp_path: Path) -> None:
-    from safetensors.torch import load_file
-
-    target = tmp_path / "emb.safetensors"
-    assert embed("hi", *SMALL, "--dtype", "bfloat16", "-o", str(target)).exit_code == 0
-    assert load_file(target)["input_embeddings"].dtype == torch.bfloat16
-
-
-@pytest.mark.parametrize(
-    ("name", "extra", "message", "code"),
-    [
-        ("x.txt", [], "cannot tell the format of", 2),  # a bad option value: usage
-        ("x", [], "suffix '(none)'", 2),
-        ("missing/x.npy", [], "the folder", 1),
-        ("x.npy", ["--dtype", "bfloat16"], "NumPy has no bfloat16", 2),
-    ],
-)
-def test_output_errors(tmp_path: Path, name: str, extra: list[str], message: str, code) -> None:
-    result = embed("hi", *SMALL, *extra, "-o", str(tmp_path / name))
-    expect_error(result, message, code=code)
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_output_is_a_directory(tmp_path: Path) -> None:
-    (tmp_path / "d.npy").mkdir()
-    expect_error(embed("hi", *SMALL, "-o", str(tmp_path / "d.npy")), "is a directory")
-
-
-def test_output_unwritable_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(outputs.os, "access", lambda path, mode: False)
-    expect_error(embed("hi", *SMALL, "-o", str(tmp_path / "x.npy")), "is not writable")
-
-
-@pytest.mark.parametrize("failure", [OSError(28, "No space left on device"), KeyboardInterrupt()])
-def test_failed_write_leaves_no_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure
-) -> None:
-    target = tmp_path / "x.npy"
-    target.write_bytes(b"previous")
-
-    def half_write(handle, array):
-        handle.write(b"\x93NUMPY partial")
-        raise failure
-
-    monkeypatch.setattr(np, "save", half_write)
-    result = embed("hi", *SMALL, "-o", str(target))
-    assert result.exit_code == (1 if isinstance(failure, OSError) else 130)  # 130: interrupted
-    if isinstance(failure, OSError):
-        assert "Error: cannot write" in result.stderr and "No space left" in result.stderr
-    assert target.read_bytes() == b"previous"  # untouched
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.npy"]
-
-
-# ---------------------------------------------------------------- other errors
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["-d", "100000000000"], "need "),
-        (
-            ["--vocab-size", "1000000000", "-d", "100000"],
-            "lower --d-model, --vocab-size or --context-length",
-        ),
-    ],
-)
-def test_errors_are_one_line(args: list[str], message: str) -> None:
-    result = embed("hi", *args)
-    expect_error(result, message)
-    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["-e", "nope"], "unknown encoding 'nope'"),
-        (["-m", "nope"], "unknown model 'nope'"),
-        (["--device", "tpu"], "'tpu' is not a device"),
-        (["-e", "gpt2", "-m", "gpt-4o"], "--model gpt-4o uses encoding o200k_base"),
-        (["--truncate", "0"], "--truncate 0 leaves nothing to embed"),
-        (["--token-key", "wte"], "--token-key and --position-key name tables in --weights"),
-        (["--device", "meta"], "the meta device holds shapes but no values"),
-        (["--device", "cdua"], "did you mean 'cuda'?"),
-        (["--device", "mps:1"], "only cuda takes an index"),
-        (["--dtype", "int8"], "'int8' is not one of: float32, float16, bfloat16"),
-        (["--dtype", "float8"], "did you mean 'float32'"),
-        (["--positional", "learnd"], "did you mean 'learned'?"),
-        (["-d", "0"], "0 is not in the range x>=1"),
-        (["--vocab-size", "0"], "0 is not in the range x>=1"),
-        (["--context-length", "-5"], "-5 is not in the range x>=1"),
-        (["--seed", "-1"], "-1 is not in the range"),
-        (["--show", "0"], "0 is not in the range x>=1"),
-    ],
-)
-def test_usage_errors_exit_2(args: list[str], message: str) -> None:
-    expect_error(embed("hi", *args), message, code=2)
-
-
-def test_unavailable_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(torch.version, "cuda", None)
-    result = embed("hi", "-d", "4", "--device", "cuda")
-    expect_error(
-        result,
-        f"CUDA was requested, but this torch build ({torch.__version__}) has no CUDA; "
-        "try --device cpu",
-    )
-
-
-def test_memory_estimate_refuses_before_allocating(monkeypatch: pytest.MonkeyPatch) -> None:
-    from embedcli.pipeline import embed as pipeline
-
-    monkeypatch.setattr(pipeline, "host_available_memory", lambda: 1_000_000)
-    result = embed("hi", "-d", "768", "--device", "cpu")
-    expect_error(
-        result,
-        "the float32 tables (50,257 + 1,024 rows × d 768) and the position buffers (1,024 "
-        "positions) need 150.2 MiB (150.3 MiB in all), but only 976.6 KiB is available on this "
-        "machine; lower --d-model",
-    )
-    # where the largest part is all of it, as printed, the sum is not said twice
-    hundred_million = embed("hi", "-d", "100000000", "--device", "cpu")
-    expect_error(hundred_million, "need 18.7 TiB, but only 976.6 KiB is available on this machine")
-
-
-@pytest.mark.parametrize("positional", ["sinusoidal", "none", "rope"])
-def test_a_huge_context_costs_only_the_positions_read(positional: str) -> None:
-    """The position buffers (arange as int64 ids, a sinusoidal table) hold at most BUFFER_ROWS
-    positions, and longer batches compute theirs: a context of 2**40 with no learned table
-    embeds "hi" at once (a learned table of that size is refused: it would be allocated)."""
-    result = embed("hi", "-d", "2", "--context-length", str(2**40), "--positional", positional)
-    assert result.exit_code == 0, result.output
-    assert "context 1,099,511,627,776" in result.stdout
-    learned = embed("hi", "-d", "2", "--context-length", str(2**40), "--device", "cpu")
-    expect_error(learned, "the float32 tables (50,257 + 1,099,511,627,776 rows")
-
-
-def test_memory_refusal_names_what_is_too_big(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
-    """The check counts everything the command holds and blames the part that needs most."""
-    from embedcli.pipeline import embed as pipeline
-
-    monkeypatch.setattr(pipeline, "host_available_memory", lambda: 50_000_000)
-    long_text = " ".join(["word"] * 3000)
-    expect_error(
-        embed(long_text, "-d", "8", "--context-length", "4096", "--device", "cpu", "--similarity"),
-        "what the report keeps (1 × 3,000 positions) need",
-    )
-    result = runner.invoke(
-        app,
-        ["embed", "-t", "4", "-b", str(10**9), "-d", "8", "-o", str(tmp_path / "o.npy")],
-        input=long_text,
-    )
-    expect_error(result, "the activations (1,000,000,000 × 4 tokens × d 8, three tensors)")
-    assert "lower -b/--batch-size" in result.stderr and list(tmp_path.iterdir()) == []
-
-
-def test_invalid_positional_is_a_usage_error() -> None:
-    result = embed("hi", "--positional", "rotary")
-    assert result.exit_code == 2
-    assert "rotary" in result.stderr
-
-
-def test_offline_unbundled_encoding(monkeypatch: pytest.MonkeyPatch) -> None:
-    import tiktoken
-
-    encodings.get_encoding.cache_clear()
-    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
-    expect_error(embed("hi", "-e", "p50k_base", *SMALL), "encoding 'p50k_base' is not bundled")
-    encodings.get_encoding.cache_clear()
-
-
-def test_non_utf8_argument() -> None:
-    # Arguments that were not UTF-8 reach Python with lone surrogates (PEP 383).
-    expect_error(embed("caf\udce9", *SMALL), "text argument 1 is not valid UTF-8")
-
-
 def test_long_texts_are_capped_in_tables_but_complete_in_json() -> None:
     from embedcli.render import MAX_POSITIONS
 
@@ -620,10 +366,6 @@ def test_long_texts_are_capped_in_tables_but_complete_in_json() -> None:
     assert np.array(data["input_embeddings"]).shape == (1, MAX_POSITIONS + 6, 8)
 
 
-def test_seed_range_is_checked() -> None:
-    expect_error(embed("hi", *SMALL, "--seed", str(2**64)), "is not in the range", code=2)
-
-
 def test_tokens_of_a_split_character_carry_bytes_not_text() -> None:
     data = embed_json("😀", *SMALL)
     tokens = data["tokens"][0]
@@ -632,9 +374,3 @@ def test_tokens_of_a_split_character_carry_bytes_not_text() -> None:
     assert bytes.fromhex("".join(t["bytes"] for t in tokens)).decode("utf-8") == "😀"
     table = embed("😀", *SMALL).stdout
     assert "<0xF0 0x9F" in table and "\ufffd" not in table
-
-
-def test_file_is_one_text(tmp_path: Path) -> None:
-    path = tmp_path / "t.txt"
-    path.write_text("Hello, world!", encoding="utf-8")
-    assert embed_json("-f", str(path), *SMALL)["input_ids"] == [[15496, 11, 995, 0]]

@@ -9,10 +9,10 @@ The golden files (tests/golden/json/) were written before the package was reorga
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterator
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest

@@ -17,6 +17,16 @@ make_runner``; ``pyproject.toml`` puts tests/ on the path):
 - golden_oracle_attention.py  the same for positions: sinusoids, rope and ALiBi
 - golden_oracle_tables.py     the same for checkpoints, windows, heatmaps and devices
 - renderinputs.py             the inputs the rendered views (and their oracle) are built from
+- checkpointfiles.py          small checkpoint files, and each command that reads one, run on it
+- positionruns.py             the positions command run on small model folders
+- modelfolders.py             the tiny model folders the model tests share, transformers as oracle
+- modeltokenizers.py          real models' tokenizers (Llama 3 and 4, GPT-2's tokenizer.json)
+- standinrepos.py             the repos the stand-in hub's own tests are built on
+- pcaoracle.py                numpy's exact SVD as project's oracle, tables with planted structure
+- countruns.py                `embedcli count` run through the CLI, and tiktoken's whole-text count
+- embedruns.py                `embedcli embed` run through the CLI, and a small model's flags
+- windowinputs.py             the text and seeded tables the window and streaming tests feed in
+- cliflags.py                 every command of the app with its options, read from the app
 - update_family_defaults.py   script: writes embedcli/families/defaults.json from transformers
 - update_readme.py            script: re-runs the examples of README.md and docs/, pastes output
 """

@@ -19,6 +19,8 @@ in fixtures (``from support.hub import FakeHub, make_gpt2_folder``). Nothing rea
 - server.py      ``FakeHub``: serves folders over HTTP on 127.0.0.1 the way the hub's ``resolve``
                  and ``api`` routes do, so that ``HF_ENDPOINT``-style code paths run for real, and
                  counts every byte it sends
+- routes.py      those routes, answered as the hub answers them (files, byte ranges, model info,
+                 tree listings, and the hub's own errors): FakeHub's ``HubRoutes``
 """
 
 from support.hub.files import (

@@ -4,20 +4,19 @@ that has them (README: "Flags that mean the same everywhere")."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-import typer
-from support.helpers import expect_error, make_runner, script_env
+from support.cliflags import OPTIONS, TEXT
+from support.helpers import expect_error, make_runner
 
 from embedcli.cli import app
 from embedcli.tokenization.encodings import get_encoding
 
 runner = make_runner()
-TEXT = "Hello, world! The quick brown fox jumps over the lazy dog again and again."
+
+
 GPT2_IDS = get_encoding("gpt2").encode(TEXT)
 O200K_IDS = get_encoding("o200k_base").encode(TEXT)
 
@@ -31,17 +30,6 @@ def run(*args: str, input: str | None = None) -> str:
 def run_json(*args: str, input: str | None = None) -> dict:
     return json.loads(run(*args, "--json", input=input))
 
-
-def command_options() -> dict[str, dict[str, object]]:
-    """{command: {--long-name: click parameter}} for every command of the app."""
-    group = typer.main.get_command(app)
-    found = {}
-    for name, command in group.commands.items():
-        found[name] = {max(p.opts, key=len): p for p in command.params if p.opts[0].startswith("-")}
-    return found
-
-
-OPTIONS = command_options()
 
 # Commands that tokenize text, and so take -e/-m; those that read text, and so take -f.
 TOKENIZING = ("embed", "tokenize", "windows", "neighbors", "stats")
@@ -271,210 +259,5 @@ def test_usage_errors_exit_2_everywhere(args: list[str], message: str) -> None:
     expect_error(runner.invoke(app, args), message, code=2)
 
 
-# ---------------------------------------------------------------- pipes and full disks
-
-
-STREAMING = [
-    "embedcli windows -f {text} -t 2 --jsonl",
-    "embedcli embed --lines -d 4 --device cpu -f {lines}",
-    "embedcli tokenize -f {text} --encode",
-    "embedcli embed {words} -d 4 --device cpu",
-    "embedcli inspect-shapes",
-    "embedcli --help",
-    "embedcli embed --help",
-]
-
-
-@pytest.mark.parametrize("command", STREAMING)
-def test_a_closed_pipe_is_not_an_error(command: str, tmp_path: Path) -> None:
-    text = tmp_path / "t.txt"
-    text.write_text(TEXT * 2000, encoding="utf-8")
-    lines = tmp_path / "lines.txt"
-    lines.write_text("\n".join([TEXT] * 2000), encoding="utf-8")
-    words = " ".join(f"w{i}" for i in range(200))
-    line = command.format(text=text, lines=lines, words=words)
-    done = subprocess.run(
-        ["bash", "-c", f"set -o pipefail; {line} | head -1"],
-        env=script_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stderr == ""
-    assert len(done.stdout.splitlines()) == 1
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["tokenize", "hello", "--json"],
-        ["tokenize", "hello", "--encode"],
-        ["inspect-shapes"],
-        ["embed", "hi", "-d", "4", "--device", "cpu", "--json"],
-    ],
-)
-def test_a_full_disk_is_one_error_line(args: list[str], tmp_path: Path) -> None:
-    if not Path("/dev/full").exists():
-        pytest.skip("no /dev/full on this system")
-    with open("/dev/full", "w") as full:
-        done = subprocess.run(
-            [sys.executable, "-m", "embedcli", *args],
-            env=script_env(tmp_path),
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-        )
-    assert done.returncode == 1
-    assert done.stderr == "Error: cannot write to standard output: No space left on device\n"
-
-
-# ---------------------------------------------------------------- help
-
-
-@pytest.mark.parametrize("command", sorted(OPTIONS))
-def test_help_examples_are_whole_lines_at_80_columns(command: str) -> None:
-    """Every example of a command's help stays on one line, copy-pasteable, at 80 columns."""
-    group = typer.main.get_command(app)
-    examples = [
-        line.strip()
-        for line in (group.commands[command].help or "").splitlines()
-        if line.strip().startswith("embedcli ")
-    ]
-    assert examples
-    result = runner.invoke(app, [command, "--help"], env={"COLUMNS": "80"})
-    assert result.exit_code == 0, result.output
-    shown = [line.strip() for line in result.stdout.splitlines()]
-    for example in examples:
-        assert example in shown, example
-
-
-@pytest.mark.parametrize(
-    ("args", "hint"),
-    [
-        (["tokenize", "Hello", "--ids"], "to print the ids of a text, use --encode"),
-        (
-            ["embed", "Hello", "--truncate"],
-            "to cut to the context length, use --truncate-to-context",
-        ),
-    ],
-)
-def test_an_old_spelling_says_what_it_became(args: list[str], hint: str) -> None:
-    result = runner.invoke(app, args)
-    expect_error(result, hint, code=2)
-    assert f"(see embedcli {args[0]} --help)" in result.stderr
-
-
-def test_a_bad_top_level_option_is_one_line() -> None:
-    expect_error(runner.invoke(app, ["--bogus"]), "No such option: --bogus", code=2)
-
-
-# ---------------------------------------------------------------- closed streams, full disks
-
-
-def _shell(line: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["bash", "-c", line],
-        env=script_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
-
-
-@pytest.mark.parametrize(
-    ("line", "message"),
-    [
-        ("embedcli tokenize <&-", "Error: standard input is closed"),
-        ("embedcli embed -d 4 --device cpu <&-", "Error: standard input is closed"),
-        ("embedcli windows <&-", "Error: standard input is closed"),
-        ("embedcli tokenize hi >&-", "Error: standard output is closed"),
-        ("embedcli devices --json >&-", "Error: standard output is closed"),
-        ("embedcli --help > /dev/full", "Error: cannot write to standard output"),
-        ("embedcli embed --help > /dev/full", "Error: cannot write to standard output"),
-        ("embedcli --version > /dev/full", "Error: cannot write to standard output"),
-    ],
-)
-def test_closed_streams_and_full_disks_are_one_error_line(
-    line: str, message: str, tmp_path: Path
-) -> None:
-    if "/dev/full" in line and not Path("/dev/full").exists():
-        pytest.skip("no /dev/full on this system")
-    done = _shell(line, tmp_path)
-    assert done.returncode == 1, done.stderr
-    assert done.stderr.startswith(message) and done.stderr.count("\n") == 1, done.stderr
-
-
-def test_a_deprecation_warning_only_after_success(tmp_path: Path) -> None:
-    """A failing command's stderr is its one Error: line, even with an old flag."""
-    result = runner.invoke(app, ["windows", "a b c", "--max-length", "4"])
-    expect_error(result, "too few for one window")
-    assert "deprecated" not in result.stderr
-    result = runner.invoke(app, ["windows", TEXT, "--max-length", "2", "-b", "1", "--json"])
-    assert result.exit_code == 0, result.output
-    assert (
-        result.stderr == "Warning: --max-length is deprecated and will be removed; use --seq-len\n"
-    )
-
-
-def test_bare_command_prints_the_help_and_succeeds() -> None:
-    result = runner.invoke(app, [])
-    assert result.exit_code == 0 and "Usage" in result.stdout and result.stderr == ""
-
-
 def test_ids_take_ascii_digits_only() -> None:
     expect_error(runner.invoke(app, ["embed", "--ids", "١٢"]), "'١٢' is not a token id", code=2)
-
-
-@pytest.mark.parametrize("columns", ["0", "-5", "abc"])
-def test_a_nonsense_terminal_width_still_shows_the_tables(columns: str) -> None:
-    result = runner.invoke(app, ["broadcast", "8,4,256", "4,256"], env={"COLUMNS": columns})
-    assert result.exit_code == 0, result.output
-    assert "result: (8,4,256)" in result.stdout
-
-
-COMMANDS = ("embed", "tokenize", "count", "inspect-shapes", "broadcast", "windows", "weights")
-COMMANDS += ("neighbors", "project", "stats", "positions", "devices")
-
-
-@pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_takes_quiet(command: str) -> None:
-    result = runner.invoke(app, [command, "-q", "--help"])
-    assert result.exit_code == 0, result.output
-    assert "--quiet" in result.stdout
-
-
-def test_quiet_changes_nothing_where_there_is_no_progress() -> None:
-    for args in (["inspect-shapes"], ["broadcast", "8,4,256", "4,256"], ["tokenize", "hi"]):
-        plain, quiet = runner.invoke(app, args), runner.invoke(app, [*args, "-q"])
-        assert plain.exit_code == quiet.exit_code == 0, quiet.output
-        assert plain.stdout == quiet.stdout
-
-
-TAKES_MODEL = ("embed", "tokenize", "count", "windows", "neighbors", "project", "stats")
-
-
-@pytest.mark.parametrize("command", TAKES_MODEL)
-def test_list_models_wherever_m_is_taken(command: str) -> None:
-    result = runner.invoke(app, [command, "--list-models", "--json"])
-    assert result.exit_code == 0, result.output
-    models = {m["name"]: m["encoding"] for m in json.loads(result.stdout)["models"]}
-    assert models["gpt-4o"] == "o200k_base" and models["gpt-4"] == "cl100k_base"
-    table = runner.invoke(app, [command, "--list-models"])
-    assert table.exit_code == 0 and "gpt-4o" in table.stdout
-
-
-@pytest.mark.parametrize("command", ["embed", "tokenize", "neighbors"])
-def test_list_models_with_more_is_a_usage_error(command: str) -> None:
-    result = runner.invoke(app, [command, "hi", "--list-models"])
-    expect_error(result, "--list-models prints the model table: drop TEXT", code=2)
-
-
-def test_tokenize_count_json_names_the_models_asked_for() -> None:
-    args = ["tokenize", "hello world", "--count", "--json", "-m", "gpt-4o", "-m", "gpt-4"]
-    result = runner.invoke(app, [*args, "-m", "gpt-4o-mini"])
-    assert result.exit_code == 0, result.output
-    found = {e["encoding"]: e["models"] for e in json.loads(result.stdout)["encodings"]}
-    assert found == {"o200k_base": ["gpt-4o", "gpt-4o-mini"], "cl100k_base": ["gpt-4"]}
