@@ -2,7 +2,9 @@
 the input scale as the model applies it, and how positions enter.
 
 Worked out here, from the ``EmbedConfig``, so that a trace step carries its own operation and
-render/ only lays the words out; the family table's short labels are ``Family.steps``.
+render/ only lays the words out. One vocabulary: the traced tensors' names (``STEP_ORDER``) are
+what ``Family.steps`` lists for a family, and ``STEP_LABELS`` their short words in the manual's
+table of families.
 """
 
 from __future__ import annotations
@@ -26,6 +28,18 @@ STEP_ORDER = (
     "embedding_layernorm",
     "input_embeddings",
 )
+
+# The steps a family may take between the lookup and what the first block reads, as the
+# manual's table of families says them (a family's own numbers are each model's: see
+# Family.step_labels for the words it adds).
+STEP_LABELS = {
+    "token_embeddings": "lookup",
+    "scaled_embeddings": "× scale",
+    "projected_embeddings": "project_in",
+    "token_type_embeddings": "+ token type 0",
+    "position_embeddings": "+ positions",
+    "embedding_layernorm": "LayerNorm",
+}
 
 # What each traced tensor is where the configuration changes nothing of it.
 STEP_OPERATIONS = {

@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any, Literal
 
 from embedcli.core.config import Positional, PositionIds, ScaleRounding, Sinusoid
+from embedcli.core.steps import STEP_LABELS, STEP_ORDER
 from embedcli.errors import ConfigError
 from embedcli.families.params import Fields, Formula, ParameterCount
 
@@ -99,24 +100,37 @@ class Family:
 
     @property
     def steps(self) -> tuple[str, ...]:
-        """The operations before the first block, in order, for the compatibility table."""
-        found = ["lookup"]
+        """The steps before the first block, in order, named as the trace names the tensors
+        they make (core.steps.STEP_ORDER): what `embed` shows for a model of this family (the
+        scale only where ``scale_when`` is on, OPT's projection only where the token table is
+        narrower than d_model)."""
+        taken = {
+            "token_embeddings": True,
+            "scaled_embeddings": bool(self.scale),
+            "projected_embeddings": bool(self.project_in),
+            "token_type_embeddings": bool(self.token_type),
+            "position_embeddings": self.positional in ("learned", "sinusoidal"),
+            "embedding_layernorm": bool(self.norm),
+        }
+        return tuple(name for name in STEP_ORDER if taken.get(name))
+
+    @property
+    def step_labels(self) -> tuple[str, ...]:
+        """``steps`` in the words of the manual's table: STEP_LABELS, with this family's
+        factor, position family, offset and position numbering."""
+        said = dict(STEP_LABELS)
         if self.scale:
             factor = "× √d" if self.scale == "sqrt_d" else f"× {self.scale}"
-            found.append(f"{factor} (if {self.scale_when})" if self.scale_when else factor)
-        if self.project_in:
-            found.append("project_in")
-        if self.token_type:
-            found.append("+ token type 0")
-        if self.positional in ("learned", "sinusoidal"):
-            found.append(
-                f"+ {self.positional}" + (f" (offset {self.offset})" if self.offset else "")
+            said["scaled_embeddings"] = (
+                f"{factor} (if {self.scale_when})" if self.scale_when else factor
             )
-        if self.position_ids == "padding":
-            found.append("(positions from padding_idx + 1)")
-        if self.norm:
-            found.append("LayerNorm")
-        return tuple(found)
+        if self.positional in ("learned", "sinusoidal"):
+            offset = f" (offset {self.offset})" if self.offset else ""
+            padding = (
+                " → (positions from padding_idx + 1)" if self.position_ids == "padding" else ""
+            )
+            said["position_embeddings"] = f"+ {self.positional}{offset}{padding}"
+        return tuple(said[name] for name in self.steps)
 
     @property
     def model_type(self) -> str:
@@ -238,7 +252,7 @@ def compatibility_table() -> str:
         if family.alibi_flag:
             positions = f"rope, or alibi with `{family.alibi_flag}: true`"
         context = ", ".join(f"`{c}`" for c in family.context) or "none (no limit)"
-        steps = " → ".join(family.steps)
+        steps = " → ".join(family.step_labels)
         lines.append(f"| {family.name} | {types} | {positions} | {steps} | {context} |")
     return "\n".join(lines) + "\n"
 

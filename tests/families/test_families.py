@@ -76,6 +76,7 @@ def test_first_block_input_is_exact(case: Case, folders: dict[str, Path], tmp_pa
     assert "transformers'" in report["verify"]["reference"]
     assert report["config"]["positional"] == case.positional
     assert report["config"]["dtype"] == case.dtype  # the checkpoint's dtype by default
+    _steps_are_the_familys(case, report)
     assert got.dtype == expected.dtype
     assert got.shape == expected.shape
     assert torch.equal(got, expected), (got - expected).abs().max()
@@ -83,6 +84,22 @@ def test_first_block_input_is_exact(case: Case, folders: dict[str, Path], tmp_pa
         model32 = load(folder, case, torch.float32)
         report, got = _embed(folder, tmp_path, *_ids_arg(IDS), "--dtype", "float32")
         assert torch.equal(got, first_block_input(model32, IDS))
+
+
+def _steps_are_the_familys(case: Case, report: dict) -> None:
+    """The steps the trace shows are the ones the registry (and the manual's table, made from
+    it) says the family takes: one description of them."""
+    from embedcli.core.steps import STEP_LABELS
+    from embedcli.families.registry import family_of
+
+    family = family_of(case.model_type)
+    assert family is not None
+    traced = tuple(s["name"] for s in report["steps"] if s["name"] in STEP_LABELS)
+    # steps a model of the family may leave out: a scale behind a switch that is off, and
+    # OPT's projection where the token table is as wide as d_model (all but opt-350m)
+    optional = {"scaled_embeddings"} if family.scale_when else set()
+    optional |= {"projected_embeddings"} if family.project_in else set()
+    assert traced == tuple(n for n in family.steps if n in traced or n not in optional)
 
 
 @pytest.mark.parametrize("name", ["opt", "biogpt", "roberta", "bert", "gpt2", "llama"])
