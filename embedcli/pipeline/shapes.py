@@ -41,6 +41,10 @@ class Parameters:
     experts: int | None = None
     experts_per_token: int | None = None
 
+    def table_bytes(self, table: str, dtype: str) -> int:
+        """What one table (``token_embeddings``, ``position_embeddings``) weighs in ``dtype``."""
+        return getattr(self, table) * dtype_size(dtype)
+
     @property
     def share_of_active(self) -> float | None:
         """total / active_parameters: the embeddings' share of what one token runs through."""

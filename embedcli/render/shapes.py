@@ -310,8 +310,8 @@ def _parameters_table(report: ShapesReport, half: str) -> Table:
             name,
             format_shape(shape),
             f"{count:,}",
-            format_bytes(4 * count),
-            format_bytes(2 * count),
+            format_bytes(p.table_bytes(name, "float32")),
+            format_bytes(p.table_bytes(name, "float16")),
         )
     if cfg.positional in ("sinusoidal", "rope"):
         fixed = "fixed buffer" if cfg.positional == "sinusoidal" else "none"
