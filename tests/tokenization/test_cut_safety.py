@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support.ggufvocab import split_then_bytes
 from support.modeltokenizers import EXAMPLES, LLAMA3_FILE, TEXT
 from support.modeltokenizers import gpt2_folder as gpt2_folder  # fixtures: pytest finds them here
 from support.modeltokenizers import gpt2_json as gpt2_json
@@ -32,27 +33,6 @@ def _gpt2_variant(folder: Path, out: Path, **changes: object) -> hfjson.HFTokeni
     out.mkdir(parents=True, exist_ok=True)
     (out / "tokenizer.json").write_text(json.dumps(spec), encoding="utf-8")
     return modeltok.load_model_tokenizer(out / "tokenizer.json", name=out.name)
-
-
-def _split_then_bytes(pattern: str) -> dict[str, object]:
-    """The pre-tokenizer transformers' TikTokenConverter writes: the pattern, then bytes."""
-    return {
-        "type": "Sequence",
-        "pretokenizers": [
-            {
-                "type": "Split",
-                "pattern": {"Regex": pattern},
-                "behavior": "Isolated",
-                "invert": False,
-            },
-            {
-                "type": "ByteLevel",
-                "add_prefix_space": False,
-                "trim_offsets": True,
-                "use_regex": False,
-            },
-        ],
-    }
 
 
 SPLIT_PATTERNS = {
@@ -83,7 +63,7 @@ def cut_safe_tokenizers(
     }
     for key, pattern in SPLIT_PATTERNS.items():
         found[f"gpt2 vocab, {key} split"] = _gpt2_variant(
-            gpt2_folder, out / key, pre_tokenizer=_split_then_bytes(pattern)
+            gpt2_folder, out / key, pre_tokenizer=split_then_bytes(pattern)
         )
     return found
 
@@ -148,7 +128,7 @@ def test_qwen_normalizes_to_nfc(cut_safe_tokenizers) -> None:
                 "use_regex": True,
             }
         },
-        {"pre_tokenizer": _split_then_bytes(r"\S+\s*")},
+        {"pre_tokenizer": split_then_bytes(r"\S+\s*")},
         {"normalizer": {"type": "Lowercase"}},
         {"normalizer": {"type": "NFKC"}},
         {
