@@ -5,6 +5,8 @@
 - ``bpe``: the ``.tiktoken`` rank file format.
 - ``modeltok``: a model's own tokenizer, found in a file, a folder or a hub source.
 - ``hfjson``, ``tiktokenfile``, ``common``: the two model-tokenizer formats and what they share.
+- ``kinds``: which kind of tokenizer an encoding is, told by its class (``MODEL_TOKENIZERS``,
+  ``tiktoken_behind``).
 - ``tokens``: the tokenize job (encode in parallel chunks, count, decode, offsets, truncate).
 - ``idtext``: token ids written as text (--ids, --decode, --ids-file), read one way.
 - ``threads``: the helper threads that encode chunks, each with its own copy of an encoding.
