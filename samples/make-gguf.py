@@ -101,4 +101,6 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 2 or any(arg.startswith("-") for arg in sys.argv[1:]):
+        sys.exit(__doc__.split("\n\n")[1])  # the usage line: an option is never a file name
     main(Path(sys.argv[1] if len(sys.argv) > 1 else "model.gguf"))

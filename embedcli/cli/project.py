@@ -14,7 +14,7 @@ from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import ids_from_file, ids_or_text
 from embedcli.cli.output import emit, models_listed, write
 from embedcli.core.config import DEFAULT_SEED, Overrides
-from embedcli.errors import OutputError, UsageError
+from embedcli.errors import OutputError, UsageError, os_reason
 from embedcli.io.outputs import staged
 from embedcli.pipeline import sources
 from embedcli.pipeline.projectrequest import ProjectRequest
@@ -174,7 +174,7 @@ def _write_outputs(
                 try:
                     folder.mkdir(exist_ok=True)
                 except OSError as exc:
-                    raise OutputError(f"cannot make {folder}: {exc.strerror or exc}") from None
+                    raise OutputError(f"cannot make {folder}: {os_reason(exc)}") from None
                 written.extend(write_projector(folder, table, report, stage))
     except BaseException:
         if made:

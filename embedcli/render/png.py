@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from embedcli.analysis.projection import ORIGINS
-from embedcli.errors import OutputError, OutputFormatError
+from embedcli.errors import OutputError, OutputFormatError, os_reason
 from embedcli.io.outputs import NO_MATPLOTLIB, atomic_write
 from embedcli.pipeline.positionmaps import AlibiReport, RopeReport, power_of_two
 
@@ -57,7 +57,7 @@ def png_figure(
             with atomic_write(path) as written:
                 figure.savefig(written, format="png", dpi=dpi)
     except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+        raise OutputError(f"cannot write {path}: {os_reason(exc)}") from exc
     finally:
         pyplot.close(figure)
 

@@ -342,3 +342,21 @@ def test_a_fetch_after_the_lock_uses_what_another_process_finished(tmp_path: Pat
         raise AssertionError("the finished tensor was fetched again")
 
     assert store.fetch("w", 16, never) == path
+
+
+@pytest.mark.parametrize("value", ["true", "YES", " on"])
+def test_offline_env_is_quoted_as_set_with_the_way_out(value: str) -> None:
+    result = runner.invoke(
+        app, ["weights", "hf:org/x", "--download"], env={"HF_HUB_OFFLINE": value}
+    )
+    expect_error(result, f"HF_HUB_OFFLINE={value.strip()} forbids it", code=2)
+    assert "unset HF_HUB_OFFLINE, or drop --download" in result.stderr
+
+
+def test_an_offline_miss_under_hf_hub_offline_says_what_blocks_the_download(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The miss does not send the user to --download alone, which HF_HUB_OFFLINE would refuse."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    result = runner.invoke(app, ["weights", "hf:org/absent"], env={"HF_HUB_OFFLINE": "1"})
+    expect_error(result, "HF_HUB_OFFLINE=1 keeps embedcli offline; unset it and pass --download")

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from embedcli.models.hub.session import offline_forced
 from embedcli.models.hub.spec import (
     DEFAULT_REVISION,
     AbsentOnHub,
@@ -135,10 +136,15 @@ def not_cached(
         )
     missing = f"{what} of {spec}" if what else str(spec)
     where = where or f"the Hugging Face cache ({hub_cache()})"
+    forced = offline_forced()
+    offline = (
+        f"HF_HUB_OFFLINE={forced} keeps embedcli offline; unset it and pass --download"
+        if forced is not None
+        else "embedcli is offline by default; pass --download"
+    )
     return HubError(
-        f"{missing} is not in {where} and embedcli is offline by "
-        f"default; pass --download to fetch only what is needed, or run: hf download "
-        f"{spec.repo_id}"
+        f"{missing} is not in {where} and {offline} to fetch only what is needed, or run: "
+        f"hf download {spec.repo_id}"
         + ("" if spec.revision == DEFAULT_REVISION else f" --revision {spec.revision}")
     )
 

@@ -68,9 +68,19 @@ class HubAccess:
 OFFLINE = HubAccess()  # no flags: the cache only (HF_HUB_OFFLINE=0 still opens the network)
 
 
+def offline_forced() -> str | None:
+    """HF_HUB_OFFLINE as set, where it forbids the network (1, true, yes, on); else None."""
+    value = os.environ.get("HF_HUB_OFFLINE", "").strip()
+    return value if value.lower() in _TRUE else None
+
+
 def download_allowed(flag: bool) -> bool:
     """Whether the network may be used: ``--download``, or ``HF_HUB_OFFLINE=0`` explicitly."""
     offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower()
-    if flag and offline in _TRUE:
-        raise UsageError("--download asks for the network, but HF_HUB_OFFLINE=1 forbids it")
+    forced = offline_forced()
+    if flag and forced is not None:
+        raise UsageError(
+            f"--download asks for the network, but HF_HUB_OFFLINE={forced} forbids it; unset "
+            "HF_HUB_OFFLINE, or drop --download to use the cache alone"
+        )
     return flag or offline in _FALSE
