@@ -76,11 +76,10 @@ def offline_forced() -> str | None:
 
 def download_allowed(flag: bool) -> bool:
     """Whether the network may be used: ``--download``, or ``HF_HUB_OFFLINE=0`` explicitly."""
-    offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower()
     forced = offline_forced()
     if flag and forced is not None:
         raise UsageError(
             f"--download asks for the network, but HF_HUB_OFFLINE={forced} forbids it; unset "
             "HF_HUB_OFFLINE, or drop --download to use the cache alone"
         )
-    return flag or offline in _FALSE
+    return flag or os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in _FALSE
