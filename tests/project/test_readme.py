@@ -26,6 +26,7 @@ class Example(NamedTuple):
 
     file: str  # relative to the repository: README.md, docs/embed.md
     block: int  # the console block's number within its file, from 0
+    index: int  # the command's place in its block, from 0
     command: str
     expected: str
 
@@ -39,33 +40,57 @@ def console_examples(path: Path) -> list[Example]:
     text = path.read_text(encoding="utf-8")
     examples = []
     for number, block in enumerate(re.findall(r"```console\n(.*?)```", text, flags=re.S)):
-        command, output = None, []
+        commands: list[tuple[str, list[str]]] = []
         for line in block.splitlines():
             if line.startswith("$ "):
-                if command is not None:
-                    examples.append(Example(name, number, command, "\n".join(output)))
-                command, output = line[2:], []
-            else:
-                output.append(line.rstrip())
-        if command is not None:
-            examples.append(Example(name, number, command, "\n".join(output)))
+                commands.append((line[2:], []))
+            elif commands:
+                commands[-1][1].append(line.rstrip())
+        examples += [
+            Example(name, number, index, command, "\n".join(output))
+            for index, (command, output) in enumerate(commands)
+        ]
     return examples
 
 
 EXAMPLES = [example for page in PAGES for example in console_examples(page)]
 
 
+def run_example(example: Example, workdir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", example.command],
+        cwd=workdir,
+        env=script_env(workdir),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
 @pytest.fixture(scope="module")
 def block_folder(tmp_path_factory: pytest.TempPathFactory):
-    """One working folder per console block (of each file), holding a copy of samples/."""
-    folders: dict[tuple[str, int], Path] = {}
+    """The folder an example runs in: a copy of samples/ in which the commands before it in its
+    block, and none after it, have run.
 
-    def folder(file: str, number: int) -> Path:
-        if (file, number) not in folders:
-            stem = Path(file).stem.lower()
-            folders[file, number] = tmp_path_factory.mktemp(f"{stem}-block-{number}")
-            shutil.copytree(REPO / "samples", folders[file, number] / "samples")
-        return folders[file, number]
+    The suite's workers take tests in any order, so the commands of one block may be split
+    between workers or come out of order: a command before this one that this worker has not run
+    is run here first (its output unchecked: its own test checks it), and a folder in which a
+    later command already ran is not reused."""
+    folders: dict[tuple[str, int], tuple[Path, int]] = {}  # the folder, the commands run in it
+
+    def folder(example: Example) -> Path:
+        key = (example.file, example.block)
+        workdir, done = folders.get(key, (None, 0))
+        if workdir is None or done > example.index:
+            stem = Path(example.file).stem.lower()
+            workdir = tmp_path_factory.mktemp(f"{stem}-block-{example.block}")
+            shutil.copytree(REPO / "samples", workdir / "samples")
+            done = 0
+        block = [e for e in EXAMPLES if (e.file, e.block) == key]
+        for earlier in block[done : example.index]:
+            run_example(earlier, workdir)
+        folders[key] = (workdir, example.index + 1)
+        return workdir
 
     return folder
 
@@ -83,15 +108,7 @@ def test_the_readme_and_the_manual_have_examples() -> None:
     "example", EXAMPLES, ids=[f"{e.file}:{e.block}:{e.command[:50]}" for e in EXAMPLES]
 )
 def test_console_example_runs_as_shown(example: Example, block_folder) -> None:
-    workdir = block_folder(example.file, example.block)
-    done = subprocess.run(
-        ["bash", "-c", example.command],
-        cwd=workdir,
-        env=script_env(workdir),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_example(example, block_folder(example))
     shown = "\n".join(line.rstrip() for line in (done.stdout + done.stderr).splitlines())
     assert "Traceback" not in shown, shown
     if any(marker in example.command for marker in MACHINE_DEPENDENT):
