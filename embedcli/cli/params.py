@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+from decimal import Decimal
 from typing import Any, NewType
 
 import typer
@@ -113,12 +114,16 @@ class ContextWindowType(ParamType):
         number = re.match(r"^([0-9]{1,20}(?:\.[0-9]{1,20})?)([kKmM]?)$", text)
         if number is not None:
             scale = {"": 1, "k": 1000, "m": 1000**2}[number.group(2).lower()]
-            size = int(float(number.group(1)) * scale)
+            size = Decimal(number.group(1)) * scale  # exact: 1.5k is 1500, 1.9 is not a count
+            if size != size.to_integral_value():
+                raise UsageError(f"--context must be a whole number of tokens, got {value}")
             if not 1 <= size <= 2**40:
                 raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
-            return None, size
-        if re.match(r"^-?[\d.]+$", text):
+            return None, int(size)
+        if re.match(r"^-?[0-9.]+$", text):
             raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
+        if any(char.isdigit() and not char.isascii() for char in text):
+            raise UsageError(f"--context takes the digits 0-9, got {value}")
         from embedcli.tokenization.modelnames import lookup  # lazy: the model table, for a name
 
         found = lookup(value)

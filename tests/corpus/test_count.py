@@ -213,6 +213,18 @@ def test_small_things_a_user_met(tree: Path) -> None:
     expect_error(runner.invoke(app, ["count", ".", "--context", "-5"]), "1 to 2**40", code=2)
 
 
+def test_a_context_is_a_whole_number_of_tokens_in_ascii_digits(tree: Path) -> None:
+    """1.5k is 1,500 tokens; 1.9 tokens is no count (it was floored to 1), and full-width digits
+    are not a number embedcli reads (they were called out of range)."""
+    half = runner.invoke(app, ["count", str(tree / "README.md"), "--context", "1.5k"])
+    assert "of a 1,500-token context" in half.stdout
+    for fraction in ("1.9", "0.5", "1.0001k"):
+        result = runner.invoke(app, ["count", str(tree / "README.md"), "--context", fraction])
+        expect_error(result, f"whole number of tokens, got {fraction}", code=2)
+    wide = runner.invoke(app, ["count", str(tree / "README.md"), "--context", "\uff11\uff12\uff18"])
+    expect_error(wide, "takes the digits 0-9", code=2)
+
+
 def test_usage_errors() -> None:
     expect_error(
         runner.invoke(app, ["count", ".", "--json", "--csv"]), "cannot be combined", code=2

@@ -176,7 +176,10 @@ def _named_values() -> dict[str, Values]:
         "include": pair(("*.txt", "*.md", "in.*"), ("[", "")),
         "max_file_size": pair(("10k", "1M", "100", "2G"), ("big", "-1", "1e9", "", "10Q")),
         "min_share": pair(("0.1", "5%", "0"), ("2", "-1%", "x", "nan")),
-        "context": pair(("1000", "gpt-4o", "o3"), ("0", "gpt-9", "-5", "1e3")),
+        "context": pair(
+            ("1000", "gpt-4o", "o3", "1.5k"),
+            ("0", "gpt-9", "-5", "1e3", "1.9", "\uff11\uff12\uff18"),
+        ),
         "errors": pair(("skip", "replace", "strict"), ("ignore", "SKIP")),
         "sort": pair(("tokens", "path", "bytes"), ("size",)),
         "optimizer": pair(("adamw", "sgd", "adam", "SGD"), ("lion", "adagrad")),
