@@ -229,15 +229,24 @@ def _count_piece(
         with _open(piece.location) as handle:
             before = _stamp(handle)
             handle.seek(piece.start)
-            data = handle.read(piece.end - piece.start)
+            # a piece that ends the file reads one byte more: a file that holds more than its
+            # size says (/proc's say 0) is caught, not counted short
+            data = handle.read(piece.end - piece.start + (piece.end == piece.size))
             after = _stamp(handle)
     except OSError as exc:
         return PieceResult(piece.file, None, f"unreadable: {exc.strerror or exc}")
     listed = None if piece.stamp is None else (piece.size, *piece.stamp)
     if listed is not None and before != listed:  # rewritten, or another file (a link) now
         return PieceResult(piece.file, None, "changed after it was listed (not counted)")
-    if len(data) != piece.end - piece.start or before != after:
+    if before != after:
         return PieceResult(piece.file, None, "changed while it was read (not counted)")
+    if len(data) != piece.end - piece.start:  # unchanged, yet not the size it says it has
+        return PieceResult(
+            piece.file,
+            None,
+            f"reads {'more' if len(data) > piece.end - piece.start else 'fewer'} bytes than its "
+            f"size ({piece.size:,}) says, as /proc and /sys files do (not counted)",
+        )
     if piece.start == 0 and b"\0" in data[:FIRST_BLOCK]:
         return PieceResult(piece.file, None, "binary")
     try:

@@ -19,7 +19,7 @@ _KINDS = (("binary", "binary"), ("not UTF-8", "not UTF-8"), ("over --max-file-si
           "over --max-file-size"), ("the same file as", "duplicate"), ("the same folder as",
           "duplicate"), ("symlink loop", "symlink loop"), ("not followed", "symlink"),
           ("broken link", "broken link"), ("not a regular file", "not a regular file"),
-          ("unreadable", "unreadable"),
+          ("unreadable", "unreadable"), ("bytes than its size", "size not its content"),
           ("whitespace characters: tiktoken", "whitespace run"))  # fmt: skip
 
 

@@ -258,3 +258,20 @@ def test_an_unchanged_file_is_counted(tmp_path: Path) -> None:
     path.write_text("word " * 300)
     (result,) = corpus_pieces.count_task([_listed(path)], ("gpt2",))
     assert result.counts == (tokens("word " * 300),)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="no /proc on this system")
+def test_a_file_that_holds_more_than_its_size_is_skipped_not_counted_as_empty(
+    tmp_path: Path,
+) -> None:
+    """/proc's files say they hold 0 bytes and hold more: count trusted the size and counted
+    /proc/self/status as 0 bytes, 0 tokens, with exit 0. Each is skipped now, saying why."""
+    (tmp_path / "a.txt").write_text("word " * 30)
+    data = as_json(str(tmp_path / "a.txt"), "/proc/self/status", "/proc/self/cmdline")
+    assert [f["path"] for f in data["files"]] == [str(tmp_path / "a.txt")]
+    assert data["totals"]["tokens"]["gpt2"] == tokens("word " * 30)
+    reasons = {s["path"]: s["reason"] for s in data["skipped"]}
+    assert set(reasons) == {"/proc/self/status", "/proc/self/cmdline"}
+    assert all("reads more bytes than its size (0) says" in r for r in reasons.values())
+    shown = run(str(tmp_path), "/proc/self/status").stdout
+    assert "1 skipped" in shown and "size not its content" in shown
