@@ -28,7 +28,7 @@ from embedcli.cli.checks import choices as choices
 from embedcli.cli.checks import complete_device as complete_device
 from embedcli.cli.checks import complete_shapes_device as complete_shapes_device
 from embedcli.cli.checks import renamed as renamed
-from embedcli.cli.params import TOKEN_IDS, TokenIds
+from embedcli.cli.params import NAMED_PATH, SOURCE, TOKEN_IDS, TokenIds
 from embedcli.core.config import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CONTEXT_LENGTH,
@@ -74,7 +74,13 @@ JoinedText = Annotated[
 ]
 File = Annotated[
     Path | None,
-    typer.Option("-f", "--file", help="Read the text from a file.", rich_help_panel=INPUT),
+    typer.Option(
+        "-f",
+        "--file",
+        help="Read the text from a file.",
+        click_type=NAMED_PATH,
+        rich_help_panel=INPUT,
+    ),
 ]
 Ids = Annotated[
     list[TokenIds] | None,
@@ -296,6 +302,7 @@ Weights = Annotated[
         "(a model Ollama pulled).",
         show_default=False,
         metavar="SOURCE",
+        click_type=SOURCE,
         rich_help_panel=CHECKPOINT,
     ),
 ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sys
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, NewType
 
 import typer
@@ -130,7 +131,37 @@ class ContextWindowType(ParamType):
         return found.name, found.context
 
 
+class NamedPathType(ParamType):
+    """A file or folder named on the command line -> Path. An empty name is refused: Path("")
+    is ".", so ``-f ''`` read this folder and ``--ids-file ''`` reported "." as a folder."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, Path):
+            return value
+        if value == "":
+            raise typer.BadParameter("needs a file name; it got an empty one")
+        return Path(value)
+
+
+class SourceType(ParamType):
+    """--weights SOURCE, kept as written; an empty one is refused (it was read as ".")."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if value == "":
+            raise typer.BadParameter(
+                "needs a source (a file, a model folder, hf:ORG/NAME or ollama:NAME); "
+                "it got an empty one"
+            )
+        return value
+
+
 TOKEN_IDS = TokenIdsType()
+NAMED_PATH = NamedPathType()
+SOURCE = SourceType()
 SIZE = SizeType()
 SHARE = ShareType()
 CONTEXT_WINDOW = ContextWindowType()

@@ -99,6 +99,25 @@ def test_a_missing_file_is_said_one_way(tmp_path: Path, args: list[str]) -> None
 
 
 @pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["tokenize", "-f", ""], "'-f' / '--file': needs a file name; it got an empty one"),
+        (["embed", "-f", ""], "'-f' / '--file': needs a file name; it got an empty one"),
+        (["neighbors", "-f", "", "-d", "4"], "'-f' / '--file': needs a file name"),
+        (["embed", "hi", "-o", ""], "'-o' / '--output': needs a file name; it got an empty one"),
+        (["embed", "hi", "--weights", ""], "'--weights': needs a source (a file, a model folder"),
+        (["stats", "--weights", ""], "'--weights': needs a source"),
+    ],
+)
+def test_an_empty_name_is_refused_as_empty(tmp_path: Path, args: list[str], message: str) -> None:
+    """Path("") is ".": an empty -f, -o or --weights was read as this folder, and the error said
+    "." is a folder, or holds no weights (a name the user never wrote)."""
+    result = runner.invoke(app, args)
+    expect_error(result, message, code=2)
+    assert "'.'" not in result.stderr and " . " not in result.stderr
+
+
+@pytest.mark.parametrize(
     ("module", "args"),
     [
         ("tiktoken", ["tokenize", "hi"]),
