@@ -1,8 +1,9 @@
 """Benchmark: peak memory of `embedcli embed "<a sentence>" --weights CKPT` with a large checkpoint.
 
 Generates (in a temporary folder, never committed) GPT-2-sized embedding tables plus about 1.5 GB
-of other tensors, as safetensors and as a PyTorch zip checkpoint, then measures each command's
-peak resident memory in a process of its own. Baselines in the same run: the same embed with its
+of other tensors, as safetensors, as a PyTorch zip checkpoint and as .npz (stored, np.savez, and
+compressed, np.savez_compressed), then measures each command's peak resident memory in a process
+of its own. Baselines in the same run: the same embed with its
 seeded tables (no checkpoint), and a plain `torch.load` of the whole checkpoint.
 
     python bench/weights_bench.py [--other-gb 1.5]
@@ -22,7 +23,8 @@ VOCAB, D_MODEL, CONTEXT = 50257, 768, 1024
 SENTENCE = "The verdict was read aloud, and the painter's reputation never recovered."
 
 
-def make_checkpoints(folder: Path, other_gb: float) -> tuple[Path, Path, int]:
+def make_checkpoints(folder: Path, other_gb: float) -> tuple[list[Path], int]:
+    import numpy as np
     import torch
     from safetensors.torch import save_file
 
@@ -38,7 +40,11 @@ def make_checkpoints(folder: Path, other_gb: float) -> tuple[Path, Path, int]:
     safetensors, pytorch = folder / "big.safetensors", folder / "big.pt"
     save_file(state, str(safetensors))
     torch.save(state, pytorch)
-    return safetensors, pytorch, tables
+    stored, compressed = folder / "big.npz", folder / "big-compressed.npz"
+    arrays = {name: tensor.numpy() for name, tensor in state.items()}
+    np.savez(stored, **arrays)
+    np.savez_compressed(compressed, **arrays)
+    return [safetensors, pytorch, stored, compressed], tables
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -48,7 +54,8 @@ def main(argv: list[str] | None = None) -> None:
 
     embedcli = find_tool("embedcli")
     with tempfile.TemporaryDirectory() as tmp:
-        safetensors, pytorch, tables = make_checkpoints(Path(tmp), args.other_gb)
+        files, tables = make_checkpoints(Path(tmp), args.other_gb)
+        safetensors, pytorch, stored, compressed = files
         size = safetensors.stat().st_size
         embed = [embedcli, "embed", SENTENCE, "--device", "cpu", "--json"]
         weights = [*embed, "--weights"]
@@ -67,6 +74,11 @@ def main(argv: list[str] | None = None) -> None:
             ),
             ("embed --weights big.safetensors", peak_bytes([*weights, str(safetensors)])),
             ("embed --weights big.pt (zip, mmap)", peak_bytes([*weights, str(pytorch)])),
+            ("embed --weights big.npz (stored, mmap)", peak_bytes([*weights, str(stored)])),
+            (
+                "embed --weights big-compressed.npz (rows)",
+                peak_bytes([*weights, str(compressed)]),
+            ),
         ]
     print(
         f"weights benchmark: checkpoint {mib(size)} (the two tables {mib(tables)}, the rest "

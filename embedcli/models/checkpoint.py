@@ -4,11 +4,18 @@ Formats are told by content. Every tensor is described from the file's header fi
 only when asked for, after its size is checked against free memory; nothing in a file is ever
 run (PyTorch files load with ``weights_only=True``, ``.npz`` members are read without pickles).
 Which tensors are the embedding tables is tables.py's business.
+
+An ``.npz`` member stored uncompressed (``np.savez``) is memory-mapped where it lies in the zip,
+as safetensors is: a lookup brings in the pages of the rows it reads, not the table. A compressed
+member (``np.savez_compressed``) cannot be read by offset: a lookup inflates it in one pass, a
+chunk of ``_NPY_CHUNK`` bytes at a time, keeping only the rows asked for (``reads_rows``), and
+a whole table is inflated into memory once, after its size is checked against free memory.
 """
 
 from __future__ import annotations
 
 import os
+import struct
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,6 +54,11 @@ class _NpyMember:
     shape: tuple[int, ...]
     fortran_order: bool
     data_offset: int  # bytes of magic and header before the data
+
+    @property
+    def stored(self) -> bool:
+        """Stored uncompressed: its bytes lie in the file as they are, to be mapped."""
+        return self.member.compress_type == zipfile.ZIP_STORED
 
 
 class Checkpoint:
@@ -202,10 +214,15 @@ class Checkpoint:
         return _NpyMember(member, dtype, shape, bool(fortran_order), offset)
 
     def _read_npy(self, name: str) -> Any:
-        """One array of the .npz, read a chunk at a time into an array allocated once."""
+        """One whole array of the .npz: a stored member memory-mapped (a copy only where its
+        byte order must be swapped), a compressed one inflated a chunk at a time into an array
+        allocated once."""
         import numpy as np
 
         found = self._npy[name]
+        if found.stored and self.info(name).numel:
+            mapped = self._map_npy(name)
+            return mapped if found.dtype.isnative else _native(np.array(mapped))
         count = self.info(name).numel
         flat = np.empty(count, dtype=found.dtype)
         buffer = memoryview(flat.view(np.uint8))
@@ -220,11 +237,66 @@ class Checkpoint:
                     done += got
         except Exception as exc:
             raise WeightsError(f"cannot read {name} from {self.path}: {first_line(exc)}") from None
-        if not found.dtype.isnative:
-            flat = flat.byteswap(inplace=True).view(found.dtype.newbyteorder("="))
+        flat = _native(flat)
         if found.fortran_order:
             return flat.reshape(found.shape[::-1]).transpose()
         return flat.reshape(found.shape)
+
+    def _map_npy(self, name: str) -> Any:
+        """A stored member's array, memory-mapped copy-on-write where its data lies in the zip
+        (after the member's local header and the .npy header): nothing is read until used."""
+        import numpy as np
+
+        found = self._npy[name]
+        member = found.member
+        try:
+            with open(self.path, "rb") as handle:
+                local = os.pread(handle.fileno(), 30, member.header_offset)
+            signature, name_length, extra_length = struct.unpack("<4s22xHH", local)
+            if signature != b"PK\x03\x04" or member.compress_size != member.file_size:
+                raise ValueError("its zip entry is damaged")
+            start = member.header_offset + 30 + name_length + extra_length + found.data_offset
+            if start + member.file_size - found.data_offset > self.path.stat().st_size:
+                raise ValueError("its data runs past the end of the file")
+            order = "F" if found.fortran_order else "C"
+            return np.memmap(
+                self.path, dtype=found.dtype, mode="c", offset=start, shape=found.shape, order=order
+            )
+        except Exception as exc:
+            raise WeightsError(f"cannot read {name} from {self.path}: {first_line(exc)}") from None
+
+    def _stream_npy_rows(self, name: str, rows: list[int]) -> Any:
+        """Rows of a compressed (C-order) member, in the order asked: inflated in one pass, a
+        chunk at a time, keeping only those rows; read to the end, so damage is found."""
+        import numpy as np
+
+        found = self._npy[name]
+        width = found.shape[1] * found.dtype.itemsize
+        held = sorted(set(rows))
+        out = np.empty((len(held), found.shape[1]), dtype=found.dtype)
+        target = memoryview(out.view(np.uint8).reshape(-1))
+        try:
+            with self._zip.open(found.member) as handle:
+                position = -found.data_offset  # bytes of data read so far
+                for slot, row in enumerate(held):
+                    while position < row * width:  # skip to the row, a chunk at a time
+                        skipped = len(handle.read(min(_NPY_CHUNK, row * width - position)))
+                        if not skipped:
+                            raise EOFError(f"the data ends before row {row:,}")
+                        position += skipped
+                    done = 0
+                    while done < width:
+                        got = handle.readinto(target[slot * width + done : (slot + 1) * width])
+                        if not got:
+                            raise EOFError(f"the data ends inside row {row:,}")
+                        done += got
+                    position += width
+                while handle.read(_NPY_CHUNK):  # to the end, where zipfile checks the CRC
+                    pass
+        except Exception as exc:
+            raise WeightsError(f"cannot read {name} from {self.path}: {first_line(exc)}") from None
+        where = {row: slot for slot, row in enumerate(held)}
+        return _native(out)[[where[row] for row in rows]]
 
     # -- access
 
@@ -247,10 +319,8 @@ class Checkpoint:
         info = self.info(name)
         if self.format == "pytorch":
             return self._tensors[name]  # already loaded, or memory-mapped
-        if self.format == "numpy" and info.dtype not in _NPY_LOADABLE:
-            raise WeightsError(
-                f"{name} in {self.path} is a {info.dtype} array, not one torch reads"
-            )
+        if self.format == "numpy":
+            self._check_loadable(info)
         ensure_host_fits(f"the values of {name} {info.shape} {info.dtype}", self._nbytes[name])
         if self.format == "numpy":
             return torch.from_numpy(self._read_npy(name))
@@ -275,6 +345,8 @@ class Checkpoint:
         bad = [row for row in wanted if not 0 <= row < info.shape[0]]
         if bad:
             raise WeightsError(f"row {bad[0]} is outside {name}, which has {info.shape[0]:,} rows")
+        if self.format == "numpy":
+            return self._npy_rows(name, wanted)
         if self.format != "safetensors":
             return self.load(name)[torch.tensor(wanted, dtype=torch.long)]
         try:
@@ -290,9 +362,34 @@ class Checkpoint:
             return torch.empty(0, info.shape[1], dtype=getattr(torch, info.dtype))
         return torch.cat(picked)
 
+    def _check_loadable(self, info: TensorInfo) -> None:
+        if info.dtype not in _NPY_LOADABLE:
+            raise WeightsError(
+                f"{info.name} in {self.path} is a {info.dtype} array, not one torch reads"
+            )
+
+    def _npy_rows(self, name: str, wanted: list[int]) -> torch.Tensor:
+        """Rows of an .npz table: from a stored member, only their pages are read; from a
+        compressed one, inflated in one pass, keeping only them."""
+        import torch
+
+        info = self.info(name)
+        self._check_loadable(info)
+        found = self._npy[name]
+        if self.reads_rows(name):
+            return torch.from_numpy(self._stream_npy_rows(name, wanted))
+        if found.stored and info.numel:
+            return torch.from_numpy(_native(self._map_npy(name)[wanted]))
+        return self.load(name)[torch.tensor(wanted, dtype=torch.long)]
+
     def reads_rows(self, name: str) -> bool:
-        """A local file's table is read whole."""
-        return False
+        """Whether a lookup reads its rows alone (``load_rows``): a table stored compressed in
+        an .npz, which cannot be mapped (a stored one is mapped, as safetensors is); other
+        local tables are mapped or read whole."""
+        if self.format != "numpy":
+            return False
+        found = self._npy[name]
+        return not found.stored and not found.fortran_order and len(found.shape) == 2
 
     def local_files(self) -> list[Path]:
         """The one file."""
@@ -331,6 +428,13 @@ class Checkpoint:
                 seen.add(key)
                 total += tensor.numel()
         return total
+
+
+def _native(array: Any) -> Any:
+    """An array in the machine's byte order (a big-endian one is swapped in place)."""
+    if array.dtype.isnative:
+        return array
+    return array.byteswap(inplace=True).view(array.dtype.newbyteorder("="))
 
 
 def _strided(tensor: torch.Tensor) -> bool:
