@@ -4,7 +4,8 @@
   name, file, folder or ``hf:`` source; token pieces and bytes for display.
 - ``bpe``: the ``.tiktoken`` rank file format.
 - ``modeltok``: a model's own tokenizer, found in a file, a folder or a hub source.
-- ``hfjson``, ``tiktokenfile``, ``common``: the two model-tokenizer formats and what they share.
+- ``hfjson``, ``tiktokenfile``, ``common``: the two model-tokenizer formats and what they share;
+  ``hfspec``: what a tokenizer.json says, read and checked before the tokenizers library loads it.
 - ``kinds``: which kind of tokenizer an encoding is, told by its class (``MODEL_TOKENIZERS``,
   ``tiktoken_behind``).
 - ``tokens``: the tokenize job (encode in parallel chunks, count, decode, offsets, truncate).

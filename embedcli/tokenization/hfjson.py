@@ -6,7 +6,6 @@ decoder, normalizer and model, never from its name.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Iterator, Sequence
@@ -15,7 +14,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from embedcli.errors import EncodingError
-from embedcli.tokenization.common import CUT_SAFE_PATTERNS, byte_of_char, char_of_byte, read_bytes
+from embedcli.tokenization.common import byte_of_char, char_of_byte, read_bytes
+from embedcli.tokenization.hfspec import (
+    BYTE_LEVEL,
+    config_tokens,
+    cut_safe,
+    family_of_json,
+    n_vocab,
+    parse_json,
+    replacement,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Set as AbstractSet
@@ -23,17 +31,10 @@ if TYPE_CHECKING:
     import tokenizers
 
 
-# Read beside a tokenizer.json, when there, for its pad and eos tokens (tokenizer.json lacks them).
-CONFIG_FILES = ("tokenizer_config.json", "special_tokens_map.json")
-
-BYTE_LEVEL = "byte-level"
-SENTENCEPIECE = "sentencepiece"
-
 # Used when nothing names the eos token: the end-of-text tokens of GPT-2, Qwen, Llama 2/3, Gemma.
 _END_OF_TEXT_NAMES = ("<|end_of_text|>", "<|endoftext|>", "</s>", "<eos>")
 
 
-_HOLDS_CUT = re.compile(r"\S ")  # Python's \s is str.isspace, the test split_points uses
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
@@ -71,7 +72,7 @@ class HFTokenizer:
         self.name = name
         self._config_files = config_files
         self.path = path
-        self.family = _family_of_json(path, spec)  # BYTE_LEVEL or SENTENCEPIECE
+        self.family = family_of_json(path, spec)  # BYTE_LEVEL or SENTENCEPIECE
         tokenizer.no_truncation()  # a tokenizer.json may carry both: ids must be whole
         tokenizer.no_padding()
         tokenizer.encode_special_tokens = True  # ordinary: special text is split as text
@@ -82,13 +83,13 @@ class HFTokenizer:
         self._added = {i: t.content for i, t in added.items()}
         self._added_ids = {t.content: i for i, t in added.items()}
         self.special_tokens_set = {t.content for t in added.values() if t.special}
-        self.n_vocab = _n_vocab(spec, added)
+        self.n_vocab = n_vocab(spec, added)
         model = spec["model"]
         self._byte_fallback = bool(model.get("byte_fallback"))
-        self._replacement = _replacement(spec)
+        self._replacement = replacement(spec)
         self.prefix, self.suffix = _added_around(path, tokenizer)
         self.eot_token = self._eot(spec)
-        self.cut_safe = _cut_safe(spec, self.family)
+        self.cut_safe = cut_safe(spec, self.family)
 
     def __repr__(self) -> str:
         return f"<HFTokenizer {self.name!r} ({self.family})>"
@@ -205,7 +206,7 @@ class HFTokenizer:
     def _eot(self, spec: dict[str, Any]) -> int | None:
         padding = spec.get("padding")
         names = [padding.get("pad_token")] if isinstance(padding, dict) else []
-        pads, eoses = _config_tokens(self.path.parent) if self._config_files else ([], [])
+        pads, eoses = config_tokens(self.path.parent) if self._config_files else ([], [])
         for token in [*names, *pads, *eoses, *_END_OF_TEXT_NAMES]:
             if isinstance(token, str):
                 found = self._ordinary.token_to_id(token)  # added tokens first, then the model's
@@ -235,75 +236,6 @@ def _encode_ids(tokenizer: tokenizers.Tokenizer, text: str) -> list[int]:
         return tokenizer.encode(text, add_special_tokens=False).ids
 
 
-def _components(node: object) -> Iterator[dict[str, Any]]:
-    """Every typed part of a normalizer/pre-tokenizer/decoder, through Sequences."""
-    if isinstance(node, dict):
-        if "type" in node:
-            yield node
-        for value in node.values():
-            if isinstance(value, list):
-                for item in value:
-                    yield from _components(item)
-
-
-def _replaces(parts: list[dict[str, Any]], old: str, new: str) -> bool:
-    return any(
-        p["type"] == "Replace" and p.get("pattern") == {"String": old} and p.get("content") == new
-        for p in parts
-    )
-
-
-def _replacement(spec: dict[str, Any]) -> str:
-    for part in [*_components(spec.get("pre_tokenizer")), *_components(spec.get("decoder"))]:
-        if part["type"] == "Metaspace" and isinstance(part.get("replacement"), str):
-            return part["replacement"]
-    return "▁"
-
-
-def _model_type(model: dict[str, Any]) -> str:
-    if isinstance(model.get("type"), str):
-        return model["type"]
-    if "merges" in model:  # files from old tokenizers versions leave the type out
-        return "BPE"
-    if isinstance(model.get("vocab"), list):
-        return "Unigram"
-    return "WordPiece" if "max_input_chars_per_word" in model else "WordLevel"
-
-
-def _family_of_json(path: Path, spec: dict[str, Any]) -> str:
-    """BYTE_LEVEL or SENTENCEPIECE, from the file's own parts; else an EncodingError."""
-    kind = _model_type(spec["model"])
-    if kind not in ("BPE", "Unigram"):
-        raise EncodingError(
-            f"{path} holds a {kind} tokenizer (as BERT-style encoders use), whose tokens are not "
-            "pieces of the text's bytes; embedcli reads BPE tokenizers (byte-level, as GPT-2 and "
-            "Llama 3, or SentencePiece-style, as Llama 2 and Gemma) and SentencePiece Unigram ones"
-        )
-    pre = list(_components(spec.get("pre_tokenizer")))
-    decoder = list(_components(spec.get("decoder")))
-    normalizer = list(_components(spec.get("normalizer")))
-    if any(p["type"] == "ByteLevel" for p in pre + decoder):
-        return BYTE_LEVEL
-    if (
-        any(p["type"] == "Metaspace" for p in pre + decoder)
-        or _replaces(decoder, "▁", " ")
-        or _replaces(normalizer, " ", "▁")
-        or spec["model"].get("byte_fallback")
-    ):
-        return SENTENCEPIECE
-    raise EncodingError(
-        f"{path} writes its tokens neither as byte-level pieces (Ġ, as GPT-2) nor as "
-        "SentencePiece pieces (▁, as Llama 2), so embedcli cannot tell the bytes of a token; "
-        "pass the tokenizer of a GPT-style model"
-    )
-
-
-def _n_vocab(spec: dict[str, Any], added: dict[int, Any]) -> int:
-    vocab = spec["model"].get("vocab")
-    top = max(vocab.values(), default=-1) if isinstance(vocab, dict) else len(vocab or ()) - 1
-    return max([top, *added]) + 1
-
-
 def _added_around(path: Path, tokenizer: tokenizers.Tokenizer) -> tuple[tuple[int, ...], ...]:
     """The ids the post-processor puts before and after one text (prefix, suffix)."""
     try:
@@ -326,109 +258,11 @@ def _added_around(path: Path, tokenizer: tokenizers.Tokenizer) -> tuple[tuple[in
     )
 
 
-def _config_tokens(folder: Path) -> tuple[list[str], list[str]]:
-    """The pad and eos tokens named by the config files beside a tokenizer.json."""
-    pads: list[str] = []
-    eoses: list[str] = []
-    for file_name in CONFIG_FILES:
-        path = folder / file_name
-        if not path.exists() and not path.is_symlink():
-            continue  # absent: these files only refine eot_token
-        # Present, it names the pad and end tokens: one that cannot be read (a FIFO, a folder,
-        # 200 MB, broken JSON) is refused, as config.json is, never skipped for a guess.
-        try:
-            config = json.loads(read_bytes(path, 64 << 20))
-        except (ValueError, RecursionError) as exc:
-            raise EncodingError(f"{path} is not valid JSON ({type(exc).__name__})") from None
-        if not isinstance(config, dict):
-            raise EncodingError(f"{path} is not a JSON object; a tokenizer config is one")
-        for key, found in (("pad_token", pads), ("eos_token", eoses)):
-            value = config.get(key)
-            value = value.get("content") if isinstance(value, dict) else value
-            if isinstance(value, str):
-                found.append(value)
-    return pads, eoses
-
-
-def _added_token_safe(token: dict[str, Any]) -> bool:
-    content = token.get("content")
-    stripping = token.get("lstrip") or token.get("rstrip") or token.get("single_word")
-    return isinstance(content, str) and not stripping and not _HOLDS_CUT.search(content)
-
-
-def _pre_tokenizer_safe(pre: object) -> bool:
-    if not isinstance(pre, dict):
-        return False
-    if pre.get("type") == "ByteLevel":  # GPT-2's own split, built in
-        return pre.get("use_regex", True) is True and not pre.get("add_prefix_space", True)
-    parts = pre.get("pretokenizers") if pre.get("type") == "Sequence" else None
-    if not isinstance(parts, list) or len(parts) != 2:
-        return False
-    split, level = parts
-    pattern = split.get("pattern") if isinstance(split, dict) else None
-    return (
-        isinstance(pattern, dict)
-        and pattern.get("Regex") in CUT_SAFE_PATTERNS
-        and split.get("type") == "Split"
-        and split.get("behavior") == "Isolated"
-        and not split.get("invert", True)
-        and isinstance(level, dict)
-        and level.get("type") == "ByteLevel"
-        and level.get("use_regex") is False
-        and not level.get("add_prefix_space", True)
-    )
-
-
-def _cut_safe(spec: dict[str, Any], family: str) -> bool:
-    """Whether split_points' cuts provably keep the ids of one pass (see the module doc)."""
-    model = spec["model"]
-    return (
-        family == BYTE_LEVEL
-        and _model_type(model) == "BPE"
-        and not model.get("dropout")
-        and spec.get("normalizer") in (None, {"type": "NFC"})
-        and all(_added_token_safe(t) for t in spec.get("added_tokens") or ())
-        and _pre_tokenizer_safe(spec.get("pre_tokenizer"))
-    )
-
-
-def _parse_json(path: Path, data: bytes) -> tuple[str, dict[str, Any]]:
-    try:
-        text = data.decode("utf-8")
-        spec = json.loads(text)
-    except UnicodeDecodeError:
-        raise EncodingError(
-            f"{path} is not a tokenizer.json (it is not UTF-8 text); pass the model's "
-            "tokenizer.json, or its tiktoken-format tokenizer.model"
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise EncodingError(
-            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); pass the model's "
-            "tokenizer.json, downloaded again if it was cut short"
-        ) from None
-    except (ValueError, RecursionError) as exc:  # nesting or integers past Python's limits
-        raise EncodingError(
-            f"{path} is not a usable tokenizer.json ({type(exc).__name__})"
-        ) from None
-    if isinstance(spec, dict) and isinstance(spec.get("vocab"), list) and "config" in spec:
-        raise EncodingError(
-            f"{path} is Mistral's tekken format (mistral-common's ranks, pattern and special "
-            "tokens), which embedcli does not read; pass the tokenizer.json that the same "
-            "model repository ships beside it"
-        )
-    if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
-        raise EncodingError(
-            f'{path} is JSON but not a Hugging Face tokenizer.json (it has no "model" '
-            "section); pass the model's tokenizer.json"
-        )
-    return text, spec
-
-
 def load_tokenizer_json(path: Path, name: str) -> HFTokenizer:
     """A Hugging Face tokenizer.json: byte-level BPE, or SentencePiece-style BPE or Unigram."""
     path = Path(path)
-    text, spec = _parse_json(path, read_bytes(path))
-    _family_of_json(path, spec)  # refuse unsupported models before the slow part
+    text, spec = parse_json(path, read_bytes(path))
+    family_of_json(path, spec)  # refuse unsupported models before the slow part
     try:
         from tokenizers import Tokenizer, __version__
     except ImportError:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from support.modeltokenizers import EXAMPLES
 from support.modeltokenizers import module_env as module_env  # a fixture: pytest finds it here
 
-from embedcli.tokenization import hfjson
+from embedcli.tokenization import hfjson, hfspec
 from embedcli.tokenization.tokens import chunks
 
 # ---------------------------------------------------------------- SentencePiece-style
@@ -105,7 +105,7 @@ SP_STYLES = {"metaspace": "metaspace", "llama2": "llama2", "gemma": "gemma", "un
 @pytest.mark.parametrize("which", SP_STYLES)
 def test_sentencepiece_pieces(sentencepiece, which: str) -> None:
     enc = sentencepiece[which]
-    assert enc.family == hfjson.SENTENCEPIECE
+    assert enc.family == hfspec.SENTENCEPIECE
     assert (enc.prefix, enc.suffix, enc.cut_safe) == ((1,), (), False)
     assert (enc.n_vocab, enc.eot_token) == (259 + len(SP_PIECES) + len(SP_MERGES), 2)  # </s>
     assert enc.special_tokens_set == {"<unk>", "<s>", "</s>"}

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from embedcli.errors import EncodingError
-from embedcli.tokenization import hfjson
+from embedcli.tokenization import hfspec
 from embedcli.tokenization.common import LLAMA3_PATTERN, QWEN_PATTERN
 from embedcli.tokenization.gguf.merges import score_merges
 from embedcli.tokenization.gguf.pre import (
@@ -376,16 +376,16 @@ def load_gguf_tokenizer(metadata: Mapping[str, Any], name: str, path: Path) -> H
 
 
 def _cut_safe_as_cased(spec: dict[str, Any]) -> bool:
-    """hfjson's cut-safety test, with llama.cpp's [sS] contractions read as (?i:'s)."""
+    """hfspec's cut-safety test, with llama.cpp's [sS] contractions read as (?i:'s)."""
 
     parts = spec["pre_tokenizer"]["pretokenizers"]
     if len(parts) != 2:
         return False
     cased = {LLAMA3: LLAMA3_PATTERN, QWEN2: QWEN_PATTERN}[parts[0]["pattern"]["Regex"]]
     split = {**parts[0], "pattern": {"Regex": cased}}
-    return hfjson._cut_safe(
+    return hfspec.cut_safe(
         {**spec, "pre_tokenizer": {**spec["pre_tokenizer"], "pretokenizers": [split, parts[1]]}},
-        hfjson.BYTE_LEVEL,
+        hfspec.BYTE_LEVEL,
     )
 
 
