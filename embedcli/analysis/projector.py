@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from embedcli.core.memory import CHUNK_ELEMENTS
 from embedcli.errors import OutputError
-from embedcli.io.outputs import check_not_an_input, check_png
+from embedcli.io.outputs import check_not_an_input, check_png, same_file
 
 if TYPE_CHECKING:
     import torch
@@ -36,7 +36,7 @@ def check_outputs(
             raise OutputError(f"--png {png} is a folder; give a file name")
         if not png.parent.is_dir():
             raise OutputError(f"cannot write {png}: the folder {png.parent} does not exist")
-        check_not_an_input(png, inputs, "--png")
+        _check_not_an_input(png, inputs, "--png")
     if folder is None:
         return []
     if folder.exists() and not folder.is_dir():
@@ -47,10 +47,22 @@ def check_outputs(
     for path in paths:
         if path.is_dir():
             raise OutputError(f"--export-projector would replace {path}, which is a folder")
-        check_not_an_input(path, inputs, "--export-projector")
+        _check_not_an_input(path, inputs, "--export-projector")
         if png is not None and path.resolve() == png.resolve():
             raise OutputError(f"--png {png} is one of the files --export-projector writes")
     return paths
+
+
+def _check_not_an_input(path: Path, inputs: list[Path | int | None], flag: str) -> None:
+    """As io's check, but true where standard input is not read: with --top or --ids-file
+    alone, the file standard input comes from is no input, yet it is not replaced either."""
+    if 0 in inputs and same_file(path, 0):
+        raise OutputError(
+            f"{flag} would replace {path}, the file standard input comes from; embedcli does "
+            "not overwrite the file on its standard input, whether it reads it or not: choose "
+            "another name, or redirect standard input from elsewhere"
+        )
+    check_not_an_input(path, inputs, flag)
 
 
 _ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}

@@ -20,21 +20,22 @@ if TYPE_CHECKING:
 OUTPUT_SUFFIXES = (".npy", ".pt", ".safetensors")
 
 
+def same_file(path: Path, source: Path | int) -> bool:
+    """Whether ``path`` is the file ``source`` is (a path, through links too, or an open file
+    descriptor such as stdin's); False where either is not there."""
+    try:
+        target = os.stat(path)
+        found = os.fstat(source) if isinstance(source, int) else os.stat(source)
+    except (OSError, ValueError):
+        return False
+    return (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino)
+
+
 def check_not_an_input(path: Path, inputs: Iterable[Path | int | None], flag: str) -> None:
     """Refuse an output that is the same file as any input (a path, through links too, or an
     open file descriptor such as stdin's), before anything is written: it would be destroyed."""
-    try:
-        target = os.stat(path)
-    except OSError:
-        return  # not there yet: it cannot be an input
     for source in inputs:
-        if source is None:
-            continue
-        try:
-            found = os.fstat(source) if isinstance(source, int) else os.stat(source)
-        except (OSError, ValueError):
-            continue
-        if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
+        if source is not None and same_file(path, source):
             what = "standard input" if isinstance(source, int) else str(source)
             raise OutputError(
                 f"{flag} {path} is the same file as the input {what}: writing it would destroy "

@@ -194,7 +194,8 @@ def test_stdin_is_read_once_and_never_replaced(tmp_path: Path) -> None:
     expect_error(result, "--ids-file - reads standard input, so the text cannot", 2)
     ids = runner.invoke(app, ["project", "--ids-file", "-", "-d", "4", "--json"], input="1 2")
     assert [p["id"] for p in json.loads(ids.stdout)["points"]] == [1, 2]
-    # Standard input redirected from the file the export would replace: refused, kept.
+    # Standard input redirected from the file the export would replace: refused, kept; with
+    # --top alone standard input is not read, so the message does not call the file the input.
     (tmp_path / "metadata.tsv").write_text("mine\n")
     with open(tmp_path / "metadata.tsv", "rb") as stdin:
         done = subprocess.run(
@@ -202,7 +203,12 @@ def test_stdin_is_read_once_and_never_replaced(tmp_path: Path) -> None:
              "--export-projector", "."],
             stdin=stdin, capture_output=True, text=True, cwd=tmp_path,
         )  # fmt: skip
-    assert done.returncode == 1 and "is the same file as the input standard input" in done.stderr
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(
+        "Error: --export-projector would replace metadata.tsv, the file standard input comes "
+        "from; embedcli does not overwrite the file on its standard input, whether it reads it"
+    ), done.stderr
+    assert "the input" not in done.stderr
     assert (tmp_path / "metadata.tsv").read_text() == "mine\n"
 
 
