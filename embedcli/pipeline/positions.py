@@ -21,7 +21,7 @@ from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.pipeline.positionmaps import Heatmap as Heatmap  # re-exported
 from embedcli.pipeline.positionmaps import alibi_report, rope_report
 from embedcli.pipeline.positionsource import resolve
-from embedcli.pipeline.sources import source_tables
+from embedcli.pipeline.sources import learned_positions
 
 if TYPE_CHECKING:
     import torch
@@ -72,22 +72,21 @@ def _checkpoint_table(
     access: HubAccess = OFFLINE,
 ) -> tuple[torch.Tensor, str]:
     """A checkpoint's learned table from position 0 (its first ``rows``), checked as embed
-    checks it, and where it came from."""
+    checks it, and where it came from. Only the positional rows shown are read: a hub model
+    fetches them and never its token table."""
 
     given = Overrides(d_model=d_model)  # rows: any number up to the table's
-    _, position, source = source_tables(
-        EmbedConfig(), weights, None, position_key, given, from_position_zero=True, access=access
-    )
-    if position is None:
+    found = learned_positions(weights, position_key, given, access=access)
+    if found is None:
         raise WeightsError(f"{weights} has no learned positional table to show")
-    if rows is not None and rows > len(position):
+    if rows is not None and rows > found.rows:
         raise ConfigError(
-            f"--context-length {rows:,} asks for more rows than the learned table of {source} "
-            f"has ({len(position):,} positions)"
+            f"--context-length {rows:,} asks for more rows than the learned table of "
+            f"{found.label} has ({found.rows:,} positions)"
         )
-    position = position[:rows] if rows is not None else position
-    _check_picture_memory(*position.shape)
-    return position.detach().double(), f"learned, {source}"
+    shown = found.rows if rows is None else rows
+    _check_picture_memory(shown, found.width)
+    return found.read(shown).detach().double(), f"learned, {found.label}"
 
 
 SKIP_CHUNK = 1 << 20  # values drawn at a time while the token table's draws are skipped

@@ -8,6 +8,7 @@ theta, input scaling) is applied here too, and a flag that disagrees with it is 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -129,29 +130,17 @@ def source_tables(
     position_key: str | None = None,
     given: Overrides | None = None,
     *,
-    from_position_zero: bool = False,
     access: HubAccess = OFFLINE,
 ) -> tuple[torch.Tensor, torch.Tensor | None, str]:
     """(token table, positional table or None, where they came from): a checkpoint's trained
     tables, or the tables ``seeded`` describes, made by the seeded recipe. A size in ``given``
-    (the flags) that disagrees with the checkpoint's tables is an error, as in embed.
-    ``from_position_zero``: without the rows a family keeps before position 0 (OPT's 2)."""
+    (the flags) that disagrees with the checkpoint's tables is an error, as in embed."""
     _keys_need_weights(weights, token_key, position_key)
     if weights is not None:
         tables, source = _loaded(weights, token_key, position_key, access=access)
         shapes = (tables.token.shape, _shape(tables.position))
         check_source(*shapes, given or Overrides(), source.config)
-        position = tables.position
-        if from_position_zero and position is not None:
-            before = position_rows_before(source.config)
-            position = position[before:]
-            if before:
-                return (
-                    tables.token,
-                    position,
-                    (f"{source.label}, {tables.layout}, from row {before} (position 0)"),
-                )
-        return tables.token, position, f"{source.label}, {tables.layout}"
+        return tables.token, tables.position, f"{source.label}, {tables.layout}"
     import torch
 
     from embedcli.core.embedding import InputEmbedding  # lazy: core.embedding loads torch
@@ -164,6 +153,57 @@ def source_tables(
         None if position is None else position.weight.detach(),
         f"seeded nn.Embedding tables, seed {seeded.seed}",
     )
+
+
+@dataclass(frozen=True)
+class LearnedPositions:
+    """A source's learned positional table, checked from the headers and not read yet."""
+
+    source: ModelSource
+    keys: TableKeys
+    key: str  # the positional table's (keys.position)
+    before: int  # rows before position 0 (OPT's 2)
+    rows: int  # positions from position 0
+    width: int
+    label: str  # where it comes from, as reports say it
+
+    def read(self, rows: int) -> torch.Tensor:
+        """Positions 0 to ``rows`` - 1, (rows, d) as stored: where the source reads by rows (a
+        hub table not in the cache whole), only those rows are read."""
+        checkpoint, key = self.source.checkpoint, self.key
+        span = range(self.before, self.before + rows)
+        if rows < self.rows and self.source.by_rows(key):
+            table = checkpoint.load_rows(key, span)
+        else:
+            table = checkpoint.load(key)[span.start : span.stop]
+        # checked as a table: 2-D, dense, floating point (its width was checked from the header)
+        model_tables.check_tables(table, None, replace(self.keys, token=key))
+        return table
+
+
+def learned_positions(
+    weights: Source,
+    position_key: str | None = None,
+    given: Overrides | None = None,
+    *,
+    access: HubAccess = OFFLINE,
+) -> LearnedPositions | None:
+    """A source's learned positional table (None where it has none), the flags (``given``) and
+    config.json checked against both tables' headers as embed checks them; the token table is
+    never read (embedcli positions shows the positional table alone)."""
+    source = open_source(weights, access)
+    checkpoint = source.checkpoint
+    keys = model_tables.find_tables(checkpoint, None, position_key, source.config)
+    position = None if keys.position is None else checkpoint.info(keys.position).shape
+    check_source(checkpoint.info(keys.token).shape, position, given or Overrides(), source.config)
+    if keys.position is None or position is None:
+        return None
+    before = position_rows_before(source.config)
+    label = f"{source.label}, {keys.layout}" + (
+        f", from row {before} (position 0)" if before else ""
+    )
+    rows, width = position[0] - before, position[1]
+    return LearnedPositions(source, keys, keys.position, before, rows, width, label)
 
 
 def shapes_source(

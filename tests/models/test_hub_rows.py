@@ -37,7 +37,7 @@ from support.hub.sparse import (
 )
 
 from embedcli.cli import app
-from embedcli.models.hub import session
+from embedcli.models.hub import rows, session
 from embedcli.models.hub.session import HubAccess
 
 runner = make_runner()
@@ -326,6 +326,38 @@ def test_rows_and_the_whole_table_give_the_same_report(
     assert _numbers(by_rows) == _numbers(local)
     assert by_rows["config"]["vocab_size"] == expected_tables(folders[folder])["token"].shape[0]
     assert by_rows["input_ids"][1] == [3, 8, 1, 300, 1, 1, 1, 1]
+
+
+def test_positions_fetches_the_positional_rows_it_shows_and_no_token_table(
+    hub, folders: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """positions shows the positional table alone: never the token table (a limit below its
+    size refused the command, naming the token table), only the rows shown where fewer are
+    asked for, and for a rope model no table at all."""
+    monkeypatch.setattr(session, "WHOLE_FETCH_LIMIT", 1 << 20)  # wte is 3.1 MiB, wpe 4 KiB
+    monkeypatch.setattr(rows, "ROW_BLOCK_BYTES", 4 * 16 * 4)  # blocks of 4 rows of wpe
+    wpe = expected_tables(folders["gpt2"])["position"]
+    assert wpe is not None
+
+    def drawn(*more: str) -> tuple[torch.Tensor, str]:
+        argv = ["positions", "--weights", "hf:org/gpt2", "--json", *more]
+        result = runner.invoke(app, argv)
+        assert result.exit_code == 0, result.output
+        matrix = json.loads(result.stdout)["matrix"]
+        return torch.tensor(matrix, dtype=torch.float64), result.stderr
+
+    first, said = drawn("--context-length", "8", "--download")
+    assert torch.equal(first, wpe[:8].double()) and said == ""  # rows are not announced
+    assert hub.bytes_for("model.safetensors", "org/gpt2") == (1 << 13) + 8 * 16 * 4
+    whole, said = drawn("--download-all")
+    assert torch.equal(whole, wpe.double())
+    fetched = f"hf:org/gpt2: 4.0 KiB ({wpe.numel() * 4:,} bytes)"
+    assert said == f"fetching transformer.wpe.weight (64, 16) float32 of {fetched}\n"
+    hub.reset_counts()
+    rope = runner.invoke(app, ["positions", "--weights", "hf:org/llama", "--download", "--json"])
+    assert rope.exit_code == 0, rope.output
+    reads = [r.range for r in hub.requests if r.path.endswith(".safetensors")]
+    assert reads and set(reads) == {"bytes=0-8191"}  # a header, never a table
 
 
 FAMILY_CASES = ("roberta", "opt-projected", "bert", "xglm", "gemma-bf16", "granite")
