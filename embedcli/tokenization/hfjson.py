@@ -17,6 +17,7 @@ from embedcli.errors import EncodingError
 from embedcli.tokenization.common import byte_of_char, char_of_byte, read_bytes
 from embedcli.tokenization.hfspec import (
     BYTE_LEVEL,
+    check_ids,
     config_tokens,
     cut_safe,
     family_of_json,
@@ -263,6 +264,7 @@ def load_tokenizer_json(path: Path, name: str) -> HFTokenizer:
     path = Path(path)
     text, spec = parse_json(path, read_bytes(path))
     family_of_json(path, spec)  # refuse unsupported models before the slow part
+    check_ids(path, spec)
     try:
         from tokenizers import Tokenizer, __version__
     except ImportError:

@@ -93,6 +93,41 @@ def n_vocab(spec: dict[str, Any], added: dict[int, Any]) -> int:
     return max([top, *added]) + 1
 
 
+def check_ids(path: Path, spec: dict[str, Any]) -> None:
+    """Refuse a file that gives one id to two tokens: the model's vocabulary giving an id twice,
+    two added tokens sharing one, or an added token taking a vocabulary token's id with other
+    text. The tokenizers library keeps one of them for that id and encodes with both, so ids
+    would decode to text they do not stand for (GGUF files are refused the same way)."""
+    vocab = spec["model"].get("vocab")
+    owner: dict[object, str] = {}
+    if isinstance(vocab, dict):
+        for token, index in vocab.items():
+            first = owner.setdefault(index, token)
+            if first != token:
+                raise _shared_id(path, index, first, token, "its vocabulary")
+    elif isinstance(vocab, list):  # Unigram: a token's id is its place in the list
+        owner = {i: t[0] for i, t in enumerate(vocab) if isinstance(t, list) and t}
+    added: dict[object, str] = {}
+    for entry in spec.get("added_tokens") or ():
+        if not isinstance(entry, dict):
+            continue  # the tokenizers library refuses it when it loads the file
+        index, content = entry.get("id"), entry.get("content")
+        first = added.setdefault(index, content)
+        if first != content:
+            raise _shared_id(path, index, first, content, "its added tokens")
+        if owner.get(index, content) != content:
+            raise _shared_id(
+                path, index, owner[index], content, "its vocabulary and its added tokens"
+            )
+
+
+def _shared_id(path: Path, index: object, first: object, second: object, where: str) -> Exception:
+    return EncodingError(
+        f"{path} is damaged: in {where}, id {index} stands for two tokens, {first!r} and "
+        f"{second!r}, and an id names one token; download the model's tokenizer.json again"
+    )
+
+
 def config_tokens(folder: Path) -> tuple[list[str], list[str]]:
     """The pad and eos tokens named by the config files beside a tokenizer.json."""
     pads: list[str] = []

@@ -21,6 +21,8 @@ make_runner``; ``pyproject.toml`` puts tests/ on the path):
 - positionruns.py             the positions command run on small model folders
 - modelfolders.py             the tiny model folders the model tests share, transformers as oracle
 - modeltokenizers.py          real models' tokenizers (Llama 3 and 4, GPT-2's tokenizer.json)
+- tinytokenizers.py           tiny tokenizer.json files (byte-level, SentencePiece-style), and
+                              a way to damage one
 - standinrepos.py             the repos the stand-in hub's own tests are built on
 - pcaoracle.py                numpy's exact SVD as project's oracle, tables with planted structure
 - countruns.py                `embedcli count` run through the CLI, and tiktoken's whole-text count

@@ -4,78 +4,17 @@ pieces, the bytes their tokens spell, byte fallback, and why they are not cut-sa
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support.modeltokenizers import EXAMPLES
 from support.modeltokenizers import module_env as module_env  # a fixture: pytest finds it here
+from support.tinytokenizers import SP_MERGES, SP_PIECES, sentencepiece_json
 
 from embedcli.tokenization import hfjson, hfspec
 from embedcli.tokenization.tokens import chunks
 
 # ---------------------------------------------------------------- SentencePiece-style
-
-
-SP_PIECES = ["▁", "h", "e", "l", "o", "w", "r", "d", "é"]
-SP_MERGES = [
-    ("▁", "h"),
-    ("▁h", "e"),
-    ("l", "l"),
-    ("▁he", "ll"),
-    ("▁hell", "o"),
-    ("▁", "w"),
-    ("o", "r"),
-    ("▁w", "or"),
-    ("l", "d"),
-    ("▁wor", "ld"),
-]
-
-
-def _sentencepiece_json(folder: Path, style: str, model: str = "BPE") -> Path:
-    """A tiny tokenizer.json the way transformers writes Llama 2 ("llama2": a Prepend and a
-    Replace normalizer), newer Llama conversions ("metaspace") or Gemma ("gemma": no prefix
-    space), with byte-fallback pieces <0x00>..<0xFF> and a post-processor adding <s>."""
-    from tokenizers import (
-        AddedToken,
-        Tokenizer,
-        decoders,
-        models,
-        normalizers,
-        pre_tokenizers,
-        processors,
-    )
-
-    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2} | {f"<0x{b:02X}>": 3 + b for b in range(256)}
-    for piece in SP_PIECES + [a + b for a, b in SP_MERGES]:
-        vocab.setdefault(piece, len(vocab))
-    if model == "BPE":
-        bpe = models.BPE(vocab, SP_MERGES, unk_token="<unk>", byte_fallback=True, fuse_unk=True)
-        tokenizer = Tokenizer(bpe)
-    else:
-        # Bytes only stand in for unknown characters; longer pieces win over their letters.
-        pieces = [(p, 0.0 if i < 259 else -10.0 if len(p) == 1 else -1.0) for p, i in vocab.items()]
-        tokenizer = Tokenizer(models.Unigram(pieces, unk_id=0, byte_fallback=True))
-    tokenizer.add_special_tokens([AddedToken(t, special=True) for t in ("<unk>", "<s>", "</s>")])
-    pieces_to_text = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
-    if style == "metaspace":
-        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace("▁", prepend_scheme="first", split=False)
-        tokenizer.decoder = decoders.Metaspace("▁", prepend_scheme="first", split=False)
-    elif style == "llama2":
-        tokenizer.normalizer = normalizers.Sequence(
-            [normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")]
-        )
-        tokenizer.decoder = decoders.Sequence([*pieces_to_text, decoders.Strip(" ", 1, 0)])
-    else:
-        tokenizer.normalizer = normalizers.Replace(" ", "▁")
-        tokenizer.decoder = decoders.Sequence(pieces_to_text)
-    tokenizer.post_processor = processors.TemplateProcessing(
-        single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", 1)]
-    )
-    folder.mkdir(parents=True, exist_ok=True)
-    tokenizer.save(str(folder / "tokenizer.json"))
-    return folder / "tokenizer.json"
 
 
 def _sentencepiece_bytes(text: str, style: str) -> bytes:
@@ -91,10 +30,10 @@ def _sentencepiece_bytes(text: str, style: str) -> bytes:
 def sentencepiece(module_env: None, tmp_path_factory) -> dict[str, hfjson.HFTokenizer]:
     out = tmp_path_factory.mktemp("sentencepiece")
     found = {
-        style: hfjson.load_tokenizer_json(_sentencepiece_json(out / style, style), style)
+        style: hfjson.load_tokenizer_json(sentencepiece_json(out / style, style), style)
         for style in ("metaspace", "llama2", "gemma")
     }
-    unigram = _sentencepiece_json(out / "unigram", "metaspace", model="Unigram")
+    unigram = sentencepiece_json(out / "unigram", "metaspace", model="Unigram")
     found["unigram"] = hfjson.load_tokenizer_json(unigram, "unigram")
     return found
 

@@ -8,13 +8,17 @@ import json
 from pathlib import Path
 
 import pytest
-from support.helpers import assert_python_ok
+from support.helpers import assert_python_ok, expect_error, make_runner
 from support.modeltokenizers import gpt2_folder as gpt2_folder  # fixtures: pytest finds them here
 from support.modeltokenizers import module_env as module_env
+from support.tinytokenizers import byte_level_json, edited
 
+from embedcli.cli import app
 from embedcli.errors import EncodingError
 from embedcli.tokenization import modeltok, tiktokenfile
 from embedcli.tokenization.bpe import dump_tiktoken_bpe
+
+runner = make_runner()
 
 
 def _write_ranks(path: Path, count: int) -> Path:
@@ -212,3 +216,36 @@ def test_import_stays_light() -> None:
         "heavy = {'torch', 'tokenizers', 'tiktoken', 'transformers'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
+
+
+def _one_id_twice(spec: dict) -> None:
+    spec["model"]["vocab"]["i"] = spec["model"]["vocab"]["h"]  # "h" and "i" both id 104
+
+
+def _added_on_a_vocabulary_id(spec: dict) -> None:
+    spec["added_tokens"][0]["id"] = spec["model"]["vocab"]["%"]  # tokenizers moves it silently
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "tokens"),
+    [
+        (_one_id_twice, "in its vocabulary, id 104", "'h' and 'i'"),
+        (_added_on_a_vocabulary_id, "in its vocabulary and its added tokens, id 37", "'%' and"),
+    ],
+)
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["tokenize", "hi this"],
+        ["tokenize", "hi this", "--explain"],  # was a KeyError traceback from the replay
+        ["tokenize", "--ids", "104", "--decode"],
+        ["count", "-"],
+    ],
+)
+def test_a_tokenizer_json_giving_one_id_to_two_tokens_is_refused(
+    tmp_path: Path, edit, where: str, tokens: str, command: list[str]
+) -> None:
+    path = edited(byte_level_json(tmp_path / "model"), edit)
+    for source in (path, path.parent):  # the file, and the model folder that holds it
+        result = runner.invoke(app, [*command, "-e", str(source)], input="hi this")
+        expect_error(result, f"{path} is damaged: {where} stands for two tokens, {tokens}")
