@@ -303,22 +303,17 @@ def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> E
     model = spec["model"]
     if model.get("type") != "BPE":
         raise EncodingError(f"--explain replays byte-pair encodings; {enc.name} is not one")
-    vocab: dict[str, int] = model["vocab"]
     merges = model["merges"]
     ranks = {tuple(m.split(" ", 1) if isinstance(m, str) else m): i for i, m in enumerate(merges)}
-    to_byte = byte_of_char()
     specials = {t: enc._added_ids[t] for t in enc.special_tokens_set} if allow_special else {}
     chunks: list[Chunk] = []
     total = 0
+    _refuse_unreplayable(enc, spec)
     for start, end, special in _spans(text, specials):
         if special:
             pieces = [(text[start:end], (start, end))]
         else:
-            part = text[start:end]
-            if tokenizer.normalizer is not None:
-                part = tokenizer.normalizer.normalize_str(part)
-            found = tokenizer.pre_tokenizer.pre_tokenize_str(part)
-            pieces = [(p, (start + a, start + b)) for p, (a, b) in found]
+            pieces = _json_pieces(enc, text, start, end)
         for piece, (a, b) in pieces:
             total += 1
             if len(chunks) >= limit:
@@ -327,14 +322,58 @@ def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> E
                 chunks.append(_special_chunk(piece, a, b, specials))
                 continue
             _check_size(len(piece), len(chunks), a, b)
-            shown = [bytes([to_byte[c]]).hex() for c in piece]
-            symbols, steps, merges = _merge(
-                list(piece),
-                lambda left, right: ranks.get((left, right)),
-                lambda symbol: bytes(to_byte[c] for c in symbol).hex(),
-            )
-            whole = bool(model.get("ignore_merges")) and piece in vocab
-            chunk_ids = [vocab[piece]] if whole else [vocab[s] for s in symbols]
-            chunks.append(Chunk(text[a:b], a, b, False, whole, shown, steps, chunk_ids, merges))
+            try:  # a symbol outside GPT-2's byte alphabet, or a merge outside the vocabulary
+                chunks.append(_json_chunk(text, piece, a, b, model, ranks))
+            except KeyError:
+                problem = f"--explain could not replay {enc.name}'s encoder on this text"
+                raise EncodingError(problem) from None
     pattern = json.dumps(spec.get("pre_tokenizer"))
     return _checked(Explained(enc.name, pattern, chunks, total, ids))
+
+
+def _json_chunk(
+    text: str, piece: str, a: int, b: int, model: dict[str, Any], ranks: dict[tuple, int]
+) -> Chunk:
+    """One pre-tokenized chunk of a byte-level tokenizer.json, merged by its merges' ranks
+    (KeyError: a symbol outside GPT-2's byte alphabet, or a part outside the vocabulary)."""
+    to_byte = byte_of_char()
+    vocab: dict[str, int] = model["vocab"]
+    shown = [bytes([to_byte[c]]).hex() for c in piece]
+    symbols, steps, merges = _merge(
+        list(piece),
+        lambda left, right: ranks.get((left, right)),
+        lambda symbol: bytes(to_byte[c] for c in symbol).hex(),
+    )
+    whole = bool(model.get("ignore_merges")) and piece in vocab
+    chunk_ids = [vocab[piece]] if whole else [vocab[s] for s in symbols]
+    return Chunk(text[a:b], a, b, False, whole, shown, steps, chunk_ids, merges)
+
+
+def _refuse_unreplayable(enc: Any, spec: dict[str, Any]) -> None:
+    """Refuse a byte-level tokenizer.json whose chunks the replay cannot cut as its encoder
+    does: one whose pre-tokenizer is missing or never maps the text to byte-level symbols."""
+    pre = spec.get("pre_tokenizer")
+    parts = pre.get("pretokenizers") if isinstance(pre, dict) else None
+    kinds = [p.get("type") for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+    if isinstance(pre, dict) and "ByteLevel" in [pre.get("type"), *kinds]:
+        return
+    what = "no pre-tokenizer" if pre is None else "a pre-tokenizer without a ByteLevel step"
+    raise EncodingError(
+        f"--explain replays byte-level BPE, whose pre-tokenizer cuts the text into chunks of "
+        f"byte-level symbols; {enc.name} has {what}, so its chunks cannot be shown "
+        "(tokenize without --explain gives its tokens)"
+    )
+
+
+def _json_pieces(enc: Any, text: str, start: int, end: int) -> list[tuple[str, tuple[int, int]]]:
+    """The pre-tokenizer's chunks of ``text[start:end]`` with their places in the text; refused
+    where the normalizer changes the text (the places would be those of another text)."""
+    tokenizer = enc._ordinary
+    part = text[start:end]
+    if tokenizer.normalizer is not None and tokenizer.normalizer.normalize_str(part) != part:
+        raise EncodingError(
+            f"--explain shows where each chunk sits in the text, and {enc.name}'s normalizer "
+            "changes this text before it is cut; tokenize without --explain gives its tokens"
+        )
+    found = tokenizer.pre_tokenizer.pre_tokenize_str(part)
+    return [(p, (start + a, start + b)) for p, (a, b) in found]

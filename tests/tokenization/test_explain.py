@@ -9,6 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support.helpers import expect_error, make_runner, unsure_unicode
+from support.tinytokenizers import byte_level_json, edited
 
 from embedcli.cli import app
 from embedcli.errors import InputTextError
@@ -343,3 +344,39 @@ def test_a_narrow_terminal_still_shows_the_parts(columns: str) -> None:
     flat = "".join(result.stdout.split())
     assert "".join(map(str, ids)) in flat.replace("│", "")
     assert max(map(len, result.stdout.splitlines())) <= 40
+
+
+def _no_pre_tokenizer(spec: dict) -> None:
+    spec["pre_tokenizer"] = None  # the decoder alone says byte-level
+
+
+def _whitespace_pre_tokenizer(spec: dict) -> None:
+    spec["pre_tokenizer"] = {"type": "Whitespace"}  # pieces never written as byte-level symbols
+
+
+def _compatibility_normalizer(spec: dict) -> None:
+    spec["normalizer"] = {"type": "NFKC"}  # "ﬁ" is cut as "fi": the chunks would be misplaced
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_no_pre_tokenizer, "model has no pre-tokenizer, so its chunks cannot be shown"),
+        (_whitespace_pre_tokenizer, "has a pre-tokenizer without a ByteLevel step"),
+        (_compatibility_normalizer, "model's normalizer changes this text before it is cut"),
+    ],
+)
+def test_a_tokenizer_json_the_replay_cannot_cut_is_refused(tmp_path, edit, message: str) -> None:
+    """Once a traceback (an AttributeError on a null pre-tokenizer); now one Error line."""
+    path = edited(byte_level_json(tmp_path / "model"), edit)
+    result = runner.invoke(app, ["tokenize", "-e", str(path.parent), "--explain", "hello ﬁ"])
+    expect_error(result, message)
+
+
+def test_a_byte_level_tokenizer_json_is_replayed(tmp_path) -> None:
+    path = byte_level_json(tmp_path / "model")
+    result = runner.invoke(app, ["tokenize", "-e", str(path), "--explain", "--json", "hello world"])
+    assert result.exit_code == 0, result.output
+    chunks = json.loads(result.stdout)["chunks"]
+    shown = [(c["text"], c["ids"]) for c in chunks]
+    assert shown == [("hello", [258, 111]), (" world", [261, 108, 100])]
