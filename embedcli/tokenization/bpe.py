@@ -6,18 +6,35 @@ OpenAI's published encodings and the tiktoken-format tokenizers of real models (
 
 from __future__ import annotations
 
-import base64
 import binascii
 import hashlib
 
 
+class BadLine(ValueError):
+    """A line of a ``.tiktoken`` file that is not ``base64(token) rank``; ``number`` from 1."""
+
+    def __init__(self, number: int, problem: str) -> None:
+        super().__init__(f"line {number} {problem}")
+        self.number = number
+
+
 def parse_tiktoken_bpe(data: bytes) -> dict[bytes, int]:
-    """Parse a ``.tiktoken`` file: one ``base64(token) rank`` pair a line."""
+    """Parse a ``.tiktoken`` file: one ``base64(token) rank`` pair a line, the token in strict
+    base64 (the alphabet only, padded), which Python's lenient decoding would not check: it
+    drops characters outside the alphabet, so ``!!!!`` would be an empty token. A bad line is a
+    :class:`BadLine` naming it."""
     ranks: dict[bytes, int] = {}
-    for line in data.splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line:
+            continue
+        fields = line.split()
+        if len(fields) != 2 or not fields[1].isdigit():
+            raise BadLine(number, "is not `<base64 token> <rank>`")
+        try:
+            token = binascii.a2b_base64(fields[0], strict_mode=True)
+        except binascii.Error as exc:
+            raise BadLine(number, f"holds a token that is not strict base64 ({exc})") from None
+        ranks[token] = int(fields[1])
     return ranks
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from embedcli.errors import EncodingError
 from embedcli.io import cache as ranks_cache
-from embedcli.tokenization.bpe import parse_tiktoken_bpe, ranks_sha256
+from embedcli.tokenization.bpe import BadLine, parse_tiktoken_bpe, ranks_sha256
 from embedcli.tokenization.common import LLAMA3_PATTERN, LLAMA4_PATTERN, QWEN_PATTERN, read_bytes
 
 if TYPE_CHECKING:
@@ -248,10 +248,9 @@ def _parse_ranks(path: Path, data: bytes, sha256: str) -> dict[bytes, int]:
         return ranks
     try:
         ranks = parse_tiktoken_bpe(data)
-    except ValueError:  # a bad base64 token (binascii.Error) or rank, or a short line
+    except BadLine as exc:
         raise EncodingError(
-            f"{path} is not a tiktoken-format BPE file: some line is not "
-            "`<base64 token> <rank>`; download the file again"
+            f"{path} is not a tiktoken-format BPE file: {exc}; download the file again"
         ) from None
     _check_ranks(path, ranks)
     if ranks_sha256(ranks) == sha256:  # else (CRLF lines, say) no entry could be checked

@@ -180,7 +180,7 @@ def test_unknown_rank_count(tmp_path: Path) -> None:
 def test_damaged_tiktoken_files(tmp_path: Path) -> None:
     path = _write_ranks(tmp_path / "a.tiktoken", 300)
     path.write_bytes(path.read_bytes() + b"dGVzdA== three-hundred\n")
-    assert "some line is not `<base64 token> <rank>`" in _error(path, family="qwen")
+    assert "file: line 301 is not `<base64 token> <rank>`" in _error(path, family="qwen")
     path.write_bytes(dump_tiktoken_bpe({b"a": 0, b"b": 5}))
     assert "its ranks should run from 0 to one less than its 2 tokens" in _error(path)
     path.write_bytes(dump_tiktoken_bpe({b"a": 0, b"b": 1}))
@@ -249,3 +249,22 @@ def test_a_tokenizer_json_giving_one_id_to_two_tokens_is_refused(
     for source in (path, path.parent):  # the file, and the model folder that holds it
         result = runner.invoke(app, [*command, "-e", str(source)], input="hi this")
         expect_error(result, f"{path} is damaged: {where} stands for two tokens, {tokens}")
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        b"!!!!",  # no base64 at all: Python's lenient decoding made it an empty token
+        b"dGVz!dA==",  # a character outside the alphabet, which lenient decoding drops
+        b"dGVzdA===",  # padding past the end, which lenient decoding ignores
+        b"dGVzdA==dGVzdA==",  # data after the padding: lenient decoding kept the first half
+    ],
+)
+def test_a_token_not_in_strict_base64_is_refused_by_its_line(tmp_path: Path, token: bytes) -> None:
+    path = _write_ranks(tmp_path / "tokenizer.model", 300)
+    path.write_bytes(path.read_bytes() + token + b" 300\n")
+    result = runner.invoke(app, ["tokenize", "hi", "-e", str(path)])
+    expect_error(
+        result, f"{path} is not a tiktoken-format BPE file: line 301 holds a token that is not "
+    )
+    assert "strict base64" in result.stderr
