@@ -268,10 +268,12 @@ def _family(path: Path, family: str | None, n_ranks: int) -> TiktokenFamily:
     for known in FAMILIES.values():
         if known.n_ranks == n_ranks:
             return known
-    sizes = "; ".join(f"{f.title}: {f.n_ranks:,} ({f.key})" for f in FAMILIES.values())
+    sizes = "; ".join(f"{f.title}: {f.n_ranks:,}" for f in FAMILIES.values())
     raise EncodingError(
         f"{path} holds {n_ranks:,} tokens, which matches no tokenizer family embedcli knows "
-        f"({sizes}); name its family ({', '.join(FAMILIES)}) to say which special tokens it has"
+        f"({sizes}), so its special tokens are unknown; embedcli tells a tiktoken-format file's "
+        "family by its size alone (no option names it): pass the model's tokenizer.json "
+        "instead, which lists its own special tokens"
     )
 
 

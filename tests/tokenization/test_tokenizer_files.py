@@ -171,7 +171,7 @@ def test_unknown_rank_count(tmp_path: Path) -> None:
     path = _write_ranks(tmp_path / "tokenizer.model", 300)
     message = _error(path)
     assert message.startswith(f"{path} holds 300 tokens, which matches no tokenizer family")
-    assert "Llama 3: 128,000 (llama3); Llama 4: 200,000 (llama4); Qwen: 151,643 (qwen)" in message
+    assert "(Llama 3: 128,000; Llama 4: 200,000; Qwen: 151,643), so its special" in message
     assert "unknown tokenizer family 'gpt5'; choose one of: llama3, llama4, qwen" in _error(
         path, family="gpt5"
     )
@@ -268,3 +268,11 @@ def test_a_token_not_in_strict_base64_is_refused_by_its_line(tmp_path: Path, tok
         result, f"{path} is not a tiktoken-format BPE file: line 301 holds a token that is not "
     )
     assert "strict base64" in result.stderr
+
+
+def test_an_unknown_tiktoken_size_says_what_the_user_can_do(tmp_path: Path) -> None:
+    """The hint once said to "name its family", which no option of the command line does."""
+    path = _write_ranks(tmp_path / "tokenizer.model", 300)
+    result = runner.invoke(app, ["tokenize", "hi", "-e", str(path)])
+    expect_error(result, "(no option names it): pass the model's tokenizer.json instead")
+    assert "name its family" not in result.stderr
