@@ -250,6 +250,41 @@ def test_an_unreachable_hub_is_one_error_at_once(tmp_path: Path, monkeypatch) ->
     assert "Retrying" not in result.stderr
 
 
+MALFORMED_ENDPOINTS = ["http://[::1", "ftp://mirror", "http://mirror:99999", "http://mirror\n"]
+
+
+@pytest.mark.parametrize("value", MALFORMED_ENDPOINTS)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["embed", "hi", "--weights", "hf:org/x", "--download"],
+        ["positions", "--weights", "hf:org/x", "--download"],
+        ["tokenize", "hi", "-e", "hf:org/x", "--download"],
+    ],
+)
+def test_a_malformed_hf_endpoint_is_one_error_naming_it(
+    value: str, argv: list[str], tmp_path: Path, monkeypatch
+) -> None:
+    from support.hub import point_hub_at
+
+    point_hub_at(monkeypatch, value, cache_dir=tmp_path / "hub")
+    expect_error(runner.invoke(app, argv), f"HF_ENDPOINT={value!r} is not a hub address")
+
+
+def test_a_malformed_hf_endpoint_is_refused_before_huggingface_hub_loads(tmp_path: Path) -> None:
+    """huggingface_hub reads HF_ENDPOINT when it is imported, and raised a ValueError (a
+    traceback) for ``http://[::1``: a fresh process shows the one Error line instead."""
+    from support.hub import offline_env
+
+    env = dict(os.environ)
+    offline_env(env, endpoint="http://[::1", cache_dir=tmp_path / "hub", home=tmp_path)
+    argv = [sys.executable, "-m", "embedcli", "tokenize", "hi", "-e", "hf:org/x", "--download"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr.startswith("Error: HF_ENDPOINT='http://[::1' is not a hub address")
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+
+
 @pytest.mark.parametrize("spec", ["hf:org/x-", "hf:org/x.", "hf:org/x--y", "hf:org/" + "x" * 97])
 def test_hub_ids_the_hub_would_refuse_are_usage_errors(spec: str) -> None:
     expect_error(runner.invoke(app, ["weights", spec, "--download"]), "is not a hub model", code=2)

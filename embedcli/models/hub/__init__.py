@@ -5,9 +5,9 @@
 - ``session``: ``HubAccess``, what one command allows (``--download``, ``--download-all``),
   where its notices go, and the commits the hub named during it; made by the command line and
   passed down (``OFFLINE`` where none is given).
-- ``http``: the HTTP rules: the endpoint, retries with backoff and a capped ``Retry-After``, the
-  ``Content-Range`` check, errors that name the repo, the file and the status (never a signed
-  URL's query string nor the token).
+- ``http``: the HTTP rules: the endpoint (a malformed HF_ENDPOINT refused), retries with
+  backoff and a capped ``Retry-After``, the ``Content-Range`` check, errors that name the repo,
+  the file and the status (never a signed URL's query string nor the token).
 - ``remote``: one hub repo at one commit: its small files whole, byte ranges, its commit.
 - ``shards``: weights split over files by an index, and safetensors read by the byte.
 - ``rows``: the rows of a table a lookup uses, read alone instead of the whole table.

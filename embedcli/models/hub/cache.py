@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from embedcli.models.hub.http import endpoint
 from embedcli.models.hub.session import offline_forced
 from embedcli.models.hub.spec import (
     DEFAULT_REVISION,
@@ -103,6 +104,10 @@ def known_absent(spec: HubSpec, filenames: Sequence[str]) -> str | None:
     commit = cached_commit(spec)
     if commit is None or not filenames:
         return None
+    try:
+        endpoint()  # huggingface_hub cannot be imported with some malformed HF_ENDPOINTs
+    except HubError:
+        return None  # offline, the miss is told without the marks
     from huggingface_hub import _CACHED_NO_EXIST, try_to_load_from_cache
 
     cache = hub_cache()

@@ -18,6 +18,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from embedcli.models.hub.spec import HubError
 
 T = TypeVar("T")
 
@@ -48,8 +51,36 @@ class RetryPolicy:
 
 
 def endpoint() -> str:
-    """The hub's address: ``HF_ENDPOINT`` (a mirror, or a local server) or huggingface.co."""
-    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+    """The hub's address: ``HF_ENDPOINT`` (a mirror, or a local server) or huggingface.co; one
+    that is not an http(s) address is refused, naming it (huggingface_hub fails to import
+    with some: ``http://[::1`` raised a ValueError from its constants)."""
+    value = os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT
+    problem = _address_problem(value)
+    if problem is not None:
+        shown = repr(redacted(value)[:200])
+        raise HubError(
+            f"HF_ENDPOINT={shown} is not a hub address ({problem}): set it to one such as "
+            f"{DEFAULT_ENDPOINT} (a mirror's http:// or https:// address), or unset it"
+        )
+    return value.rstrip("/")
+
+
+def _address_problem(value: str) -> str | None:
+    """What makes ``value`` unusable as a hub's address, or None."""
+    if not value.isprintable() or any(c.isspace() for c in value):
+        return "it holds whitespace or control characters"
+    try:
+        parts = urlsplit(value)
+        port = parts.port  # raises on a port out of range or not a number
+    except ValueError as exc:
+        return one_line(exc)
+    if port == 0:
+        return "its port is 0"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "it does not start with http:// or https://"
+    if not parts.hostname:
+        return "it names no host"
+    return None
 
 
 POLICY = RetryPolicy()  # the one in force; tests replace it (monkeypatch) with a recording sleep

@@ -46,13 +46,13 @@ class Remote:
     """One hub repo at one revision, read over HTTP: whole small files, and byte ranges."""
 
     def __init__(self, spec: HubSpec, access: HubAccess = OFFLINE) -> None:
+        self.endpoint = endpoint()  # checked before huggingface_hub, which reads it on import
         from huggingface_hub.utils import disable_progress_bars, logging
 
         # embedcli's stderr carries one Error line or its own progress: no bars, no retry notes
         disable_progress_bars()
         logging.set_verbosity_error()
         self.spec = spec
-        self.endpoint = endpoint()
         self.shown = redacted(self.endpoint)  # as messages name it: never a user or password
         self.access = access  # what this command allows, and where it says what it fetches
         self.commit: str | None = access.known_commit(spec)
