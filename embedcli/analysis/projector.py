@@ -27,13 +27,12 @@ def check_outputs(
     png: Path | None, folder: Path | None, inputs: list[Path | int | None]
 ) -> list[Path]:
     """Refuse a --png or --export-projector that cannot be written, before any work: a PNG
-    not named *.png, or in a missing folder, or a folder; an export folder that is a file, or
-    in a missing folder; any output that is one of the ``inputs``. The export's files."""
+    that is a folder, or not named *.png, or in a missing folder; an export folder that is a
+    file, or in a missing folder; any output that is one of the ``inputs``. The export's
+    files."""
 
     if png is not None:
-        check_png(png)
-        if png.is_dir():
-            raise OutputError(f"--png {png} is a folder; give a file name")
+        check_png(png)  # a folder, or a name not *.png
         if not png.parent.is_dir():
             raise OutputError(f"cannot write {png}: the folder {png.parent} does not exist")
         _check_not_an_input(png, inputs, "--png")

@@ -119,10 +119,22 @@ def _put_in_place(tmp: Path, target: Path, record: bool = True) -> None:
 
 
 def check_png(path: Path | None) -> None:
-    """Refuse a --png that cannot be written (its name, matplotlib missing) before any work,
-    and before torch is imported: matplotlib is looked for, not imported."""
+    """Refuse a --png that cannot be written (a folder, a blank name, a name not *.png,
+    matplotlib missing) before any work, and before torch is imported: matplotlib is looked
+    for, not imported."""
     if path is None:
         return
+    if not path.name or path.is_dir():  # '.', '..', '/', an existing folder (and '', read as .)
+        what = (
+            ". (or an empty name) is the current folder"
+            if str(path) == "."
+            else f"{path} is a folder"
+        )
+        raise OutputError(f"--png {what}, not a PNG file name; give a file name ending in .png")
+    if not path.name.strip():
+        raise OutputFormatError(
+            f"--png {str(path)!r} has a blank file name; give a file name ending in .png"
+        )
     if path.suffix.lower() != ".png":
         raise OutputFormatError(f"--png writes PNG images; name the file *.png, not {path.name}")
     import importlib.util

@@ -144,7 +144,7 @@ def test_outputs_are_checked_before_the_work(
     (tmp_path / "proj").mkdir()
     refused = [
         (["--png", str(tmp_path / "no" / "map.png")], "does not exist"),
-        (["--png", str(tmp_path / "dir.png")], "is a folder; give a file name"),
+        (["--png", str(tmp_path / "dir.png")], "is a folder, not a PNG file name"),
         (["--export-projector", str(tmp_path / "no" / "p")], "does not exist"),
     ]
     for args, message in refused:
