@@ -179,6 +179,29 @@ def test_download_follows_a_branch_that_moved(
     assert torch.equal(embed_ids("1,2", "hf:org/moving"), moved)  # the ref follows
 
 
+def test_a_pinned_commit_answered_with_another_is_refused_before_any_file(
+    folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from support.hub import FakeHub
+
+    pinned, other = "e" * 40, "f" * 40
+    # a hub that serves the pinned revision, saying it is another commit
+    with FakeHub({"org/gpt2": folders["gpt2"]}, commit=other, revision=pinned) as fake:
+        point_hub_at(monkeypatch, fake.endpoint, cache_dir=tmp_path / "hub")
+        spec = f"hf:org/gpt2@{pinned}"
+        for argv in (
+            ["embed", "--ids", "1", "--weights", spec, "--download"],
+            ["tokenize", "hi", "-e", spec, "--download"],
+            ["positions", "--weights", spec, "--download"],
+        ):
+            result = runner.invoke(app, argv)
+            expect_error(result, f"answered for {spec} with commit {other}, not the commit asked")
+            assert f"({pinned}); refused" in result.stderr
+        assert not [r for r in fake.requests if r.method == "GET" and "/resolve/" in r.path]
+    assert not list((tmp_path / "hub").glob("*/snapshots/*"))  # nothing cached
+    assert cached_files("") == []
+
+
 def test_an_unreachable_hub_with_a_cached_branch_says_how_to_use_it(
     folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -247,7 +247,20 @@ class Remote:
             raise RangeMismatch(f"a file of {size:,} bytes (it was {known:,} bytes before)")
 
     def _note_commit(self, commit: str | None) -> None:
-        if self.commit is None and is_commit(commit):
+        """Keep the commit an answer names (X-Repo-Commit); one that is not the commit asked for
+        (``@<hash>``), or not the one the hub named before in this command, is refused: what
+        it sends is not what was asked for."""
+        if not is_commit(commit):
+            return
+        pinned = self.spec.revision if is_commit(self.spec.revision) else None
+        expected = self.commit or pinned
+        if expected is not None and commit != expected:
+            said = "the commit asked for" if expected == pinned else "the commit it named before"
+            raise HubError(
+                f"{self.shown} answered for {self.spec} with commit {commit}, not {said} "
+                f"({expected}); refused"
+            )
+        if self.commit is None:
             self.commit = commit
             self.access.remember_commit(self.spec, commit)
 
