@@ -272,6 +272,23 @@ def test_retry_after_and_dropped_connections(hub, folders: dict[str, Path], slep
     assert slept == [3.0, 2.0]  # Retry-After honoured, then the backoff's second step
 
 
+def test_a_long_retry_after_is_capped_and_said_before_the_wait(hub, slept) -> None:
+    busy = Answer(429, {"Retry-After": "3600"})
+    hub.intercept = failing(lambda a: a.filename == "config.json", [busy])
+    result = runner.invoke(
+        app, ["embed", "--ids", "1", "--weights", "hf:org/llama", "--download", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert slept == [60.0]
+    said = (
+        f"waiting 60 s before asking again for config.json of hf:org/llama from {hub.endpoint}: "
+        "it answered HTTP 429 (Too Many Requests) with Retry-After: 3,600 s (embedcli waits at "
+        "most 60 s)"
+    )
+    assert said in result.stderr.splitlines()
+    assert json.loads(result.stdout)["token_embeddings"]  # stdout holds the JSON alone
+
+
 def test_a_small_file_is_retried_too(hub, folders: dict[str, Path], slept) -> None:
     answers = [Answer(503), Answer(502)]
     hub.intercept = failing(lambda a: a.filename == "config.json" and a.method == "GET", answers)

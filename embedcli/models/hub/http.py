@@ -140,9 +140,16 @@ def dropped(exc: BaseException, *, first_contact: bool = False) -> bool:
     return bool(names & _DROPPED)
 
 
-def with_retries(attempt: Callable[[], T], *, first_contact: bool = False) -> T:
+def with_retries(
+    attempt: Callable[[], T],
+    *,
+    first_contact: bool = False,
+    tell: Callable[[str], None] | None = None,
+    what: str = "the hub",
+) -> T:
     """``attempt()``, tried again on :class:`Transient` and dropped connections under
-    :data:`POLICY`; :class:`GaveUp` when every try failed so."""
+    :data:`POLICY`; :class:`GaveUp` when every try failed so. A wait a server asked for
+    (``Retry-After``) is said first through ``tell``, naming ``what`` was asked for."""
     policy = POLICY
     tries = max(1, policy.attempts)
     for number in range(1, tries + 1):
@@ -155,8 +162,25 @@ def with_retries(attempt: Callable[[], T], *, first_contact: bool = False) -> T:
                 raise
             reason, wait = f"the connection failed ({one_line(exc)})", None
         if number < tries:
-            policy.sleep(policy.delay(number, wait))
+            delay = policy.delay(number, wait)
+            if tell is not None and wait is not None and delay > 0:
+                tell(waiting_line(what, reason, wait, delay))
+            policy.sleep(delay)
     raise GaveUp(reason, tries)
+
+
+def waiting_line(what: str, reason: str, asked: float, delay: float) -> str:
+    """What a wait on a ``Retry-After`` is for, and how long it is (less than asked: capped)."""
+    capped = f" (embedcli waits at most {_seconds(delay)})" if delay < asked else ""
+    return (
+        f"waiting {_seconds(delay)} before asking again for {what}: it answered {reason} "
+        f"with Retry-After: {_seconds(asked)}{capped}"
+    )
+
+
+def _seconds(value: float) -> str:
+    """'60 s', '1.5 s', '99,999,999 s'."""
+    return f"{value:,.0f} s" if value == int(value) else f"{value:,.1f} s"
 
 
 def one_line(exc: BaseException) -> str:

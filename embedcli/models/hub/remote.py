@@ -11,8 +11,9 @@ by range, each answer checked against the range asked for. Transient failures ar
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from embedcli.models.hub.cache import (
     hub_cache,
@@ -38,6 +39,8 @@ from embedcli.models.hub.http import (
 )
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.hub.spec import HubError, HubSpec, Unreachable, is_commit
+
+T = TypeVar("T")
 
 CONFIG = "config.json"  # the file the first contact asks about: every model repo has one
 
@@ -113,7 +116,13 @@ class Remote:
             raise_transient(response)
             return response
 
-        return with_retries(head, first_contact=first_contact)
+        return self._retried(head, filename, first_contact=first_contact)
+
+    def _retried(self, attempt: Callable[[], T], filename: str, first_contact: bool = False) -> T:
+        """``attempt()`` under http.py's retries, a wait the hub asks for said as the
+        "fetching ..." lines are (so that a long one is never silent)."""
+        what = f"{filename} of {self.spec} from {self.shown}"
+        return with_retries(attempt, first_contact=first_contact, tell=self.access.tell, what=what)
 
     def _check_head(self, response: Any) -> None:
         """A first answer that says the repo or revision is not there (or not for this token)
@@ -156,7 +165,7 @@ class Remote:
                 raise
 
         try:
-            path = Path(with_retries(download))
+            path = Path(self._retried(download, filename))
         except RemoteEntryNotFoundError:  # the hub says the repo has no such file
             return None
         except GaveUp as exc:
@@ -180,7 +189,9 @@ class Remote:
         url, headers = self._request(filename)
         headers["Range"] = f"bytes={start}-{end - 1}"
         try:
-            data = with_retries(lambda: self._ranged(url, headers, filename, start, end, exact))
+            data = self._retried(
+                lambda: self._ranged(url, headers, filename, start, end, exact), filename
+            )
         except RangeMismatch as exc:
             raise HubError(
                 f"{self.shown} answered the request for bytes {start}-{end - 1} of {filename} "
