@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from embedcli.errors import WeightsError
 from embedcli.models.checkpoint import Checkpoint
-from embedcli.models.config import CONFIG_FILE, ModelConfig, folder_config, parse_config, read_json
+from embedcli.models.config import (
+    CONFIG_FILE,
+    MAX_JSON_BYTES,
+    ModelConfig,
+    folder_config,
+    parse_config,
+    read_json,
+)
 from embedcli.models.gguf.file import looks_like_gguf
 from embedcli.models.gguf.ollama import is_ollama, resolve
 from embedcli.models.gguf.source import open_gguf
@@ -248,13 +255,13 @@ def _has_weights(folder: Path) -> bool:
 def _open_remote(spec: HubSpec, remote: Remote) -> ModelSource:
     """A hub model read over HTTP: config and index whole, safetensors headers by range."""
 
-    config_path = remote.file(CONFIG_FILE)
+    config_path = remote.file(CONFIG_FILE, MAX_JSON_BYTES)
     config = (
         None
         if config_path is None
         else parse_config(read_json(config_path, "a model config"), f"{spec}/{CONFIG_FILE}")
     )
-    index_path = remote.file(INDEX_FILES[0])
+    index_path = remote.file(INDEX_FILES[0], MAX_JSON_BYTES)
     commit = remote.resolve_commit(INDEX_FILES[0] if index_path else WEIGHT_FILES[0])
     if index_path is not None:
         weight_map = _weight_map(read_json(index_path, "a weights index"), index_path)

@@ -216,6 +216,35 @@ def test_an_unreachable_hub_with_a_cached_branch_says_how_to_use_it(
     assert torch.allclose(embed_ids("1", "hf:org/cached"), table_rows(folders["llama"], [1]))
 
 
+def test_a_small_file_larger_than_its_limit_is_refused_before_any_byte(
+    hub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The size the hub gives (its HEAD) is checked before a whole file is downloaded: a
+    config.json said to be 10 GiB, a tokenizer.json above the limit, never fetched."""
+    from embedcli.models.hub import remote
+
+    huge = 10 << 30
+    commit = hub.commits["org/llama"]
+
+    def hostile(asked):
+        if asked.filename == "config.json" and asked.method == "HEAD":
+            headers = {"X-Repo-Commit": commit, "ETag": '"e"', "X-Linked-Etag": '"e"'}
+            return Answer(200, {**headers, "X-Linked-Size": str(huge)})
+        return None
+
+    hub.intercept = hostile
+    result = runner.invoke(app, ["weights", "hf:org/llama", "--download"])
+    expect_error(result, f"says config.json of hf:org/llama is 10.0 GiB ({huge:,} bytes)")
+    assert "refused before fetching any of it" in result.stderr
+    assert hub.bytes_for("config.json") == 0
+    hub.intercept = None
+    monkeypatch.setattr(remote, "SMALL_FILE_LIMIT", 1 << 20)  # GPT-2's tokenizer.json: 2 MiB
+    result = runner.invoke(app, ["tokenize", "hi", "-e", "hf:org/llama", "--download"])
+    expect_error(result, "says tokenizer.json of hf:org/llama is ")
+    assert "more than the 1.0 MiB embedcli reads of such a file" in result.stderr
+    assert hub.bytes_for("tokenizer.json") == 0
+
+
 def signed_redirect(filename: str, status: int):
     """Redirect a file's GET to a signed link (as the hub does to its CDN), which fails."""
 

@@ -8,7 +8,8 @@
 - ``http``: the HTTP rules: the endpoint (a malformed HF_ENDPOINT refused), retries with
   backoff and a capped ``Retry-After``, the ``Content-Range`` check, errors that name the repo,
   the file and the status (never a signed URL's query string nor the token).
-- ``remote``: one hub repo at one commit: its small files whole, byte ranges, its commit.
+- ``remote``: one hub repo at one commit: its small files whole (their size checked first),
+  byte ranges, its commit.
 - ``shards``: weights split over files by an index, and safetensors read by the byte.
 - ``rows``: the rows of a table a lookup uses, read alone instead of the whole table.
 - ``tensorstore``: embedcli's cache of what was fetched: headers, whole tensors, row blocks.

@@ -3,9 +3,10 @@
 The first contact resolves the revision asked for: the hub's ``X-Repo-Commit`` answer is the
 commit every later read of the command is pinned to (a branch that moves mid-command cannot mix
 two commits), and the cache's ref is moved to it. Small files are downloaded whole through
-``huggingface_hub``, so that they land in its cache; safetensors headers and table bytes are read
-by range, each answer checked against the range asked for. Transient failures are retried
-(http.py); what finally fails is one line naming the repo, the file and the status.
+``huggingface_hub``, so that they land in its cache, once the size the hub gives for them (a
+HEAD) is within a limit; safetensors headers and table bytes are read by range, each answer
+checked against the range asked for. Transient failures are retried (http.py); what finally
+fails is one line naming the repo, the file and the status.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from embedcli.core.memory import format_bytes
 from embedcli.models.hub.cache import (
     hub_cache,
     keep_ref,
@@ -43,6 +45,9 @@ from embedcli.models.hub.spec import HubError, HubSpec, Unreachable, is_commit
 T = TypeVar("T")
 
 CONFIG = "config.json"  # the file the first contact asks about: every model repo has one
+# the most of one small file fetched whole: tokenization.common.MAX_TOKENIZER_BYTES, which a
+# tokenizer file may be (models does not import tokenization); callers pass a lower one
+SMALL_FILE_LIMIT = 1 << 30
 
 
 class Remote:
@@ -140,15 +145,17 @@ class Remote:
         except Exception as exc:
             raise self._failure(exc, CONFIG) from None
 
-    def file(self, filename: str) -> Path | None:
-        """A small file, downloaded whole into the hub cache (None when the repo lacks it)."""
+    def file(self, filename: str, limit: int | None = None) -> Path | None:
+        """A small file, downloaded whole into the hub cache (None when the repo lacks it),
+        once the size the hub gives for it (its HEAD) is at most ``limit`` bytes (None:
+        :data:`SMALL_FILE_LIMIT`): nothing of a larger one is fetched."""
         from huggingface_hub import hf_hub_download
         from huggingface_hub.errors import RemoteEntryNotFoundError
 
         self.reach()
         revision = self.commit or self.spec.revision
 
-        def download() -> str:
+        def download(dry_run: bool) -> Any:
             try:
                 return hf_hub_download(
                     self.spec.repo_id,
@@ -157,6 +164,7 @@ class Remote:
                     cache_dir=hub_cache(),
                     endpoint=self.endpoint,
                     token=self._token(),
+                    dry_run=dry_run,  # True: the HEAD alone, what a download would bring
                 )
             except RemoteEntryNotFoundError:
                 raise
@@ -165,7 +173,10 @@ class Remote:
                 raise
 
         try:
-            path = Path(self._retried(download, filename))
+            planned = self._retried(lambda: download(True), filename)
+            if planned.will_download:
+                self._check_size(filename, planned.file_size, limit)
+            path = Path(self._retried(lambda: download(False), filename))
         except RemoteEntryNotFoundError:  # the hub says the repo has no such file
             return None
         except GaveUp as exc:
@@ -179,6 +190,22 @@ class Remote:
             self._note_commit(snapshot.name)
             keep_ref(self.spec, snapshot.name)
         return path
+
+    def _check_size(self, filename: str, size: int | None, limit: int | None) -> None:
+        """A whole file is fetched only when the hub said its size, and it is within ``limit``."""
+        limit = SMALL_FILE_LIMIT if limit is None else limit
+        if size is None:
+            raise HubError(
+                f"{self.shown} did not say how large {filename} of {self.spec} is, so it is not "
+                f"fetched (embedcli fetches a whole file of up to {format_bytes(limit)} once "
+                "the hub says its size)"
+            )
+        if size > limit:
+            raise HubError(
+                f"{self.shown} says {filename} of {self.spec} is {format_bytes(size)} "
+                f"({size:,} bytes), more than the {format_bytes(limit)} embedcli reads of such "
+                "a file; refused before fetching any of it"
+            )
 
     def read_range(self, filename: str, start: int, end: int, *, exact: bool = True) -> bytes:
         """Bytes ``start`` to ``end`` (exclusive) of a file of the repo, by one range read;
