@@ -43,6 +43,7 @@ class ModelConfig:
     token_width: int | None = None  # OPT's word_embed_proj_dim, where it differs
     norm_eps: float | None = None
     dtype: str | None = None  # the checkpoint's dtype, as config.json names it
+    unknown_dtype: str | None = None  # a dtype it names that embedcli does not know: refused
     rope_bases: dict[str, float] | None = None  # per layer type, where there are several
     alibi_slopes: tuple[float, ...] | None = None
     relative: dict[str, int] | None = None  # T5: buckets and max distance
@@ -155,6 +156,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     tied = _first(text, "tie_word_embeddings")
     if tied is None:
         tied = data.get("tie_word_embeddings")
+    dtype = _dtype(data, text)
     return ModelConfig(
         model_type=model_type if isinstance(model_type, str) else None,
         vocab_size=count(text.get("vocab_size"), "vocab_size", where),
@@ -178,7 +180,8 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         padding_idx=padding_idx,
         token_width=_token_width(family, text, d_model, where),
         norm_eps=_norm_eps(family, text, where),
-        dtype=_dtype(data, text),
+        dtype=dtype if dtype in DTYPES else None,
+        unknown_dtype=None if dtype is None or dtype in DTYPES else dtype,
         rope_bases=position.get("rope_bases"),
         alibi_slopes=position.get("alibi_slopes"),
         relative=position.get("relative"),
@@ -312,10 +315,16 @@ def with_defaults(text: dict[str, Any], defaults: dict[str, Any]) -> dict[str, A
 
 
 def _dtype(data: dict[str, Any], text: dict[str, Any]) -> str | None:
+    """The dtype config.json names (``dtype``, or ``torch_dtype`` before it), the text
+    config's first; a value embedcli does not know comes back as it is written ('torch_dtype
+    "banana"'), for the refusal. None where none is named, or "auto" (the weights' own, as
+    transformers reads it): the checkpoint's dtype is the default."""
     for source in (text, data):
-        value = source.get("dtype") or source.get("torch_dtype")
-        if value in DTYPES:
-            return str(value)
+        for key in ("dtype", "torch_dtype"):
+            value = source.get(key)
+            if value is None or value == "auto":
+                continue
+            return str(value) if value in DTYPES else f"{key} {json.dumps(value)}"
     return None
 
 

@@ -413,6 +413,11 @@ def tables_config(
             "rope_scaling": model.rope_scaling_params,
         }
     d_model = model.d_model if model is not None and model.token_width is not None else width
+    if given.dtype is None and model is not None and model.unknown_dtype is not None:
+        raise ConfigError(
+            f"the model's {model.file} names {model.unknown_dtype}, a dtype embedcli does not "
+            f"know (it knows {', '.join(DTYPES)}); pass --dtype to choose one"
+        )
     dtype = given.dtype or (model.dtype if model is not None else None)
     if dtype is None and model is not None and table_dtype in DTYPES:
         dtype = table_dtype  # no dtype in config.json: the checkpoint's own
