@@ -9,6 +9,8 @@
 - ``kinds``: which kind of tokenizer an encoding is, told by its class (``MODEL_TOKENIZERS``,
   ``tiktoken_behind``).
 - ``tokens``: the tokenize job (encode in parallel chunks, count, decode, offsets, truncate).
+- ``spans``: where tokens sit in their text, and the text of ids, only where that is sure
+  (a model tokenizer that changes the text before encoding it: its own offsets and decoder).
 - ``idtext``: token ids written as text (--ids, --decode, --ids-file), read one way.
 - ``threads``: the helper threads that encode chunks, each with its own copy of an encoding.
 - ``explain``: BPE replayed merge by merge (``tokenize --explain``).

@@ -202,6 +202,26 @@ class HFTokenizer:
         """The text of a sequence of ids (no prefix space is stripped)."""
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
+    # --- the library's own answers, for what the tokens' bytes cannot say alone (spans.py)
+
+    def offsets_of(self, text: str, ids: Sequence[int]) -> list[tuple[int, int]] | None:
+        """The tokenizers library's character offsets of the first tokens of ``text``, which
+        must be ``ids`` (encoded with special-token text as text, or as special ids); None
+        when neither gives them."""
+        for tokenizer in (self._ordinary, self._special_tokenizer()):
+            found = _encoding(tokenizer, text)
+            if found.ids[: len(ids)] == list(ids):
+                return found.offsets[: len(ids)]
+        return None
+
+    def library_decode(self, tokens: Sequence[int]) -> str:
+        """The text the tokenizers library's own decoder gives ``tokens``, special ones kept."""
+        try:
+            return self._ordinary.decode(list(tokens), skip_special_tokens=False)
+        except Exception as exc:  # tokenizers raises plain Exceptions from Rust
+            first = (str(exc).splitlines() or [type(exc).__name__])[0][:160]
+            raise EncodingError(f"the tokenizer cannot decode these ids: {first}") from None
+
     # --- what pads a batch
 
     def _eot(self, spec: dict[str, Any]) -> int | None:
@@ -227,14 +247,18 @@ def _ids(tokenizer: tokenizers.Tokenizer, text: str) -> list[int]:
 
 
 def _encode_ids(tokenizer: tokenizers.Tokenizer, text: str) -> list[int]:
+    return _encoding(tokenizer, text).ids
+
+
+def _encoding(tokenizer: tokenizers.Tokenizer, text: str) -> tokenizers.Encoding:
     try:
-        return tokenizer.encode(text, add_special_tokens=False).ids
+        return tokenizer.encode(text, add_special_tokens=False)
     except TypeError:
         if not isinstance(text, str):
             raise
         # Lone surrogates cannot reach Rust; tiktoken replaces them with U+FFFD, and so do we.
         text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return tokenizer.encode(text, add_special_tokens=False).ids
+        return tokenizer.encode(text, add_special_tokens=False)
 
 
 def _added_around(path: Path, tokenizer: tokenizers.Tokenizer) -> tuple[tuple[int, ...], ...]:

@@ -27,6 +27,7 @@ from embedcli.tokenization.encodings import (
     with_specials,
 )
 from embedcli.tokenization.engines import builder
+from embedcli.tokenization.spans import cut_text, decoded_text, token_offsets
 from embedcli.tokenization.threads import run_on_helpers
 
 if TYPE_CHECKING:
@@ -203,23 +204,6 @@ class TokenizeReport:
     offsets: list[list[int] | None] | None = None  # with --offsets: [start, end) per token
 
 
-def token_offsets(tokens: Sequence[Token]) -> list[list[int] | None]:
-    """Each token's [start, end) in characters of the text, counted as tiktoken's
-    ``decode_with_offsets`` counts them (a character starts at each byte that is not a UTF-8
-    continuation byte); None for a token that starts or ends inside a character, and for a
-    special token the tokenizer added (it is not in the text)."""
-    data = [b"" if t.added else (t.data or b"") for t in tokens]
-    inside = [bool(d) and 0x80 <= d[0] < 0xC0 for d in data]  # starts inside a character
-    out: list[list[int] | None] = []
-    at = 0  # characters before the current token
-    for i, piece in enumerate(data):
-        chars = sum(1 for b in piece if not 0x80 <= b < 0xC0)
-        split = inside[i] or (i + 1 < len(data) and inside[i + 1])
-        out.append(None if tokens[i].added or split else [at, at + chars])
-        at += chars
-    return out
-
-
 def segments_of(pieces: Sequence[bytes]) -> list[Segment]:
     """Group token bytes into segments that each decode to whole characters."""
     out: list[Segment] = []
@@ -346,11 +330,12 @@ class Tokenized:
         return Encoded(self.enc.name, self.enc.n_vocab, self.count, list(self.ids or ()))
 
     def decoded(self) -> Decoded:
-        """The text behind the ids."""
+        """The text behind the ids (a tokenizer.json's own decoder's, where it is sure)."""
         data = decode_ids(self.enc, self.ids or ())
         text = data.decode("utf-8", errors="replace")
         ids = list(self.ids or ())
         partial = text.encode("utf-8") != data
+        text = decoded_text(self.enc, ids, text)
         return Decoded(self.enc.name, self.enc.n_vocab, len(ids), ids, text, partial)
 
     def cut(self, limit: int) -> Cut:
@@ -362,6 +347,7 @@ class Tokenized:
         before, after = self.added
         body = kept[before : max(before, len(ids) - after)]
         whole, text = whole_characters(self.enc, body)
+        text = cut_text(self.enc, body[:whole], text, self.text)
         count = len(kept) if whole == len(body) else min(before, len(kept)) + whole
         return Cut(self.enc.name, self.enc.n_vocab, count, text, limit, count < len(kept))
 
@@ -373,7 +359,7 @@ class Tokenized:
         text = self.text if self.text is not None else self.decoded().text
         report = tokenize_report(self.enc, text, self.ids, limit=limit, added=self.added)
         if offsets:
-            report.offsets = token_offsets(report.tokens or [])
+            report.offsets = token_offsets(self.enc, report.tokens or [], text)
         return report
 
 
