@@ -106,14 +106,6 @@ def bounded(value: int | None) -> int | None:
     return value
 
 
-def check_png_name(path: object) -> None:
-    """--png '' (or '.') names no file: a usage error saying so, not a message about a name."""
-    from pathlib import Path
-
-    if path is not None and not Path(str(path)).name:
-        raise UsageError("--png needs the name of a file to write, ending in .png; it got none")
-
-
 def check_seed(value: int) -> int:
     if not 0 <= value < 2**64:  # torch.manual_seed's range
         raise typer.BadParameter(f"{value} is not in the range 0 to 2**64 - 1")

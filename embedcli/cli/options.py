@@ -370,6 +370,7 @@ Png = Annotated[
     typer.Option(
         help="Also write the figure as a PNG (needs the plot extra: "
         "pip install 'embedcli\\[plot]').",
+        click_type=NAMED_PATH,
         rich_help_panel=OUTPUT,
     ),
 ]

@@ -200,8 +200,6 @@ def positions(
             as_json, preset, positional, weights, context_length, d_model, rope_theta,
             rope_scaling, heads, head, position_key, similarity, png,
         )  # fmt: skip
-    o.checks.check_png_name(png)
-
     check_png(png)
 
     _draw(PositionsRequest(

@@ -13,6 +13,7 @@ from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import ids_from_file, ids_or_text
 from embedcli.cli.output import emit, models_listed, write
+from embedcli.cli.params import NAMED_PATH
 from embedcli.core.config import DEFAULT_SEED, Overrides
 from embedcli.errors import OutputError, UsageError, os_reason
 from embedcli.io.outputs import staged
@@ -48,6 +49,7 @@ IdsFile = Annotated[
     typer.Option(
         help="Also the token ids in this file (commas, spaces or newlines; '-': stdin).",
         metavar="PATH",
+        click_type=NAMED_PATH,
         show_default=False,
         rich_help_panel=o.INPUT,
     ),

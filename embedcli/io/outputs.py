@@ -124,12 +124,8 @@ def check_png(path: Path | None) -> None:
     for, not imported."""
     if path is None:
         return
-    if not path.name or path.is_dir():  # '.', '..', '/', an existing folder (and '', read as .)
-        what = (
-            ". (or an empty name) is the current folder"
-            if str(path) == "."
-            else f"{path} is a folder"
-        )
+    if not path.name or path.is_dir():  # '.', '..', '/', an existing folder
+        what = ". is the current folder" if str(path) == "." else f"{path} is a folder"
         raise OutputError(f"--png {what}, not a PNG file name; give a file name ending in .png")
     if not path.name.strip():
         raise OutputFormatError(

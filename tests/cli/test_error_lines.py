@@ -107,6 +107,7 @@ def test_a_missing_file_is_said_one_way(tmp_path: Path, args: list[str]) -> None
         (["embed", "hi", "-o", ""], "'-o' / '--output': needs a file name; it got an empty one"),
         (["embed", "hi", "--weights", ""], "'--weights': needs a source (a file, a model folder"),
         (["stats", "--weights", ""], "'--weights': needs a source"),
+        (["project", "--ids-file", "", "-d", "4"], "'--ids-file': needs a file name"),
     ],
 )
 def test_an_empty_name_is_refused_as_empty(tmp_path: Path, args: list[str], message: str) -> None:
