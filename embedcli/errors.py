@@ -5,6 +5,9 @@ The CLI has one handler that prints ``Error: <message>`` on stderr and exits wit
 
 from __future__ import annotations
 
+import os
+import stat
+
 
 class EmbedCLIError(Exception):
     """Base class for every expected failure; its message is shown to the user as is."""
@@ -76,3 +79,24 @@ def os_reason(exc: OSError) -> str:
     if exc.errno == errno.ENOENT:
         return "no such file or folder"
     return exc.strerror or str(exc)
+
+
+# What a path that is not a regular file is, in the words count's skips use.
+SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def not_a_file(path: str | os.PathLike[str]) -> str:
+    """Why ``path`` is not a regular file to read: "no such file or folder", or "not a regular
+    file (a FIFO)" (a FIFO, a device or a socket exists: it is not missing)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return os_reason(exc)
+    kind = next((name for test, name in SPECIAL_KINDS if test(mode)), "")
+    return f"not a regular file ({kind})" if kind else "not a regular file"

@@ -32,13 +32,11 @@ from embedcli.corpus.listing import Found as Found
 from embedcli.corpus.listing import Selection as Selection
 from embedcli.corpus.listing import Skipped as Skipped
 from embedcli.corpus.urls import walk_url
-from embedcli.errors import InputTextError, os_reason
+from embedcli.errors import SPECIAL_KINDS, InputTextError, os_reason
 
 EVERY = Selection()  # the defaults: .gitignore honoured, no dotfiles, no size limit
 LINK = "symlink, not followed (name it, or --follow)"
 FOLDER_LINK = "symlink to a folder, not followed (name it, or --follow)"
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
-          (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a folder"))  # fmt: skip
 
 
 def _display(path: Path | str, here: str | None = None) -> str:
@@ -320,7 +318,7 @@ def _consider(
         why = "broken link" if gone and os.path.islink(path) else f"unreadable: {exc.strerror}"
         return Skipped(shown, why)
     if not stat.S_ISREG(info.st_mode):
-        kind = next((name for test, name in _KINDS if test(info.st_mode)), "")
+        kind = next((name for test, name in SPECIAL_KINDS if test(info.st_mode)), "")
         return Skipped(shown, f"not a regular file ({kind})" if kind else "not a regular file")
     first = met.file(info, shown, remember)
     if first is not None:

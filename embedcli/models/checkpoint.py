@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from embedcli.core.memory import ensure_host_fits
-from embedcli.errors import WeightsError
+from embedcli.errors import WeightsError, not_a_file
 from embedcli.models.formats import (
     MAX_SAFETENSORS_HEADER,
     TensorInfo,
@@ -69,7 +69,7 @@ class Checkpoint:
     def __init__(self, path: Path) -> None:
         self.path = path
         if not path.is_file():
-            raise WeightsError(f"cannot read {path}: no such file")
+            raise WeightsError(f"cannot read {path}: {not_a_file(path)}")
         self.format = detect_format(path)
         self.extra: dict[str, Any] = {}  # non-tensor entries of a PyTorch checkpoint
         self._nbytes: dict[str, int] = {}  # bytes a safetensors or .npz tensor takes once read

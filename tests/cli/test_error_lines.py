@@ -4,6 +4,7 @@ missing file (said one way by every command), a missing optional requirement."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -141,3 +142,16 @@ def test_a_missing_requirement_is_one_line(tmp_path: Path, module: str, args: li
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith(f"Error: the Python package {module!r} cannot be imported")
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+@pytest.mark.parametrize("command", [["embed", "hi"], ["weights"], ["stats"]])
+def test_a_fifo_given_as_weights_is_not_called_missing(tmp_path: Path, command: list[str]) -> None:
+    """--weights FIFO was refused as "no such file": it exists, and is not a regular file (it is
+    never opened: that would wait for a writer)."""
+    fifo = tmp_path / "pipe.safetensors"
+    os.mkfifo(fifo)
+    args = [*command, str(fifo)] if command == ["weights"] else [*command, "--weights", str(fifo)]
+    result = runner.invoke(app, args)
+    expect_error(result, f"cannot read {fifo}: not a regular file (a FIFO)", code=1)
+    assert "no such file" not in result.stderr
