@@ -388,7 +388,9 @@ def test_list_presets_refuses_other_flags(args: list[str], flag: str) -> None:
 
 
 def test_an_empty_png_name_is_named_as_such() -> None:
-    expect_error(run("positions", "--png", ""), "--png needs the name of a file to write", 2)
+    expect_error(
+        run("positions", "--png", ""), "'--png': needs a file name; it got an empty one", 2
+    )
 
 
 def test_a_learned_checkpoint_draws_its_first_rows(tmp_path: Path) -> None:

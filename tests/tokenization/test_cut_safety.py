@@ -147,7 +147,7 @@ def test_qwen_normalizes_to_nfc(cut_safe_tokenizers) -> None:
         {
             "added_tokens": [
                 {
-                    "id": 50256,
+                    "id": 50257,
                     "content": "a b",
                     "single_word": False,
                     "lstrip": False,
