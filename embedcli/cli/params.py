@@ -102,6 +102,9 @@ class ShareType(ParamType):
         return Share(share, value)
 
 
+_GROUPED = re.compile(r"^[0-9]{1,3}(?:([,_])[0-9]{3})(?:\1[0-9]{3})*(?:\.[0-9]+)?[kKmM]?$")
+
+
 class ContextWindowType(ParamType):
     """--context N (200000, 200k, 1M) or MODEL -> (label, tokens); label None for a number. A
     bad one is embedcli's usage error, worded as count has always worded it."""
@@ -111,7 +114,9 @@ class ContextWindowType(ParamType):
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         if isinstance(value, tuple):
             return value
-        text = value.strip().replace("_", "").replace(",", "")
+        text = value.strip()
+        if _GROUPED.match(text):  # 1,000 or 1_000: separators only between groups of three
+            text = text.replace("_", "").replace(",", "")
         number = re.match(r"^([0-9]{1,20}(?:\.[0-9]{1,20})?)([kKmM]?)$", text)
         if number is not None:
             scale = {"": 1, "k": 1000, "m": 1000**2}[number.group(2).lower()]
@@ -121,8 +126,13 @@ class ContextWindowType(ParamType):
             if not 1 <= size <= 2**40:
                 raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
             return None, int(size)
-        if re.match(r"^-?[0-9.]+$", text):
+        if re.match(r"^-?[0-9][0-9]*$", text):
             raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
+        if re.match(r"^[-+0-9.,_]+[kKmM]?$", text):
+            raise UsageError(
+                f"--context takes a number of tokens written 200000, 200,000, 200k or 1.5M "
+                f"(or a model's name), got {value}"
+            )
         if any(char.isdigit() and not char.isascii() for char in text):
             raise UsageError(f"--context takes the digits 0-9, got {value}")
         from embedcli.tokenization.modelnames import lookup  # lazy: the model table, for a name

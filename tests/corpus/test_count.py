@@ -225,6 +225,20 @@ def test_a_context_is_a_whole_number_of_tokens_in_ascii_digits(tree: Path) -> No
     expect_error(wide, "takes the digits 0-9", code=2)
 
 
+@pytest.mark.parametrize("written", ["1,5k", "12,5", "1,00", "1,0000", "_1", "1_", "1__0", "1."])
+def test_a_context_separator_is_only_between_groups_of_three(tree: Path, written: str) -> None:
+    """Every comma and underscore was dropped: a decimal comma (1,5k, meant 1,500) counted as
+    15,000 tokens, with exit 0. Now 1,000 and 1_000 are read, and what is not grouped by three
+    is refused, saying how a count is written."""
+    result = runner.invoke(app, ["count", str(tree / "README.md"), "--context", written])
+    expect_error(
+        result, f"written 200000, 200,000, 200k or 1.5M (or a model's name), got {written}", code=2
+    )
+    for grouped, tokens in (("1,000", "1,000"), ("1_000", "1,000"), ("1,000,000", "1,000,000")):
+        shown = runner.invoke(app, ["count", str(tree / "README.md"), "--context", grouped])
+        assert f"of a {tokens}-token context" in shown.stdout, shown.output
+
+
 def test_usage_errors() -> None:
     expect_error(
         runner.invoke(app, ["count", ".", "--json", "--csv"]), "cannot be combined", code=2

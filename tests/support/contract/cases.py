@@ -178,7 +178,7 @@ def _named_values() -> dict[str, Values]:
         "min_share": pair(("0.1", "5%", "0"), ("2", "-1%", "x", "nan")),
         "context": pair(
             ("1000", "gpt-4o", "o3", "1.5k"),
-            ("0", "gpt-9", "-5", "1e3", "1.9", "\uff11\uff12\uff18"),
+            ("0", "gpt-9", "-5", "1e3", "1.9", "\uff11\uff12\uff18", "1,5k", "1."),
         ),
         "errors": pair(("skip", "replace", "strict"), ("ignore", "SKIP")),
         "sort": pair(("tokens", "path", "bytes"), ("size",)),
