@@ -1,6 +1,6 @@
 """`embedcli tokenize`: what are my tokens? Show them, count, encode, decode, or cut."""
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated
 
@@ -27,6 +27,7 @@ from embedcli.cli.options import (
 from embedcli.cli.output import emit, models_listed, write, write_json, write_text
 from embedcli.render.json import explain_json, tokenize_jsons
 from embedcli.tokenization.encodings import (
+    added_specials,
     encoding_name_for_model,
     get_encoding,
     resolve_encoding_names,
@@ -102,7 +103,8 @@ def tokenize(
     access = hub_access(download, download_all)
     encodings = [get_encoding(name, access) for name in names]
     if explain:
-        return _explain(encodings[0], read_text(texts, file), allow_special, as_json)
+        text = read_text(texts, file)
+        return _explain(encodings[0], text, allow_special, not no_add_special, as_json)
     if ids or decode:
         token_ids = _input_ids(ids, texts, file)
         results = [tokenize_ids(enc, token_ids) for enc in encodings]
@@ -171,9 +173,11 @@ def _counts(results: list, as_json: bool, models: list[str]) -> None:
         write("\n".join(f"{r.enc.name}\t{r.count}" for r in results))
 
 
-def _explain(enc: object, text: str, allow_special: bool, as_json: bool) -> None:
+def _explain(enc: object, text: str, allow_special: bool, add: bool, as_json: bool) -> None:
 
     found = explain(enc, text, allow_special=allow_special, limit=EXPLAIN_CHUNKS)
+    before, after = added_specials(enc, add)
+    found = replace(found, added_before=list(before), added_after=list(after))
     emit(as_json, explain_json, "explain_view", found)
 
 

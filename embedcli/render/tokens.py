@@ -103,6 +103,17 @@ def explain_view(explained: Explained, *, width: int = 100, plain: bool = True) 
             lead="explain",
         )
     ]
+    added = [("before", explained.added_before), ("after", explained.added_after)]
+    for where, ids in added:
+        if ids:
+            parts.append(
+                note(
+                    f"the tokenizer adds {plural(len(ids), 'token')} {where} the text "
+                    f"({'id' if len(ids) == 1 else 'ids'} {', '.join(map(str, ids))}), as "
+                    "transformers does: no merge makes it, so no chunk shows it "
+                    "(--no-add-special leaves it out)"
+                )
+            )
     for number, chunk in enumerate(explained.chunks):
         shown_text = visible(chunk.text)
         title = f"chunk {number} · {shown_text} · characters {chunk.start}–{chunk.end}"

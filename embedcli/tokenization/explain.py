@@ -12,7 +12,7 @@ hold its tokens to the real encoder's for any text. No torch here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from embedcli.errors import EncodingError, InputTextError
@@ -68,6 +68,10 @@ class Explained:
     chunks: list[Chunk]
     total_chunks: int
     ids: list[int]  # every token of the text, from the chunks (equal to the encoder's)
+    # the special tokens the model's tokenizer adds before and after the text (no merges made
+    # them, so no chunk explains them; tokenize shows them, --no-add-special leaves them out)
+    added_before: list[int] = field(default_factory=list)
+    added_after: list[int] = field(default_factory=list)
 
 
 def merge_steps(ranks: dict[bytes, int], piece: bytes) -> tuple[list[bytes], list[MergeStep], int]:

@@ -380,3 +380,33 @@ def test_a_byte_level_tokenizer_json_is_replayed(tmp_path) -> None:
     chunks = json.loads(result.stdout)["chunks"]
     shown = [(c["text"], c["ids"]) for c in chunks]
     assert shown == [("hello", [258, 111]), (" world", [261, 108, 100])]
+
+
+def test_the_tokens_a_post_processor_adds_are_named_not_dropped(tmp_path) -> None:
+    """A tokenizer.json whose post-processor puts <|endoftext|> before every text (as Llama 3's
+    puts <|begin_of_text|>): --explain said "2 tokens" and gave ids [h, i] while tokenize gave
+    three, with nothing saying a token was left out. The added ids are named now, in the view
+    and in --json, and --no-add-special leaves them out as tokenize does."""
+    from tokenizers import Tokenizer, processors
+
+    path = byte_level_json(tmp_path / "model")
+    tokenizer = Tokenizer.from_file(str(path))
+    eot = tokenizer.token_to_id("<|endoftext|>")
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", eot)]
+    )
+    tokenizer.save(str(path))
+    full = json.loads(runner.invoke(app, ["tokenize", "-e", str(path), "--json", "hi"]).stdout)
+    assert full["tokens"][0]["id"] == eot
+    shown = runner.invoke(app, ["tokenize", "-e", str(path), "--explain", "--json", "hi"])
+    explained = json.loads(shown.stdout)
+    assert explained["added_before"] == [eot] and explained["added_after"] == []
+    assert [eot, *explained["ids"]] == [t["id"] for t in full["tokens"]]
+    view = runner.invoke(
+        app, ["tokenize", "-e", str(path), "--explain", "hi"], env={"COLUMNS": "200"}
+    )
+    assert f"the tokenizer adds 1 token before the text (id {eot})" in view.stdout
+    bare = runner.invoke(
+        app, ["tokenize", "-e", str(path), "--explain", "--json", "--no-add-special", "hi"]
+    )
+    assert json.loads(bare.stdout)["added_before"] == []
