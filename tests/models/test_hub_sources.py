@@ -250,7 +250,13 @@ def test_an_unreachable_hub_is_one_error_at_once(tmp_path: Path, monkeypatch) ->
     assert "Retrying" not in result.stderr
 
 
-MALFORMED_ENDPOINTS = ["http://[::1", "ftp://mirror", "http://mirror:99999", "http://mirror\n"]
+MALFORMED_ENDPOINTS = [
+    "http://[::1",
+    "http://[::1]x",
+    "ftp://mirror",
+    "http://mirror:99999",
+    "http://mirror\n",
+]
 
 
 @pytest.mark.parametrize("value", MALFORMED_ENDPOINTS)

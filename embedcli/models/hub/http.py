@@ -80,7 +80,12 @@ def _address_problem(value: str) -> str | None:
         return "it does not start with http:// or https://"
     if not parts.hostname:
         return "it names no host"
+    if not _NETLOC.match(parts.netloc):  # urlsplit lets 'http://[::1]x' through, with no port
+        return "its host and port are not HOST or HOST:PORT"
     return None
+
+
+_NETLOC = re.compile(r"^(?:[^@/]*@)?(?:\[[0-9A-Fa-f:.]+(?:%[^\]]+)?\]|[^:@\[\]/]+)(?::[0-9]+)?$")
 
 
 POLICY = RetryPolicy()  # the one in force; tests replace it (monkeypatch) with a recording sleep
