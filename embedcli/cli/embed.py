@@ -14,7 +14,7 @@ from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import lazy_stdin, stdin
 from embedcli.cli.output import emit, models_listed, prefetch, watched, write, write_json
-from embedcli.cli.params import NAMED_PATH
+from embedcli.cli.params import OUTPUT_PATH
 from embedcli.core.broadcast import format_shape
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEED, Overrides
 from embedcli.corpus.textinput import read_joined_text, read_texts
@@ -85,7 +85,7 @@ Output = Annotated[
         "--output",
         help="Write input_embeddings to .npy, .pt or .safetensors (streamed, with "
         "-t/--seq-len: .npy or .safetensors).",
-        click_type=NAMED_PATH,
+        click_type=OUTPUT_PATH,
         rich_help_panel=o.OUTPUT,
     ),
 ]

@@ -28,7 +28,7 @@ from embedcli.cli.checks import choices as choices
 from embedcli.cli.checks import complete_device as complete_device
 from embedcli.cli.checks import complete_shapes_device as complete_shapes_device
 from embedcli.cli.checks import renamed as renamed
-from embedcli.cli.params import NAMED_PATH, SOURCE, TOKEN_IDS, TokenIds
+from embedcli.cli.params import NAMED_PATH, OUTPUT_PATH, SOURCE, TOKEN_IDS, TokenIds
 from embedcli.core.config import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_CONTEXT_LENGTH,
@@ -370,7 +370,7 @@ Png = Annotated[
     typer.Option(
         help="Also write the figure as a PNG (needs the plot extra: "
         "pip install 'embedcli\\[plot]').",
-        click_type=NAMED_PATH,
+        click_type=OUTPUT_PATH,
         rich_help_panel=OUTPUT,
     ),
 ]

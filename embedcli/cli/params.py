@@ -4,6 +4,7 @@ that says what was wrong and how to write it. No torch, tiktoken or rich here.""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from decimal import Decimal
@@ -155,6 +156,18 @@ class NamedPathType(ParamType):
         return Path(value)
 
 
+class OutputPathType(NamedPathType):
+    """A file to write -> Path. A name ending in a slash names a folder: Path("x.npy/") is
+    x.npy, so -o x.npy/ wrote (or replaced) the file x.npy."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            raise typer.BadParameter(
+                f"{value} ends in a slash, so it names a folder; give a file name"
+            )
+        return super().convert(value, param, ctx)
+
+
 class SourceType(ParamType):
     """--weights SOURCE, kept as written; an empty one is refused (it was read as ".")."""
 
@@ -171,6 +184,7 @@ class SourceType(ParamType):
 
 TOKEN_IDS = TokenIdsType()
 NAMED_PATH = NamedPathType()
+OUTPUT_PATH = OutputPathType()
 SOURCE = SourceType()
 SIZE = SizeType()
 SHARE = ShareType()

@@ -109,12 +109,19 @@ def test_a_missing_file_is_said_one_way(tmp_path: Path, args: list[str]) -> None
         (["embed", "hi", "--weights", ""], "'--weights': needs a source (a file, a model folder"),
         (["stats", "--weights", ""], "'--weights': needs a source"),
         (["project", "--ids-file", "", "-d", "4"], "'--ids-file': needs a file name"),
+        (["embed", "hi", "-o", "x.npy/"], "x.npy/ ends in a slash, so it names a folder"),
+        (["positions", "--png", "x.png/"], "x.png/ ends in a slash, so it names a folder"),
     ],
 )
-def test_an_empty_name_is_refused_as_empty(tmp_path: Path, args: list[str], message: str) -> None:
+def test_an_empty_name_is_refused_as_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
     """Path("") is ".": an empty -f, -o or --weights was read as this folder, and the error said
-    "." is a folder, or holds no weights (a name the user never wrote)."""
+    "." is a folder, or holds no weights (a name the user never wrote). Path("x.npy/") is x.npy:
+    an output named with a trailing slash wrote the file x.npy."""
+    monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, args)
+    assert list(tmp_path.iterdir()) == []
     expect_error(result, message, code=2)
     assert "'.'" not in result.stderr and " . " not in result.stderr
 

@@ -59,14 +59,14 @@ BAD_TOKENIZERS = ("model-llama", "model-broken/config.json", "hf:org/absent", "m
 OUTPUTS = ("out.npy", "out.pt", "out.safetensors", "OUT.NPY", "sub/../out.npy")
 BAD_OUTPUTS = ("out.txt", "out", "adir", "adir/", "adir/out.npy", "nodir/out.npy", "in.txt",
                "notes.npy", "./notes.npy", "tiny.safetensors", "./tiny.pt", "", ".npy",
-               "ü [bold].npy", "-", "--json", "long.txt")  # fmt: skip
+               "ü [bold].npy", "-", "--json", "long.txt", "out.npy/")  # fmt: skip
 PNGS = ("out.png", "OUT.PNG")
 PROJECTOR_DIRS = ("proj", "adir", "proj/", "adir/proj")
 BAD_PROJECTOR_DIRS = ("in.txt", "nodir/proj", "", "/dev/null", "tiny.safetensors", "-")
 BAD_ID_FILES = ("in.txt", "empty.txt", "bad-utf8.txt", "adir", "missing.txt", "/dev/null", "",
                 "tiny.safetensors")  # fmt: skip
 BAD_PNGS = ("out.jpg", "adir", "adir/x.png", "nodir/x.png", "in.txt", "", "notes.npy", ".png",
-            "[bold].png")  # fmt: skip
+            "[bold].png", "out.png/")  # fmt: skip
 
 # Small valid sizes keep every case fast; the extremes above test the refusals.
 SMALL_INTS = {"d_model": (1, 16), "context_length": (1, 64), "vocab_size": (1, 60000),
