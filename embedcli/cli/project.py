@@ -30,7 +30,8 @@ def _named_folder(value: str | None) -> Path | None:
     if value is None:
         return None
     if not value.strip():
-        raise typer.BadParameter("name a folder (. for this one), not an empty string")
+        empty = "an empty name" if not value else f"a blank name ({value!r})"
+        raise typer.BadParameter(f"name a folder (. for this one), not {empty}")
     return Path(value)
 
 

@@ -234,5 +234,7 @@ def test_an_empty_export_folder_is_refused(tmp_path: Path, monkeypatch: pytest.M
 
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["project", "hi", "--export-projector", ""])
-    expect_error(result, "name a folder (. for this one), not an empty string", 2)
+    expect_error(result, "name a folder (. for this one), not an empty name", 2)
+    blank = runner.invoke(app, ["project", "hi", "--export-projector", " "])
+    expect_error(blank, "name a folder (. for this one), not a blank name (' ')", 2)
     assert list(tmp_path.iterdir()) == []
