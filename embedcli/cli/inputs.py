@@ -75,6 +75,12 @@ def ids_or_text(
     return encode(enc, read_text(texts, file), allow_special=special)
 
 
+# An ids file lists token ids: 64 MiB holds millions, far more than any table has rows (an
+# endless source, /dev/zero, was read until free memory was full).
+IDS_FILE_LIMIT = 64 << 20
+IDS_FILE_WHY = "more than a list of token ids needs (64 MiB holds millions of ids)"
+
+
 def ids_from_file(path: Path, texts: list[str] | None = None) -> list[int]:
     """The distinct token ids in a file ('-': stdin, which TEXT '-' may not read too), in the
     order first given, separated by commas, spaces or newlines; a list in brackets (JSON) too
@@ -86,10 +92,10 @@ def ids_from_file(path: Path, texts: list[str] | None = None) -> list[int]:
     where = "standard input" if str(path) == "-" else str(path)
     try:
         if str(path) == "-":
-            data = read_bounded(stdin(), where)
+            data = read_bounded(stdin(), f"--ids-file {where}", IDS_FILE_LIMIT, IDS_FILE_WHY)
         else:
             with open(path, "rb") as handle:
-                data = read_bounded(handle, where)
+                data = read_bounded(handle, f"--ids-file {where}", IDS_FILE_LIMIT, IDS_FILE_WHY)
     except OSError as exc:
         raise InputTextError(f"cannot read --ids-file {path}: {os_reason(exc)}") from None
     text = decode_utf8(data, f"--ids-file {where}")

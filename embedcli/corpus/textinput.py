@@ -22,10 +22,13 @@ def text_limit() -> int:
     return (available or 16 << 30) // BYTES_PER_TEXT_BYTE
 
 
-def read_bounded(handle: BinaryIO, source: str, limit: int | None = None) -> bytes:
+def read_bounded(
+    handle: BinaryIO, source: str, limit: int | None = None, why: str | None = None
+) -> bytes:
     """All of ``handle``, read in blocks; a source larger than ``limit`` (endless like
     /dev/zero, or just too big; by default what :func:`text_limit` allows, asked only once a
-    source passes UNCHECKED_BYTES) is refused as soon as the limit is passed."""
+    source passes UNCHECKED_BYTES) is refused as soon as the limit is passed, saying ``why``
+    the limit is what it is (by default: free memory, and how to stream a text instead)."""
     blocks, size = [], 0
     while True:
         block = handle.read(1 << 20)
@@ -36,8 +39,12 @@ def read_bounded(handle: BinaryIO, source: str, limit: int | None = None) -> byt
             limit = text_limit()
         if limit is not None and size > limit:
             raise InputTextError(
-                f"{source} is larger than {limit:,} bytes, more than this machine's free memory "
-                "can hold as one text; stream it with embed -t T -o out.npy, or cut it"
+                f"{source} is larger than {limit:,} bytes, "
+                + (
+                    why
+                    or "more than this machine's free memory can hold as one text; stream it "
+                    "with embed -t T -o out.npy, or cut it"
+                )
             )
         blocks.append(block)
 

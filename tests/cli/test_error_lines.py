@@ -162,3 +162,15 @@ def test_a_fifo_given_as_weights_is_not_called_missing(tmp_path: Path, command: 
     result = runner.invoke(app, args)
     expect_error(result, f"cannot read {fifo}: not a regular file (a FIFO)", code=1)
     assert "no such file" not in result.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero on this system")
+def test_an_endless_ids_file_is_refused_at_a_list_of_ids_worth(monkeypatch) -> None:
+    """project --ids-file /dev/zero read until this machine's free memory was full (1.45 GB)
+    and then told the user to stream it with embed -t, which reads text, not ids."""
+    from embedcli.cli import inputs
+
+    monkeypatch.setattr(inputs, "IDS_FILE_LIMIT", 1 << 20)  # the bound, not the machine's memory
+    result = runner.invoke(app, ["project", "--ids-file", "/dev/zero", "-d", "4"])
+    expect_error(result, "--ids-file /dev/zero is larger than 1,048,576 bytes, more than a list", 1)
+    assert "embed -t" not in result.stderr
