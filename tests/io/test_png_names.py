@@ -26,7 +26,7 @@ FOLDER = "not a PNG file name; give a file name ending in .png"
         (".", f"--png . is the current folder, {FOLDER}", 1),
         ("..", f"--png .. is a folder, {FOLDER}", 1),
         ("maps", f"--png maps is a folder, {FOLDER}", 1),
-        ("maps/", f"--png maps is a folder, {FOLDER}", 1),
+        ("maps/", "'--png': maps/ ends in a slash, so it names a folder; give a file name", 2),
         (" ", "--png ' ' has a blank file name; give a file name ending in .png", 2),
         ("maps/ ", "--png 'maps/ ' has a blank file name; give a file name ending in .png", 2),
     ],
