@@ -213,32 +213,6 @@ def test_small_things_a_user_met(tree: Path) -> None:
     expect_error(runner.invoke(app, ["count", ".", "--context", "-5"]), "1 to 2**40", code=2)
 
 
-def test_a_context_is_a_whole_number_of_tokens_in_ascii_digits(tree: Path) -> None:
-    """1.5k is 1,500 tokens; 1.9 tokens is no count (it was floored to 1), and full-width digits
-    are not a number embedcli reads (they were called out of range)."""
-    half = runner.invoke(app, ["count", str(tree / "README.md"), "--context", "1.5k"])
-    assert "of a 1,500-token context" in half.stdout
-    for fraction in ("1.9", "0.5", "1.0001k"):
-        result = runner.invoke(app, ["count", str(tree / "README.md"), "--context", fraction])
-        expect_error(result, f"whole number of tokens, got {fraction}", code=2)
-    wide = runner.invoke(app, ["count", str(tree / "README.md"), "--context", "\uff11\uff12\uff18"])
-    expect_error(wide, "takes the digits 0-9", code=2)
-
-
-@pytest.mark.parametrize("written", ["1,5k", "12,5", "1,00", "1,0000", "_1", "1_", "1__0", "1."])
-def test_a_context_separator_is_only_between_groups_of_three(tree: Path, written: str) -> None:
-    """Every comma and underscore was dropped: a decimal comma (1,5k, meant 1,500) counted as
-    15,000 tokens, with exit 0. Now 1,000 and 1_000 are read, and what is not grouped by three
-    is refused, saying how a count is written."""
-    result = runner.invoke(app, ["count", str(tree / "README.md"), "--context", written])
-    expect_error(
-        result, f"written 200000, 200,000, 200k or 1.5M (or a model's name), got {written}", code=2
-    )
-    for grouped, tokens in (("1,000", "1,000"), ("1_000", "1,000"), ("1,000,000", "1,000,000")):
-        shown = runner.invoke(app, ["count", str(tree / "README.md"), "--context", grouped])
-        assert f"of a {tokens}-token context" in shown.stdout, shown.output
-
-
 def test_usage_errors() -> None:
     expect_error(
         runner.invoke(app, ["count", ".", "--json", "--csv"]), "cannot be combined", code=2
