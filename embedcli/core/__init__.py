@@ -4,7 +4,8 @@
 - ``embedding``: THE module, ``InputEmbedding`` (token table + positions), and its trace.
 - ``steps``: what made each traced tensor, in words, for a config; the input scale as applied
   (rounded to the dtype), rope's formula, the positions phrase.
-- ``positions``: the positional formulas (sinusoidal tables, rope's angles).
+- ``positions``: the positional formulas (rope's angles and scalings, ALiBi's slopes).
+- ``sinusoids``: the fixed sinusoidal tables, one builder per layout a family uses.
 - ``shapeplan``: ``TraceStep``, and the forward pass's tensors worked out without torch
   (inspect-shapes' meta path).
 - ``broadcast``: broadcasting explained axis by axis.

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, get_args
 
+from embedcli.core.sinusoids import Sinusoid
 from embedcli.errors import ConfigError, InputTextError, SequenceTooLongError
 
 Positional = Literal["learned", "sinusoidal", "rope", "alibi", "relative", "none"]
@@ -15,7 +16,6 @@ INSIDE_ATTENTION: tuple[Positional, ...] = ("rope", "alibi", "relative", "none")
 PositionIds = Literal["arange", "mask", "padding"]  # how a model numbers positions
 POSITION_IDS: tuple[PositionIds, ...] = get_args(PositionIds)
 ScaleRounding = Literal["dtype", "float"]  # the input scale rounded to the tables' dtype, or not
-Sinusoid = Literal["interleaved", "halves"]  # sin/cos pairs, or all sines then all cosines
 DType = Literal["float32", "float16", "bfloat16"]
 DTYPES: tuple[DType, ...] = get_args(DType)
 

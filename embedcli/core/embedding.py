@@ -11,8 +11,9 @@ from torch import nn
 from embedcli.core.broadcast import BroadcastPlan, explain
 from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import torch_dtype
-from embedcli.core.positions import halves_sinusoids, rope_angles, sinusoidal_table
+from embedcli.core.positions import rope_angles
 from embedcli.core.shapeplan import TraceStep, with_operations
+from embedcli.core.sinusoids import sinusoids
 from embedcli.core.steps import STEP_ORDER
 from embedcli.errors import TokenIdError, WeightsError
 
@@ -177,10 +178,8 @@ class InputEmbedding(nn.Module):
             rows = min(config.position_rows, BUFFER_ROWS)
             if meta:
                 table = torch.empty(rows, config.d_model, device="meta")
-            elif config.sinusoid == "halves":
-                table = halves_sinusoids(rows, config.d_model, config.padding_idx)
             else:
-                table = sinusoidal_table(rows, config.d_model).float()
+                table = sinusoids(config.sinusoid, rows, config.d_model, config.padding_idx)
             self.register_buffer("sinusoidal_table", table, persistent=False)
         if tables is not None or meta:
             self._add_extras(config, extras, meta)
@@ -338,10 +337,7 @@ class InputEmbedding(nn.Module):
         needed = int(rows.max()) + 1 if rows.numel() and rows.device.type != "meta" else 0
         if needed > table.shape[0]:
             config = self.config
-            if config.sinusoid == "halves":
-                more = halves_sinusoids(needed, config.d_model, config.padding_idx)
-            else:
-                more = sinusoidal_table(needed, config.d_model).float()
+            more = sinusoids(config.sinusoid, needed, config.d_model, config.padding_idx)
             table = more.to(device=table.device, dtype=table.dtype)
         return table[rows]
 

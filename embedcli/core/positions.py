@@ -1,4 +1,4 @@
-"""Positional encodings as formulas: the sinusoidal table, rope's frequencies and rotation angles
+"""Positional encodings as formulas: rope's frequencies and rotation angles
 (with a model's linear or llama3 scaling), and ALiBi's slopes and biases.
 
 torch is imported inside the functions that need it: a flag's spec (``--rope-scaling``) is read
@@ -24,20 +24,6 @@ SCALING_FIELDS = {
 }
 LLAMA3_DEFAULTS = (1.0, 4.0, 8192.0)  # low, high, original context (Llama 3.1's config.json)
 SCALING_SPECS = "linear:FACTOR, llama3:FACTOR or llama3:FACTOR:LOW:HIGH:ORIGINAL"
-
-
-def sinusoidal_table(context_length: int, d_model: int) -> torch.Tensor:
-    """ "Attention Is All You Need": PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] =
-    cos(pos / 10000^(2i/d)); computed in float64."""
-    import torch
-
-    position = torch.arange(context_length, dtype=torch.float64).unsqueeze(1)  # (C, 1)
-    even = torch.arange(0, d_model, 2, dtype=torch.float64)  # 2i
-    angles = position / torch.pow(10000.0, even / d_model)  # (C, d/2)
-    table = torch.empty(context_length, d_model, dtype=torch.float64)
-    table[:, 0::2] = torch.sin(angles)
-    table[:, 1::2] = torch.cos(angles)
-    return table
 
 
 def parse_rope_scaling(spec: str) -> Scaling:
@@ -147,25 +133,6 @@ def by_distance(profile: torch.Tensor) -> torch.Tensor:
 
     index = torch.arange(len(profile))
     return profile[(index.unsqueeze(1) - index).abs()]
-
-
-def halves_sinusoids(rows: int, d_model: int, padding_row: int | None = None) -> torch.Tensor:
-    """fairseq's and tensor2tensor's sinusoids (XGLM): the sines of all frequencies in the first
-    half of each row, their cosines in the second; the frequencies run 10000^(-k/(h-1)) for
-    k < h = d/2; an odd width ends in a zero column; ``padding_row`` is all zeros. In float32,
-    as those models compute it."""
-    import torch
-
-    half = d_model // 2
-    step = math.log(10000) / (half - 1) if half > 1 else 0.0
-    frequencies = torch.exp(torch.arange(half, dtype=torch.int64).float() * -step)  # (h,)
-    angles = torch.arange(rows, dtype=torch.int64).float().unsqueeze(1) * frequencies  # (R, h)
-    table = torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
-    if d_model % 2:
-        table = torch.cat([table, torch.zeros(rows, 1)], dim=1)
-    if padding_row is not None and 0 <= padding_row < rows:
-        table[padding_row] = 0
-    return table
 
 
 def alibi_slopes(heads: int, style: str = "press", bias_max: float = 8.0) -> list[float]:

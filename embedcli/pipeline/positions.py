@@ -15,7 +15,7 @@ from embedcli.core.config import (
     Overrides,
 )
 from embedcli.core.memory import ensure_room
-from embedcli.core.positions import sinusoidal_table
+from embedcli.core.sinusoids import sinusoidal_table
 from embedcli.errors import ConfigError, UsageError, WeightsError
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.pipeline.positionmaps import Heatmap as Heatmap  # re-exported

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from embedcli.core.devices import torch_dtype
-from embedcli.core.positions import halves_sinusoids
+from embedcli.core.sinusoids import sinusoids as family_sinusoids
 from embedcli.errors import VerificationError
 from embedcli.models.tables import load_tables
 from embedcli.pipeline import hfreference
@@ -170,10 +170,12 @@ def reference_embeddings(
     if config.positional == "learned" and position is not None:
         added = position.to(dtype)[rows]  # (T, d) or (B, T, d)
     elif config.positional == "sinusoidal":
-        if config.sinusoid == "halves":
-            table = halves_sinusoids(int(rows.max()) + 1, config.d_model, config.padding_idx)
-        else:
+        if config.sinusoid == "interleaved":  # its own formula, in float64
             table = sinusoids(int(rows.max()) + 1, config.d_model)
+        else:  # a family's own layout, as the family computes it
+            table = family_sinusoids(
+                config.sinusoid, int(rows.max()) + 1, config.d_model, config.padding_idx
+            )
         added = table.to(dtype)[rows]
     # One addition in the dtype, as the device makes it: its rounding is IEEE's, the same on
     # every device, so a CPU agrees to the last bit and another device within one rounding.

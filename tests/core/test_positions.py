@@ -44,7 +44,7 @@ def test_sinusoidal_values_match_the_formula(d: int) -> None:
 
 
 def test_sinusoidal_is_computed_in_float64_then_cast() -> None:
-    from embedcli.core.positions import sinusoidal_table
+    from embedcli.core.sinusoids import sinusoidal_table
 
     exact = sinusoidal_table(50, 16)
     assert exact.dtype == torch.float64

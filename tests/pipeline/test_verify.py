@@ -14,7 +14,8 @@ from support.checkpoints import LAYOUTS, make
 from support.helpers import make_runner
 
 from embedcli.cli import app
-from embedcli.core import embedding, positions
+from embedcli.core import embedding
+from embedcli.core import sinusoids as fixed
 from embedcli.core.config import EmbedConfig
 from embedcli.models import tables as weights
 from embedcli.pipeline.reference import reference_embeddings, sinusoids
@@ -76,17 +77,17 @@ def test_the_reference_is_the_recipe_and_the_formula() -> None:
     # a formula off anywhere is off by far more than four ulps of a value in [-1, 1].
     ulp = torch.finfo(torch.float64).eps
     torch.testing.assert_close(
-        sinusoids(50, 16), positions.sinusoidal_table(50, 16), atol=4 * ulp, rtol=0
+        sinusoids(50, 16), fixed.sinusoidal_table(50, 16), atol=4 * ulp, rtol=0
     )
 
 
 def test_a_wrong_sinusoid_in_the_module_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = embedding.sinusoidal_table
+    real = embedding.sinusoids
 
-    def swapped(length: int, width: int) -> torch.Tensor:  # sin and cos the wrong way round
-        return real(length, width).flip(1)
+    def swapped(kind: str, rows: int, width: int, pad: int | None) -> torch.Tensor:
+        return real(kind, rows, width, pad).flip(1)  # sin and cos the wrong way round
 
-    monkeypatch.setattr(embedding, "sinusoidal_table", swapped)
+    monkeypatch.setattr(embedding, "sinusoids", swapped)
     result = runner.invoke(
         app, ["embed", "Hello there", "--positional", "sinusoidal", "--verify", "-d", "8",
               "--device", "cpu"],

@@ -5,6 +5,8 @@ make_runner``; ``pyproject.toml`` puts tests/ on the path):
                               would, the checks of an ``Error:`` line and of lazy imports
 - checkpoints.py              checkpoints in every layout embedcli reads, with seeded tables
 - familymodels.py             tiny random models of every registry family, saved by transformers
+- familycases/                the cases it builds, one module per group of families
+- familysurvey.py             script: every type of transformers' mappings built and embedded
 - ggufmodels.py               transformers' tiny models written as GGUF files, quantized or not
 - ggufvocab.py                GGUF tokenizer metadata as convert_hf_to_gguf.py writes it
 - ggufbytes.py                GGUF files written byte by byte, so that any field can lie

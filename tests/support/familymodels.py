@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-VOCAB = 384
+from support.familycases import CASES, Case  # noqa: F401  (CASES: the tests' import)
+from support.familycases.case import VOCAB
+
 # Small sizes under every name the families use; a config takes the ones it has.
 SMALL: dict[str, Any] = dict(
     hidden_size=64,
@@ -62,167 +63,6 @@ SMALL: dict[str, Any] = dict(
     q_lora_rank=16,
     expand=2,
     state_size=8,
-)
-
-
-@dataclass(frozen=True)
-class Case:
-    """One tiny model to build: its model_type, the fields set on top of SMALL, its class."""
-
-    name: str
-    model_type: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    kind: str = "causal"  # causal (AutoModelForCausalLM), base (AutoModel), encoder (T5)
-    positional: str = "rope"
-    dtype: str = "float32"
-
-
-def _rope(name: str, model_type: str, **fields: Any) -> Case:
-    return Case(name, model_type, fields)
-
-
-CASES: tuple[Case, ...] = (
-    Case("gpt2", "gpt2", positional="learned"),
-    Case("gpt2-base", "gpt2", kind="base", positional="learned"),
-    Case(
-        "gpt_neo", "gpt_neo", {"attention_types": [[["global", "local"], 1]]}, positional="learned"
-    ),
-    Case("gpt_bigcode", "gpt_bigcode", positional="learned"),
-    Case("openai-gpt", "openai-gpt", positional="learned"),
-    Case("opt", "opt", {"word_embed_proj_dim": 64}, positional="learned"),
-    Case("opt-projected", "opt", {"word_embed_proj_dim": 32}, positional="learned"),
-    Case("biogpt", "biogpt", positional="learned"),
-    Case("xglm", "xglm", positional="sinusoidal"),
-    Case("bart", "bart", {"scale_embedding": True}, positional="learned"),
-    Case("bart-full", "bart", {"scale_embedding": True}, kind="seq2seq", positional="learned"),
-    Case("mbart", "mbart", {"scale_embedding": True}, positional="learned"),
-    Case("plbart", "plbart", {"scale_embedding": False}, positional="learned"),
-    Case("bert", "bert", {"is_decoder": True}, positional="learned"),
-    Case("bert-base", "bert", kind="base", positional="learned"),
-    Case(
-        "roberta",
-        "roberta",
-        {"is_decoder": True, "max_position_embeddings": 98},
-        positional="learned",
-    ),
-    Case(
-        "xlm-roberta",
-        "xlm-roberta",
-        {"is_decoder": True, "max_position_embeddings": 98},
-        positional="learned",
-    ),
-    Case(
-        "camembert",
-        "camembert",
-        {"is_decoder": True, "max_position_embeddings": 98},
-        positional="learned",
-    ),
-    Case(
-        "data2vec-text",
-        "data2vec-text",
-        {"is_decoder": True, "max_position_embeddings": 98},
-        positional="learned",
-    ),
-    Case("bloom", "bloom", positional="alibi"),
-    Case("mpt", "mpt", {"n_heads": 6, "d_model": 96}, positional="alibi"),
-    Case("falcon", "falcon", {"alibi": False}),
-    Case("falcon-alibi", "falcon", {"alibi": True}, positional="alibi"),
-    Case("t5", "t5", kind="encoder", positional="relative"),
-    Case("t5-full", "t5", kind="seq2seq", positional="relative"),
-    Case("mamba", "mamba", positional="none"),
-    Case("mamba2", "mamba2", {"num_heads": 8, "head_dim": 16, "n_groups": 1}, positional="none"),
-    Case("falcon_mamba", "falcon_mamba", positional="none"),
-    Case("mt5", "mt5", kind="encoder", positional="relative"),
-    Case(
-        "rwkv", "rwkv", {"attention_hidden_size": 64, "intermediate_size": 128}, positional="none"
-    ),
-    _rope("gpt_neox", "gpt_neox"),
-    _rope("gptj", "gptj", rotary_dim=8),
-    _rope("codegen", "codegen", rotary_dim=8),
-    _rope("llama", "llama"),
-    Case("llama-bf16", "llama", {}, dtype="bfloat16"),
-    _rope(
-        "llama-3.1-scaling",
-        "llama",
-        rope_parameters={
-            "rope_type": "llama3",
-            "rope_theta": 500000.0,
-            "factor": 8.0,
-            "low_freq_factor": 1.0,
-            "high_freq_factor": 4.0,
-            "original_max_position_embeddings": 32,
-        },
-    ),
-    _rope("mistral", "mistral"),
-    _rope("mixtral", "mixtral"),
-    _rope("qwen2", "qwen2"),
-    _rope("qwen2_moe", "qwen2_moe", shared_expert_intermediate_size=32),
-    _rope("qwen3", "qwen3"),
-    _rope("qwen3_moe", "qwen3_moe"),
-    _rope("gemma", "gemma"),
-    Case("gemma-bf16", "gemma", {"hidden_size": 48}, dtype="bfloat16"),  # √48: not a bf16
-    _rope("gemma2", "gemma2"),
-    _rope(
-        "gemma3_text",
-        "gemma3_text",
-        layer_types=["sliding_attention", "full_attention"],
-        sliding_window=16,
-    ),
-    Case("gemma3", "gemma3", {}, kind="gemma3"),
-    _rope("phi", "phi"),
-    _rope("phi3", "phi3", pad_token_id=0),
-    _rope("phimoe", "phimoe"),
-    _rope("stablelm", "stablelm"),
-    _rope("olmo", "olmo"),
-    _rope("olmo2", "olmo2"),
-    _rope("olmoe", "olmoe"),
-    _rope("starcoder2", "starcoder2"),
-    _rope("cohere", "cohere"),
-    _rope("nemotron", "nemotron"),
-    _rope("persimmon", "persimmon"),
-    _rope("granite", "granite", embedding_multiplier=2.5),
-    Case("granite-bf16", "granite", {"embedding_multiplier": 12.0}, dtype="bfloat16"),
-    _rope("granitemoe", "granitemoe", embedding_multiplier=3.5),
-    _rope(
-        "granitemoeshared",
-        "granitemoeshared",
-        embedding_multiplier=1.5,
-        shared_intermediate_size=32,
-    ),
-    _rope("minicpm3", "minicpm3", scale_emb=7),
-    _rope("deepseek_v2", "deepseek_v2", first_k_dense_replace=1),
-    _rope("deepseek_v3", "deepseek_v3", first_k_dense_replace=1, head_dim=8),
-    _rope("glm", "glm"),
-    _rope("glm4", "glm4"),
-    _rope("helium", "helium"),
-    _rope("exaone4", "exaone4"),
-    _rope("ernie4_5", "ernie4_5"),
-    _rope("arcee", "arcee"),
-    _rope("apertus", "apertus"),
-    _rope("bitnet", "bitnet"),
-    _rope("smollm3", "smollm3"),
-    _rope("seed_oss", "seed_oss"),
-    _rope("diffllama", "diffllama"),
-    _rope("cwm", "cwm"),
-    _rope("ministral", "ministral"),
-    _rope("olmo3", "olmo3"),
-    _rope("cohere2", "cohere2"),
-    _rope("ernie4_5_moe", "ernie4_5_moe"),
-    _rope("hunyuan_v1_dense", "hunyuan_v1_dense"),
-    _rope("hunyuan_v1_moe", "hunyuan_v1_moe"),
-    _rope("internlm3", "internlm3"),
-    _rope("afmoe", "afmoe"),
-    _rope("apertus1p5_text", "apertus1p5_text"),
-    _rope("aria_text", "aria_text"),
-    _rope("axk1", "axk1"),
-    _rope("doge", "doge"),
-    _rope("flex_olmo", "flex_olmo"),
-    _rope("flint", "flint"),
-    _rope("hy_v3", "hy_v3"),
-    _rope("jais2", "jais2"),
-    _rope("longcat_flash", "longcat_flash"),
-    _rope("glm4_moe", "glm4_moe"),
-    _rope("vaultgemma", "vaultgemma"),
 )
 
 
@@ -277,6 +117,8 @@ def tiny_config(case: Case) -> Any:
         config.attention_layers = ["global", "local"]
     if case.model_type == "mpt":
         config.attn_config.alibi = True
+    if case.configure is not None:
+        config = case.configure(config)
     return config
 
 
@@ -287,6 +129,8 @@ def _model_class(case: Case) -> Any:
         return transformers.T5EncoderModel
     if case.kind == "base":
         return transformers.AutoModel
+    if case.kind == "masked":
+        return transformers.AutoModelForMaskedLM
     if case.kind == "seq2seq":  # the encoder's first block is the first to run
         return transformers.AutoModelForSeq2SeqLM
     if case.kind == "gemma3":

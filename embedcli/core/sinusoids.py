@@ -1,0 +1,68 @@
+"""The fixed sinusoidal position tables, one builder per layout a family uses (``Sinusoid``):
+the original Transformer's interleaved sine/cosine pairs, and fairseq's halves (all sines, then
+all cosines). ``sinusoids(kind, rows, d_model, padding_idx)`` is the one entry point: the core
+module and the pipeline ask it for a table by the family's kind.
+
+torch is imported inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import torch
+
+# sin/cos pairs (the original Transformer's), or all sines then all cosines (fairseq's, XGLM's)
+Sinusoid = Literal["interleaved", "halves"]
+
+
+def sinusoidal_table(context_length: int, d_model: int) -> torch.Tensor:
+    """ "Attention Is All You Need": PE[pos, 2i] = sin(pos / 10000^(2i/d)), PE[pos, 2i+1] =
+    cos(pos / 10000^(2i/d)); computed in float64."""
+    import torch
+
+    position = torch.arange(context_length, dtype=torch.float64).unsqueeze(1)  # (C, 1)
+    even = torch.arange(0, d_model, 2, dtype=torch.float64)  # 2i
+    angles = position / torch.pow(10000.0, even / d_model)  # (C, d/2)
+    table = torch.empty(context_length, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angles)
+    table[:, 1::2] = torch.cos(angles)
+    return table
+
+
+def halves_sinusoids(rows: int, d_model: int, padding_row: int | None = None) -> torch.Tensor:
+    """fairseq's and tensor2tensor's sinusoids (XGLM): the sines of all frequencies in the first
+    half of each row, their cosines in the second; the frequencies run 10000^(-k/(h-1)) for
+    k < h = d/2; an odd width ends in a zero column; ``padding_row`` is all zeros. In float32,
+    as those models compute it."""
+    import torch
+
+    half = d_model // 2
+    step = math.log(10000) / (half - 1) if half > 1 else 0.0
+    frequencies = torch.exp(torch.arange(half, dtype=torch.int64).float() * -step)  # (h,)
+    angles = torch.arange(rows, dtype=torch.int64).float().unsqueeze(1) * frequencies  # (R, h)
+    table = torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+    if d_model % 2:
+        table = torch.cat([table, torch.zeros(rows, 1)], dim=1)
+    if padding_row is not None and 0 <= padding_row < rows:
+        table[padding_row] = 0
+    return table
+
+
+def _interleaved(rows: int, d_model: int, padding_idx: int | None) -> torch.Tensor:
+    return sinusoidal_table(rows, d_model).float()
+
+
+_BUILDERS: dict[str, Callable[[int, int, int | None], torch.Tensor]] = {
+    "interleaved": _interleaved,
+    "halves": halves_sinusoids,
+}
+
+
+def sinusoids(kind: str, rows: int, d_model: int, padding_idx: int | None = None) -> torch.Tensor:
+    """The first ``rows`` rows of the ``kind`` table for width ``d_model``, in float32 as the
+    families compute it (``padding_idx``: the row a family keeps at zero, where it has one)."""
+    return _BUILDERS[kind](rows, d_model, padding_idx)

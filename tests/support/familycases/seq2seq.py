@@ -1,0 +1,7 @@
+"""Tiny models of the seq2seq group: see tests/support/familycases/__init__.py."""
+
+from __future__ import annotations
+
+from support.familycases.case import Case
+
+CASES: tuple[Case, ...] = ()
