@@ -50,13 +50,16 @@ def one(model_type: str, kind: str) -> dict:
     import torch
     import transformers
 
-    from support.familymodels import Case, build, first_block_input, load
+    from support.familymodels import CASES, Case, build, first_block_input, load
 
     torch.set_num_threads(1)
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     row = {"type": model_type, "kind": kind}
-    case = Case(model_type, model_type, kind=kind)
+    # the group's own case where there is one (its config fix-ups), else the type's defaults
+    case = next((c for c in CASES if c.model_type == model_type and c.name == model_type),
+                None) or next((c for c in CASES if c.model_type == model_type),
+                              Case(model_type, model_type, kind=kind))  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "model"
         try:
