@@ -7,7 +7,9 @@
 - ``multimodal``: wrappers whose language model is in ``text_config``, and hybrid stacks;
 - ``encoders``: masked-LM encoders (segments, projections, task tables);
 - ``seq2seq``: encoder-decoders (the encoder's first block);
-- ``left_out``: the mappings' types no case builds, each with the reason.
+
+Each group module also has ``LEFT_OUT``: its types of transformers' mappings that no case
+builds, each with the reason; ``LEFT_OUT`` here is all of them.
 """
 
 from __future__ import annotations
@@ -23,4 +25,11 @@ CASES: tuple[Case, ...] = (
     *seq2seq.CASES,
 )
 
-__all__ = ["CASES", "VOCAB", "Case"]
+LEFT_OUT: dict[str, str] = {
+    **decoders.LEFT_OUT,
+    **multimodal.LEFT_OUT,
+    **encoders.LEFT_OUT,
+    **seq2seq.LEFT_OUT,
+}
+
+__all__ = ["CASES", "LEFT_OUT", "VOCAB", "Case"]
