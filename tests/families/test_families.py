@@ -8,6 +8,7 @@ module, the parameter count, the tokenizer's ids, and the refusal of an unknown 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import torch
 
 pytest.importorskip("transformers")
 
+from filelock import FileLock  # transformers' own dependency
 from support.familymodels import (
     CASES,
     VOCAB,
@@ -42,15 +44,24 @@ BY_NAME = {case.name: case for case in CASES}
 
 @pytest.fixture(scope="session")
 def folders(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """name -> the saved tiny model, built on first use and kept for the session."""
-    root = tmp_path_factory.mktemp("families")
-    built: dict[str, Path] = {}
+    """name -> the saved tiny model, built on first use and kept for the session: once for all
+    xdist workers (in their shared base folder, under a lock), not once per worker."""
+    shared = os.environ.get("PYTEST_XDIST_WORKER") is not None
+    root = tmp_path_factory.getbasetemp().parent if shared else tmp_path_factory.getbasetemp()
+    root = root / "family-models"
+    root.mkdir(exist_ok=True)
 
     class Lazy(dict):
         def __missing__(self, name: str) -> Path:
-            built[name] = build(BY_NAME[name], root / name)
-            self[name] = built[name]
-            return built[name]
+            folder = root / name
+            with FileLock(str(root / f"{name}.lock")):
+                if not (folder / "config.json").is_file():
+                    partial = root / f"{name}.partial"
+                    shutil.rmtree(partial, ignore_errors=True)
+                    build(BY_NAME[name], partial)
+                    partial.rename(folder)
+            self[name] = folder
+            return folder
 
     return Lazy()
 
