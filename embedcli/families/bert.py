@@ -79,3 +79,64 @@ register(
         requires=(("position_embedding_type", "absolute"),),
     ),
 )
+
+
+def _encoder(name: str, model_type: str, arch: str, prefix: str, **more: object) -> Family:
+    """A BERT-shaped encoder: ``{prefix}.embeddings.*`` tables, learned positions, the masked-LM
+    class's head (``cls.predictions``, or ``lm_head`` where ``more`` says so)."""
+    fields: dict[str, object] = {
+        "token": ("embeddings.word_embeddings.weight",),
+        "positional": "learned",
+        "position": "embeddings.position_embeddings.weight",
+        "token_type": "embeddings.token_type_embeddings.weight",
+        "norm": "embeddings.LayerNorm",
+        "head": "cls.predictions.decoder.weight",
+        **more,
+    }
+    return Family(
+        name=name,
+        model_types=(model_type,),
+        architectures=(f"{arch}Model", f"{arch}ForMaskedLM"),
+        prefixes=(prefix,),
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+_ROBERTA_LIKE = {"position_ids": "padding", "head": "lm_head.decoder.weight"}
+
+register(
+    # Megatron moves the embedding LayerNorm into each layer: the sum is what block 0 reads
+    _encoder("Megatron-BERT", "megatron-bert", "MegatronBert", "bert", norm=None),
+    _encoder(
+        "RoBERTa-PreLayerNorm",
+        "roberta-prelayernorm",
+        "RobertaPreLayerNorm",
+        "roberta_prelayernorm",
+        **_ROBERTA_LIKE,
+    ),
+    # pre-LayerNorm layers: no LayerNorm of the sum
+    _encoder(
+        "XLM-RoBERTa-XL", "xlm-roberta-xl", "XLMRobertaXL", "roberta", norm=None, **_ROBERTA_LIKE
+    ),
+    # positions from row 2 (a table of max_position_embeddings + 2 rows), counted 0..T-1
+    _encoder("MRA", "mra", "Mra", "mra", offset=2),
+    _encoder("YOSO", "yoso", "Yoso", "yoso", offset=2),
+    _encoder("Nyströmformer", "nystromformer", "Nystromformer", "nystromformer", offset=2),
+    Family(
+        name="BERT-Generation",
+        model_types=("bert-generation",),
+        architectures=("BertGenerationEncoder", "BertGenerationDecoder"),
+        token=("embeddings.word_embeddings.weight",),
+        prefixes=("bert",),
+        positional="learned",
+        position="embeddings.position_embeddings.weight",
+        norm="embeddings.LayerNorm",
+        head="lm_head.decoder.weight",
+    ),
+    # ERNIE 1-3's task-type table is added only with use_task_id
+    _encoder("ERNIE", "ernie", "Ernie", "ernie", requires=(("use_task_id", False),)),
+    # MPNet's relative buckets bias attention; its absolute positions count as RoBERTa's
+    _encoder("MPNet", "mpnet", "MPNet", "mpnet", token_type=None, **_ROBERTA_LIKE),
+    # X-MOD's language adapters sit in the layers; its input layer is RoBERTa's
+    _encoder("X-MOD", "xmod", "Xmod", "roberta", **_ROBERTA_LIKE),
+)

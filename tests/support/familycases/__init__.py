@@ -6,6 +6,7 @@
 - ``decoders``: text decoders (rope, MoE, scaled inputs);
 - ``multimodal``: wrappers whose language model is in ``text_config``, and hybrid stacks;
 - ``encoders``: masked-LM encoders (segments, projections, task tables);
+- ``encoders2``: BERT-shaped encoders beyond BERT and RoBERTa (MPNet, ERNIE, ModernBERT...);
 - ``seq2seq``: encoder-decoders (the encoder's first block);
 
 Each group module also has ``LEFT_OUT``: its types of transformers' mappings that no case
@@ -14,7 +15,7 @@ builds, each with the reason; ``LEFT_OUT`` here is all of them.
 
 from __future__ import annotations
 
-from support.familycases import base, decoders, encoders, multimodal, seq2seq
+from support.familycases import base, decoders, encoders, encoders2, multimodal, seq2seq
 from support.familycases.case import VOCAB, Case
 
 CASES: tuple[Case, ...] = (
@@ -22,6 +23,7 @@ CASES: tuple[Case, ...] = (
     *decoders.CASES,
     *multimodal.CASES,
     *encoders.CASES,
+    *encoders2.CASES,
     *seq2seq.CASES,
 )
 
@@ -29,6 +31,7 @@ LEFT_OUT: dict[str, str] = {
     **decoders.LEFT_OUT,
     **multimodal.LEFT_OUT,
     **encoders.LEFT_OUT,
+    **encoders2.LEFT_OUT,
     **seq2seq.LEFT_OUT,
 }
 

@@ -1,0 +1,40 @@
+"""Tiny models of the BERT-shaped encoders (masked LM mostly) beyond BERT and RoBERTa: see
+tests/support/familycases/__init__.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from support.familycases.case import Case
+
+
+def _learned(name: str, model_type: str, kind: str = "masked", **fields: Any) -> Case:
+    return Case(name, model_type, fields, kind=kind, positional="learned")
+
+
+def _language(config: Any) -> Any:
+    """X-MOD builds only with a default language for its adapters."""
+    config.default_language = config.languages[0]
+    return config
+
+
+# RoBERTa-style position numbering starts after padding_idx: the table holds its rows too
+_PADDED = {"max_position_embeddings": 98}
+
+CASES: tuple[Case, ...] = (
+    _learned("megatron-bert", "megatron-bert"),
+    _learned("megatron-bert-base", "megatron-bert", kind="base"),
+    _learned("roberta-prelayernorm", "roberta-prelayernorm", **_PADDED),
+    _learned("xlm-roberta-xl", "xlm-roberta-xl", **_PADDED),
+    _learned("mra", "mra"),
+    _learned("yoso", "yoso"),
+    _learned("nystromformer", "nystromformer"),
+    _learned("bert-generation", "bert-generation", kind="causal", is_decoder=True),
+    _learned("bert-generation-base", "bert-generation", kind="base"),
+    _learned("ernie", "ernie"),
+    _learned("mpnet", "mpnet", **_PADDED),
+    Case("xmod", "xmod", _PADDED, kind="masked", positional="learned", configure=_language),
+)
+
+# the group's types of transformers' mappings that no case builds: {model_type: why}
+LEFT_OUT: dict[str, str] = {}
