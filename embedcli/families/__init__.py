@@ -9,7 +9,8 @@
   the first block, the position rule, the parameter formula, the GGUF architectures, the
   presets: ``gpt2``, ``llama``, ``mistral``, ``qwen``, ``gemma``, ``phi``, ``olmo``,
   ``gptneox``, ``bloom``, ``opt``, ``falcon``, ``bert``, ``t5``, ``bart``, ``mamba``,
-  ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``.
+  ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``, ``modernbert``,
+  ``ropemakers``, ``minimax``.
 
 Importing the package registers every group, in this order (the presets' order, and the
 compatibility table's).
@@ -41,5 +42,8 @@ from embedcli.families import (  # noqa: F401  (each module registers its famili
     glm,
     hunyuan,
     ernie,
+    modernbert,
+    ropemakers,
+    minimax,
 )
 # isort: on

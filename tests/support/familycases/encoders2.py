@@ -34,6 +34,18 @@ CASES: tuple[Case, ...] = (
     _learned("ernie", "ernie"),
     _learned("mpnet", "mpnet", **_PADDED),
     Case("xmod", "xmod", _PADDED, kind="masked", positional="learned", configure=_language),
+    Case("modernbert", "modernbert", {"norm_bias": True}, kind="masked"),
+    Case("nomic_bert", "nomic_bert", kind="masked"),
+    Case("gte", "gte", {"type_vocab_size": 2}, kind="masked"),
+    Case("jina_embeddings_v3", "jina_embeddings_v3", kind="masked"),
+    Case("eurobert", "eurobert", kind="masked"),
+    Case("ultrabert", "ultrabert", kind="masked"),
+    Case(
+        "ultrabert-global-first",
+        "ultrabert",
+        {"layer_types": ["full_attention", "sliding_attention"]},
+        kind="masked",
+    ),
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
