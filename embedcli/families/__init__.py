@@ -9,7 +9,7 @@
   the first block, the position rule, the parameter formula, the GGUF architectures, the
   presets: ``gpt2``, ``llama``, ``mistral``, ``qwen``, ``gemma``, ``phi``, ``olmo``,
   ``gptneox``, ``bloom``, ``opt``, ``falcon``, ``bert``, ``t5``, ``bart``, ``mamba``,
-  ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``, ``modernbert``.
+  ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``, ``modernbert``, ``multimodal``.
 
 Importing the package registers every group, in this order (the presets' order, and the
 compatibility table's).
@@ -42,5 +42,6 @@ from embedcli.families import (  # noqa: F401  (each module registers its famili
     hunyuan,
     ernie,
     modernbert,
+    multimodal,
 )
 # isort: on

@@ -135,6 +135,8 @@ def _model_class(case: Case) -> Any:
         return transformers.AutoModelForSeq2SeqLM
     if case.kind == "gemma3":
         return transformers.Gemma3ForConditionalGeneration
+    if case.kind == "image_text":  # a wrapper whose causal-LM class is its text model alone
+        return transformers.AutoModelForImageTextToText
     return transformers.AutoModelForCausalLM
 
 

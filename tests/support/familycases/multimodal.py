@@ -1,10 +1,123 @@
-"""Tiny models of the multimodal group: see tests/support/familycases/__init__.py."""
+"""Tiny models of the multimodal group: see tests/support/familycases/__init__.py.
+
+A wrapper's language model is in ``text_config``; its image and audio towers keep their real
+sizes by default (gigabytes), so ``small`` makes every sub-config small: the text model at
+SMALL's sizes, each tower a layer or two of width 32. Only the text model's input layer is
+compared; the towers are built only because the wrapper's class builds them.
+"""
 
 from __future__ import annotations
 
-from support.familycases.case import Case
+import contextlib
+from typing import Any
 
-CASES: tuple[Case, ...] = ()
+from support.familycases.case import VOCAB, Case
+
+# a tower's sizes, under every name the vision and audio configs use
+TOWER: dict[str, Any] = dict(
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=1,
+    num_layers=1,
+    encoder_layers=1,
+    depth=1,
+    num_attention_heads=2,
+    num_heads=2,
+    encoder_attention_heads=2,
+    num_key_value_heads=2,
+    encoder_ffn_dim=64,
+    d_model=32,
+    embed_dim=32,
+    head_dim=16,
+    image_size=28,
+    patch_size=14,
+    num_mel_bins=16,
+    max_source_positions=64,
+    vision_output_dim=32,
+    projection_dim=32,
+    num_global_layers=1,
+    out_hidden_size=64,  # the text model's width (Qwen's merger projects onto it)
+)
+
+
+def _set(config: Any, sizes: dict[str, Any]) -> None:
+    known = config.to_dict()
+    for name, value in sizes.items():
+        if name in known:
+            with contextlib.suppress(AttributeError, ValueError, TypeError):
+                setattr(config, name, value)
+
+
+def _sub_configs(config: Any) -> list[tuple[str, Any]]:
+    from transformers import PretrainedConfig
+
+    return [(k, v) for k, v in vars(config).items() if isinstance(v, PretrainedConfig)]
+
+
+def small(config: Any) -> Any:
+    """``config`` with its text model at SMALL's sizes and every other sub-config a tower of
+    TOWER's sizes (a sub-config's own sub-configs too)."""
+    from support.familymodels import SMALL
+
+    for name, sub in _sub_configs(config):
+        if name == "text_config":
+            _set(sub, SMALL)
+            for token in ("pad_token_id", "bos_token_id", "eos_token_id"):
+                value = getattr(sub, token, None)
+                if isinstance(value, int) and value >= VOCAB:
+                    setattr(sub, token, 1)
+            layer_types = getattr(sub, "layer_types", None)
+            if isinstance(layer_types, list):
+                sub.layer_types = layer_types[: sub.num_hidden_layers]
+        else:
+            _set(sub, TOWER)
+            small(sub)
+    return config
+
+
+def wrapper(model_type: str, kind: str = "causal", **fields: Any) -> Case:
+    """A multimodal wrapper's case: its sub-configs made small."""
+    return Case(model_type, model_type, fields, kind=kind, configure=small)
+
+
+CASES: tuple[Case, ...] = (
+    wrapper("audioflamingo3", "seq2seq"),
+    wrapper("dots3_note", "image_text"),
+    wrapper("dots3_note_text"),
+    wrapper("emu3", "image_text"),
+    wrapper("fuyu"),
+    wrapper("git"),
+    wrapper("glmasr", "seq2seq"),
+    wrapper("got_ocr2"),
+    wrapper("granite_speech", "seq2seq"),
+    wrapper("granite_speech_plus", "seq2seq"),
+    wrapper("llama4", "image_text"),
+    wrapper("llama4_text"),
+    wrapper("minimax_m3_vl_text"),
+    wrapper("mllama", "image_text"),
+    wrapper("modernvbert", "masked"),
+    wrapper("moshi"),
+    wrapper("moss_transcribe_diarize"),
+    wrapper("musicflamingo", "seq2seq"),
+    wrapper("musicgen"),
+    wrapper("musicgen_melody"),
+    wrapper("nemo_speechlm", "seq2seq"),
+    wrapper("neomme", "masked"),
+    wrapper("omniasr", "seq2seq"),
+    wrapper("phi4_multimodal"),
+    wrapper("qwen2_audio", "seq2seq"),
+    wrapper("qwen3_5", "image_text"),
+    wrapper("qwen3_5_moe", "image_text"),
+    wrapper("qwen3_5_moe_text"),
+    wrapper("qwen3_5_text"),
+    wrapper("qwen3_asr", "seq2seq"),
+    wrapper("qwen4_exp", "image_text"),
+    wrapper("qwen4_exp_text"),
+    wrapper("ultravbert", "masked"),
+    wrapper("vibevoice_asr", "seq2seq"),
+    wrapper("voxtral", "seq2seq"),
+    wrapper("voxtral_realtime", "seq2seq"),
+)
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 LEFT_OUT: dict[str, str] = {}

@@ -1,0 +1,80 @@
+"""Multimodal wrappers whose language model is a family embedcli already reads: speech and
+document models built on Qwen2, Qwen3, Llama, Granite and Persimmon (their language model in
+``text_config``), Mllama, Llama 4, Phi-4 multimodal and Moshi's text decoder.
+
+For token ids alone (no image, no audio), the first block of the language model reads what the
+language model's own input layer computes: the wrapper adds nothing. Image and audio towers are
+not shown; ``embed`` names them from the config's sub-configs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from embedcli.families.registry import Family, family_of, register, rope_family
+
+# where a wrapper keeps its language model: transformers 5's layout, then the older one
+_LANGUAGE = ("model.language_model", "language_model.model")
+
+
+def _wrapping(name: str, model_type: str, arch: str, text: str, head: str = "") -> Family:
+    """A wrapper of the registered family of ``text`` (its text_config's model_type, which
+    the wrapper's config must hold): the language model's input layer, under the wrapper's
+    prefixes; ``arch`` names its classes (``{arch}Model``, ``{arch}{head}``)."""
+    inner = family_of(text)
+    assert inner is not None, f"{text} is registered before its wrappers"
+    return replace(
+        inner,
+        name=name,
+        model_types=(model_type,),
+        architectures=(f"{arch}Model", f"{arch}{head or 'ForConditionalGeneration'}"),
+        prefixes=_LANGUAGE,
+        text_config=(model_type,),
+        requires=(*inner.requires, ("model_type", text)),  # the text model read is this one
+        gguf=(),
+        gguf_global_every=None,
+        parameters=(),
+        presets=(),
+        layouts=(),
+    )
+
+
+register(
+    _wrapping("Qwen2-Audio", "qwen2_audio", "Qwen2Audio", "qwen2"),
+    _wrapping("Audio Flamingo 3", "audioflamingo3", "AudioFlamingo3", "qwen2"),
+    _wrapping("Music Flamingo", "musicflamingo", "MusicFlamingo", "qwen2"),
+    _wrapping("GOT-OCR 2", "got_ocr2", "GotOcr2", "qwen2"),
+    _wrapping("VibeVoice ASR", "vibevoice_asr", "VibeVoiceAsr", "qwen2"),
+    _wrapping("Qwen3-ASR", "qwen3_asr", "Qwen3ASR", "qwen3"),
+    _wrapping("MOSS Transcribe Diarize", "moss_transcribe_diarize", "MossTranscribeDiarize", "qwen3"),
+    _wrapping("GLM-ASR", "glmasr", "GlmAsr", "llama"),
+    _wrapping("Omnilingual ASR", "omniasr", "OmniASR", "llama"),
+    _wrapping("Voxtral", "voxtral", "Voxtral", "llama"),
+    _wrapping("Granite Speech", "granite_speech", "GraniteSpeech", "granite"),
+    _wrapping("Granite Speech Plus", "granite_speech_plus", "GraniteSpeechPlus", "granite"),
+    _wrapping("Fuyu", "fuyu", "Fuyu", "persimmon", head="ForCausalLM"),
+    Family(
+        name="Mllama",  # Llama 3.2 Vision: cross-attention layers read the image, not layer 0's input
+        model_types=("mllama_text_model", "mllama"),
+        architectures=("MllamaTextModel", "MllamaForCausalLM"),
+        prefixes=("model", *_LANGUAGE),
+        text_config=("mllama",),
+    ),
+    Family(
+        name="Llama 4",  # no_rope_layers: the layers with rope (1) and without (0)
+        model_types=("llama4_text", "llama4"),
+        architectures=("Llama4TextModel", "Llama4ForCausalLM"),
+        prefixes=("model", *_LANGUAGE),
+        text_config=("llama4",),
+    ),
+    replace(
+        family_of("phi3"),  # Phi-3's text model; its image and audio embedders read no text
+        name="Phi-4 multimodal",
+        model_types=("phi4_multimodal",),
+        architectures=("Phi4MultimodalModel", "Phi4MultimodalForCausalLM"),
+        gguf=(),
+        parameters=(),
+        presets=(),
+    ),
+    rope_family("Moshi (text decoder)", "moshi", arch="Moshi"),
+)
