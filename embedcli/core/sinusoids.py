@@ -1,6 +1,7 @@
 """The fixed sinusoidal position tables, one builder per layout a family uses (``Sinusoid``):
-the original Transformer's interleaved sine/cosine pairs, and fairseq's halves (all sines, then
-all cosines). ``sinusoids(kind, rows, d_model, padding_idx)`` is the one entry point: the core
+the original Transformer's interleaved sine/cosine pairs, fairseq's halves (all sines, then
+all cosines), and Marian's split table (the original Transformer's frequencies, sines first).
+``sinusoids(kind, rows, d_model, padding_idx)`` is the one entry point: the core
 module and the pipeline ask it for a table by the family's kind.
 
 torch is imported inside the functions that need it.
@@ -15,8 +16,9 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     import torch
 
-# sin/cos pairs (the original Transformer's), or all sines then all cosines (fairseq's, XGLM's)
-Sinusoid = Literal["interleaved", "halves"]
+# sin/cos pairs (the original Transformer's), all sines then all cosines (fairseq's, XGLM's),
+# or the original Transformer's frequencies with the sines first (Marian's, Pegasus's)
+Sinusoid = Literal["interleaved", "halves", "split"]
 
 
 def sinusoidal_table(context_length: int, d_model: int) -> torch.Tensor:
@@ -52,6 +54,24 @@ def halves_sinusoids(rows: int, d_model: int, padding_row: int | None = None) ->
     return table
 
 
+def split_sinusoids(rows: int, d_model: int, padding_row: int | None = None) -> torch.Tensor:
+    """Marian's and Pegasus's table (their ``create_weight``): the angles pos / 10000^(2i/d) of
+    the original Transformer, computed as they compute them in float64 with numpy; the sines of
+    the even columns' angles fill the first ceil(d/2) columns, the cosines of the odd columns'
+    the rest; cast to float32. No row is kept at zero (``padding_row`` is not used)."""
+    import numpy as np
+    import torch
+
+    # np.power on Python scalars, column by column, as create_weight does it
+    divisors = np.array([np.power(10000, 2 * (j // 2) / d_model) for j in range(d_model)])
+    angles = np.arange(rows, dtype=np.float64)[:, None] / divisors  # (R, d): exact quotients
+    sentinel = d_model // 2 if d_model % 2 == 0 else d_model // 2 + 1
+    table = torch.empty(rows, d_model, dtype=torch.float32)
+    table[:, 0:sentinel] = torch.FloatTensor(np.sin(angles[:, 0::2]))
+    table[:, sentinel:] = torch.FloatTensor(np.cos(angles[:, 1::2]))
+    return table
+
+
 def _interleaved(rows: int, d_model: int, padding_idx: int | None) -> torch.Tensor:
     return sinusoidal_table(rows, d_model).float()
 
@@ -59,6 +79,7 @@ def _interleaved(rows: int, d_model: int, padding_idx: int | None) -> torch.Tens
 _BUILDERS: dict[str, Callable[[int, int, int | None], torch.Tensor]] = {
     "interleaved": _interleaved,
     "halves": halves_sinusoids,
+    "split": split_sinusoids,
 }
 
 

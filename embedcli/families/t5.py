@@ -1,4 +1,6 @@
-"""T5: a shared token table, and relative position buckets inside attention."""
+"""T5 and its kin (mT5, UMT5, LongT5, Switch Transformers): a shared token table read unscaled,
+and relative position buckets inside attention (UMT5: in every layer; LongT5: local or
+transient-global attention); the encoder runs first."""
 
 from __future__ import annotations
 
@@ -68,7 +70,7 @@ _T5_BASE = Published(
 register(
     Family(
         name="T5 (encoder)",
-        model_types=("t5", "mt5"),
+        model_types=("t5", "mt5", "umt5", "longt5", "switch_transformers"),
         architectures=("T5EncoderModel", "T5ForConditionalGeneration"),
         token=("shared.weight", "encoder.embed_tokens.weight"),
         prefixes=("",),
@@ -76,5 +78,6 @@ register(
         context=(),
         parameters=(Formula("t5", "T5ForConditionalGeneration", _t5),),
         presets=(_T5_BASE,),
+        stacks=("encoder", "decoder"),
     ),
 )

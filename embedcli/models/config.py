@@ -48,12 +48,14 @@ class ModelConfig:
     alibi_slopes: tuple[float, ...] | None = None
     relative: dict[str, int] | None = None  # T5: buckets and max distance
     heads: int | None = None
+    stack: str | None = None  # an encoder-decoder's stack whose first block is shown
 
     def summary(self) -> dict[str, Any]:
         """The fields a report shows, without the empty ones."""
         fields = {
             "model_type": self.model_type,
             "family": None if self.family is None else self.family.name,
+            "stack": self.stack,
             "positional": self.positional,
             "rope_theta": self.rope_theta,
             "rope_bases": self.rope_bases,
@@ -186,7 +188,20 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         alibi_slopes=position.get("alibi_slopes"),
         relative=position.get("relative"),
         heads=position.get("heads"),
+        stack=_stack(family, data),
     )
+
+
+def _stack(family: Family, data: dict[str, Any]) -> str | None:
+    """The stack whose first block embedcli shows: the one that runs first (the encoder), or
+    the decoder of a checkpoint saved from the family's decoder-only class (BartForCausalLM)."""
+    if not family.stacks:
+        return None
+    architectures = data.get("architectures")
+    named = architectures if isinstance(architectures, list) else []
+    if named and all(str(a).endswith("ForCausalLM") for a in named) and "decoder" in family.stacks:
+        return "decoder"
+    return family.stacks[0]
 
 
 def _scale(family: Family, text: dict[str, Any], d_model: int | None, where: str) -> float:

@@ -4,7 +4,35 @@ from __future__ import annotations
 
 from support.familycases.case import Case
 
-CASES: tuple[Case, ...] = ()
+
+def _learned(name: str, model_type: str, **fields: object) -> Case:
+    return Case(name, model_type, dict(fields), kind="seq2seq", positional="learned")
+
+
+def _relative(name: str, model_type: str, **fields: object) -> Case:
+    return Case(name, model_type, dict(fields), kind="seq2seq", positional="relative")
+
+
+def _sinusoidal(name: str, model_type: str, **fields: object) -> Case:
+    return Case(name, model_type, dict(fields), kind="seq2seq", positional="sinusoidal")
+
+
+CASES: tuple[Case, ...] = (
+    _learned("mvp", "mvp", scale_embedding=True),
+    _learned("blenderbot", "blenderbot", scale_embedding=True),
+    _learned("blenderbot-unscaled", "blenderbot", scale_embedding=False),
+    _learned("blenderbot-small", "blenderbot-small", scale_embedding=True),
+    _learned("bigbird-pegasus", "bigbird_pegasus", attention_type="original_full"),
+    _sinusoidal("marian", "marian", scale_embedding=True),
+    _sinusoidal("marian-unscaled", "marian", scale_embedding=False),
+    _sinusoidal("pegasus", "pegasus", scale_embedding=True),
+    _sinusoidal("m2m-100", "m2m_100", scale_embedding=True),
+    _sinusoidal("nllb-moe", "nllb-moe", scale_embedding=True),
+    _relative("umt5", "umt5"),
+    _relative("longt5", "longt5"),
+    _relative("longt5-tglobal", "longt5", encoder_attention_type="transient-global"),
+    _relative("switch-transformers", "switch_transformers"),
+)
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 LEFT_OUT: dict[str, str] = {}

@@ -1,0 +1,72 @@
+"""Encoder-decoders: each sinusoid layout is the model's own table, to the bit, and `embed --json`
+says which stack's first block it shows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+from support.familycases.seq2seq import CASES
+from support.familymodels import build
+from support.helpers import make_runner
+
+from embedcli.cli import app
+from embedcli.core.sinusoids import sinusoids
+from embedcli.models.config import parse_config
+
+SIZES = [(16, 8), (40, 64), (9, 7)]  # rows, width (an odd width too)
+
+
+@pytest.mark.parametrize(("rows", "width"), SIZES)
+@pytest.mark.parametrize("model_type", ["marian", "pegasus"])
+def test_split_sinusoids_are_create_weight(model_type: str, rows: int, width: int) -> None:
+    from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
+    from transformers.models.pegasus.modeling_pegasus import PegasusSinusoidalPositionalEmbedding
+
+    kind = {
+        "marian": MarianSinusoidalPositionalEmbedding,
+        "pegasus": PegasusSinusoidalPositionalEmbedding,
+    }[model_type]
+    expected = kind(rows, width).create_weight()
+    assert torch.equal(sinusoids("split", rows, width), expected)
+
+
+@pytest.mark.parametrize(("rows", "width"), [(16, 8), (40, 64)])
+@pytest.mark.parametrize("padding_idx", [1, 0])
+def test_halves_sinusoids_with_padding_are_m2m100s(rows: int, width: int, padding_idx: int) -> None:
+    from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
+
+    expected = M2M100SinusoidalPositionalEmbedding.get_embedding(rows, width, padding_idx)
+    assert torch.equal(sinusoids("halves", rows, width, padding_idx), expected)
+
+
+@pytest.mark.parametrize(
+    ("config", "stack"),
+    [
+        ({"model_type": "mvp"}, "encoder"),
+        ({"model_type": "marian", "architectures": ["MarianMTModel"]}, "encoder"),
+        ({"model_type": "t5"}, "encoder"),
+        ({"model_type": "bart", "architectures": ["BartForCausalLM"]}, "decoder"),
+        ({"model_type": "llama"}, None),
+    ],
+)
+def test_the_summary_names_the_stack_shown(config: dict[str, object], stack: str | None) -> None:
+    sizes = {"vocab_size": 64, "d_model": 8, "hidden_size": 8, "max_position_embeddings": 32}
+    sizes |= {"num_attention_heads": 2, "num_heads": 2}
+    summary = parse_config({**sizes, **config}, "config.json").summary()
+    assert summary.get("stack") == stack
+
+
+def test_embed_json_says_the_encoder_is_shown(tmp_path: Path) -> None:
+    case = next(c for c in CASES if c.name == "marian")
+    folder = build(case, tmp_path / case.name)
+    result = make_runner().invoke(
+        app, ["embed", "--weights", str(folder), "--ids", "5,17,42", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["config"]["model"]["stack"] == "encoder"
