@@ -34,6 +34,7 @@ from embedcli.families import (  # noqa: F401  (each module registers its famili
     bert,
     t5,
     bart,
+    seq2seq,
     mamba,
     cohere,
     granite,
