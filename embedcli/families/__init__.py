@@ -9,7 +9,8 @@
   the first block, the position rule, the parameter formula, the GGUF architectures, the
   presets: ``gpt2``, ``llama``, ``mistral``, ``qwen``, ``gemma``, ``phi``, ``olmo``,
   ``gptneox``, ``bloom``, ``opt``, ``falcon``, ``bert``, ``t5``, ``bart``, ``mamba``,
-  ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``, ``modernbert``, ``multimodal``.
+  ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``, ``modernbert``,
+  ``multimodal``, ``ropemakers``, ``minimax``.
 
 Importing the package registers every group, in this order (the presets' order, and the
 compatibility table's).
@@ -43,6 +44,8 @@ from embedcli.families import (  # noqa: F401  (each module registers its famili
     hunyuan,
     ernie,
     modernbert,
+    ropemakers,
+    minimax,
     multimodal,
 )
 # isort: on

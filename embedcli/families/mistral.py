@@ -1,4 +1,4 @@
-"""Mistral AI's families: Mistral, Ministral and Mixtral (a mixture of experts)."""
+"""Mistral AI's families: Mistral, Ministral, Ministral 3 and Mixtral (a mixture of experts)."""
 
 from __future__ import annotations
 
@@ -67,6 +67,7 @@ register(
         presets=(_MISTRAL_7B,),
     ),
     rope_family("Ministral", "ministral", arch="Ministral"),
+    rope_family("Ministral 3", "ministral3", arch="Ministral3"),
     rope_family(
         "Mixtral",
         "mixtral",

@@ -1,5 +1,6 @@
-"""fairseq's decoders: OPT, BioGPT and XGLM, whose positional tables keep 2 rows before position 0
-(OPT counts positions over the attention mask, and may project a narrower token table).
+"""fairseq's decoders: OPT, BioGPT, XGLM and TrOCR's text decoder, whose positional tables keep 2
+rows before position 0 (OPT counts positions over the attention mask, and may project a narrower
+token table).
 """
 
 from __future__ import annotations
@@ -89,5 +90,23 @@ register(
         sinusoid="halves",
         scale="sqrt_d",
         scale_when="scale_embedding",
+    ),
+    # TrOCR's decoder alone (TrOCRForCausalLM: model.decoder); its sinusoidal variant
+    # (use_learned_position_embeddings: false) and a config without layernorm_embedding are
+    # refused, not guessed
+    Family(
+        name="TrOCR (decoder)",
+        model_types=("trocr",),
+        architectures=("TrOCRDecoderWrapper", "TrOCRForCausalLM"),
+        prefixes=("model.decoder",),
+        positional="learned",
+        position="embed_positions.weight",
+        offset=2,
+        scale="sqrt_d",
+        scale_when="scale_embedding",
+        norm="layernorm_embedding",
+        norm_eps=(),
+        head="output_projection.weight",
+        requires=(("use_learned_position_embeddings", True), ("layernorm_embedding", True)),
     ),
 )

@@ -4,6 +4,7 @@
 - ``case``: ``Case`` and ``VOCAB``;
 - ``base``: the families registered before transformers' whole mappings were taken on;
 - ``decoders``: text decoders (rope, MoE, scaled inputs);
+- ``decoders2``: more makers' rope decoders, MiniMax, Ministral 3, TrOCR, ModernBERT-decoder;
 - ``multimodal``: wrappers whose language model is in ``text_config``, and hybrid stacks;
 - ``encoders``: masked-LM encoders (segments, projections, task tables);
 - ``encoders2``: BERT-shaped encoders beyond BERT and RoBERTa (MPNet, ERNIE, ModernBERT...);
@@ -15,12 +16,13 @@ builds, each with the reason; ``LEFT_OUT`` here is all of them.
 
 from __future__ import annotations
 
-from support.familycases import base, decoders, encoders, encoders2, multimodal, seq2seq
+from support.familycases import base, decoders, decoders2, encoders, encoders2, multimodal, seq2seq
 from support.familycases.case import VOCAB, Case
 
 CASES: tuple[Case, ...] = (
     *base.CASES,
     *decoders.CASES,
+    *decoders2.CASES,
     *multimodal.CASES,
     *encoders.CASES,
     *encoders2.CASES,
@@ -29,6 +31,7 @@ CASES: tuple[Case, ...] = (
 
 LEFT_OUT: dict[str, str] = {
     **decoders.LEFT_OUT,
+    **decoders2.LEFT_OUT,
     **multimodal.LEFT_OUT,
     **encoders.LEFT_OUT,
     **encoders2.LEFT_OUT,
