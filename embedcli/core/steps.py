@@ -25,7 +25,10 @@ STEP_ORDER = (
     "position_ids",
     "rope_angles",
     "position_embeddings",
+    "projected_sum",
     "embedding_layernorm",
+    "projected_output",
+    "masked_embeddings",
     "input_embeddings",
 )
 
@@ -38,8 +41,14 @@ STEP_LABELS = {
     "projected_embeddings": "project_in",
     "token_type_embeddings": "+ token type 0",
     "position_embeddings": "+ positions",
+    "projected_sum": "Linear to hidden_size",
     "embedding_layernorm": "LayerNorm",
+    "projected_output": "Linear to hidden_size",
+    "masked_embeddings": "× attention mask",
 }
+
+# The embedding norm's words, by EmbedConfig.norm_kind.
+NORM_NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "nonorm": "NoNorm"}
 
 # What each traced tensor is where the configuration changes nothing of it.
 STEP_OPERATIONS = {
@@ -162,11 +171,23 @@ def _input_formula(config: EmbedConfig, names: Collection[str]) -> str:
         terms.append("position_embeddings")
     total = " + ".join(terms)
     if "embedding_layernorm" in names:
-        return f"embedding_layernorm: LayerNorm({total}), what block 0 reads"
+        total = f"{NORM_NAMES[config.norm_kind]}({total})"
+    if "projected_output" in names:
+        total = f"Linear({total})"
+    if "masked_embeddings" in names:
+        total = f"{total} × attention_mask"
+    finals = ("embedding_layernorm", "projected_output", "masked_embeddings")
+    last = [n for n in finals if n in names]
+    if last:
+        return f"{last[-1]}: {total}, what block 0 reads"
     if config.positional in INSIDE_ATTENTION and len(terms) == 1:
         return f"{token}: {NOTHING_ADDED[config.positional]}"
     return total
+    if config.positions_first and len(terms) == 3:
+        terms[1:] = reversed(terms[1:])  # DeBERTa: positions, then types
 
+    if "projected_sum" in names:
+        total = f"Linear({total})"
 
 def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) -> str:
     """What made the traced tensor ``name`` (``names``: every tensor of the trace), for this
@@ -179,7 +200,16 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
     if name == "token_type_embeddings":
         return "token_type_embedding(0): every token of segment A, added"
     if name == "embedding_layernorm":
-        return f"LayerNorm over d_model, eps {config.norm_eps:g}, before block 0"
+        if config.norm_kind == "nonorm":
+            return "NoNorm: weight × x + bias, no statistics"
+        over = "d_model" if config.norm_width == config.d_model else f"width {config.norm_width}"
+        norm = NORM_NAMES[config.norm_kind]
+        return f"{norm} over {over}, eps {config.norm_eps:g}, before block 0"
+    if name in ("projected_sum", "projected_output"):
+        where = "the sum, before the norm" if name == "projected_sum" else "after the norm"
+        return f"a Linear from width {config.width} to d_model {config.d_model}, on {where}"
+    if name == "masked_embeddings":
+        return "times the attention mask: padding rows become 0"
     if name == "position_ids":
         return _position_rows(config)
     if positional == "sinusoidal" and name == "position_embeddings":

@@ -59,6 +59,7 @@ register(
         architectures=("MllamaTextModel", "MllamaForCausalLM"),
         prefixes=("model", *_LANGUAGE),
         text_config=("mllama",),
+        extra_rows=8,  # MllamaTextModel's table: vocab_size + 8 rows
     ),
     Family(
         name="Llama 4",  # no_rope_layers: the layers with rope (1) and without (0)
@@ -76,5 +77,5 @@ register(
         parameters=(),
         presets=(),
     ),
-    rope_family("Moshi (text decoder)", "moshi", arch="Moshi"),
+    rope_family("Moshi (text decoder)", "moshi", arch="Moshi", extra_rows=1),  # vocab_size + 1
 )

@@ -91,6 +91,7 @@ class Family:
     # holds the input layer (its positions and norm); the token table may be shared above them
     stacks: tuple[str, ...] = ()
     text_config: tuple[str, ...] = ()  # model_types whose language model is in text_config
+    extra_rows: int = 0  # token-table rows past vocab_size (Mllama's 8, Moshi's 1)
     gguf: tuple[str, ...] = ()  # general.architecture values llama.cpp writes for it
     gguf_global_every: int | None = None  # GGUF: every Nth layer global, the rest swa-based
     own_encoding: tuple[str, int] | None = None  # a tiktoken encoding that is its tokenizer

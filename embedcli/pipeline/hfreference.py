@@ -19,6 +19,14 @@ if TYPE_CHECKING:
 
 _INDEXES = ("model.safetensors.index.json", "pytorch_model.bin.index.json")
 _FILES = ("model.safetensors", "pytorch_model.bin")
+# where multimodal wrappers keep their language model's blocks (tests/support/familymodels.py's
+# first_blocks names the same)
+_LANGUAGE_BLOCKS = (
+    "language_model.layers",
+    "language_model.model.layers",
+    "text_model.layers",
+    "git.encoder.layer",
+)
 
 
 class _Reached(Exception):
@@ -67,9 +75,13 @@ def _one(path: Path, key: str) -> torch.Tensor:
 
 
 def _blocks(model: Any) -> Any:
-    """The first ModuleList whose first element holds parameters: the blocks."""
+    """The first ModuleList whose first element holds parameters: the blocks (a wrapper's
+    language model's, named in _LANGUAGE_BLOCKS, before its vision or audio tower's)."""
     from torch import nn
 
+    for name, module in model.named_modules():
+        if name.endswith(_LANGUAGE_BLOCKS):
+            return module
     for module in model.modules():
         if isinstance(module, nn.ModuleList) and len(module) and _holds_parameters(module[0]):
             return module

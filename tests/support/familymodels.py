@@ -180,11 +180,16 @@ def save_tokenizer(folder: Path) -> None:
     fast.save_pretrained(folder)
 
 
+# a wrapper's language-model blocks, named so that its vision or audio tower's come second
+LANGUAGE_BLOCKS = ("language_model.layers", "language_model.model.layers", "text_model.layers",
+                   "git.encoder.layer")  # fmt: skip
+
+
 def first_blocks(model: nn.Module) -> nn.Module:
     """The first block: element 0 of the first ModuleList whose elements hold parameters (a
     multimodal model's language model's, not its vision tower's)."""
     for name, module in model.named_modules():
-        if name.endswith("language_model.layers"):
+        if name.endswith(LANGUAGE_BLOCKS):
             return module[0]
     for module in model.modules():
         if (
@@ -235,11 +240,14 @@ def first_block_input(
 
 def rotary_inverse_frequencies(model: Any) -> dict[str, torch.Tensor]:
     """The inverse frequencies of the model's rotary module(s), by buffer name."""
-    found = {}
+    found: dict[str, torch.Tensor] = {}
     for name, buffer in model.named_buffers():
         if name.endswith("inv_freq") and "original" not in name.rsplit(".", 1)[-1]:
-            found[name] = buffer.detach().float()
-    return found
+            frequencies = buffer.detach().float()
+            if not any(torch.equal(frequencies, f) for f in found.values()):  # Moshi: per layer
+                found[name] = frequencies
+    language = {n: f for n, f in found.items() if "language_model" in n}
+    return language or found  # a wrapper's language model's, not its audio tower's
 
 
 def config_of(folder: Path) -> dict[str, Any]:

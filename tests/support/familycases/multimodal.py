@@ -9,6 +9,7 @@ compared; the towers are built only because the wrapper's class builds them.
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 from typing import Any
 
 from support.familycases.case import VOCAB, Case
@@ -54,14 +55,16 @@ def _sub_configs(config: Any) -> list[tuple[str, Any]]:
     return [(k, v) for k, v in vars(config).items() if isinstance(v, PretrainedConfig)]
 
 
-def small(config: Any) -> Any:
-    """``config`` with its text model at SMALL's sizes and every other sub-config a tower of
-    TOWER's sizes (a sub-config's own sub-configs too)."""
+def small(config: Any, text: dict[str, Any] | None = None) -> Any:
+    """``config`` with its text model at SMALL's sizes (and ``text``'s fields) and every other
+    sub-config a tower of TOWER's sizes (a sub-config's own sub-configs too)."""
     from support.familymodels import SMALL
 
     for name, sub in _sub_configs(config):
         if name == "text_config":
             _set(sub, SMALL)
+            for field, value in (text or {}).items():
+                setattr(sub, field, value)
             for token in ("pad_token_id", "bos_token_id", "eos_token_id"):
                 value = getattr(sub, token, None)
                 if isinstance(value, int) and value >= VOCAB:
@@ -75,9 +78,10 @@ def small(config: Any) -> Any:
     return config
 
 
-def wrapper(model_type: str, kind: str = "causal", **fields: Any) -> Case:
-    """A multimodal wrapper's case: its sub-configs made small."""
-    return Case(model_type, model_type, fields, kind=kind, configure=small)
+def wrapper(model_type: str, kind: str = "causal", text: dict[str, Any] | None = None) -> Case:
+    """A multimodal wrapper's case: its sub-configs made small, ``text`` set on its text
+    model."""
+    return Case(model_type, model_type, kind=kind, configure=partial(small, text=text))
 
 
 CASES: tuple[Case, ...] = (
@@ -89,8 +93,8 @@ CASES: tuple[Case, ...] = (
     wrapper("git"),
     wrapper("glmasr", "seq2seq"),
     wrapper("got_ocr2"),
-    wrapper("granite_speech", "seq2seq"),
-    wrapper("granite_speech_plus", "seq2seq"),
+    wrapper("granite_speech", "seq2seq", text={"embedding_multiplier": 12.0}),
+    wrapper("granite_speech_plus", "seq2seq", text={"embedding_multiplier": 12.0}),
     wrapper("llama4", "image_text"),
     wrapper("llama4_text"),
     wrapper("minimax_m3_vl_text"),
@@ -120,4 +124,8 @@ CASES: tuple[Case, ...] = (
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
-LEFT_OUT: dict[str, str] = {}
+LEFT_OUT: dict[str, str] = {
+    "voxtral_realtime": "its first block reads the token embeddings plus the audio encoder's "
+    "output at every position: VoxtralRealtimeForConditionalGeneration's forward requires "
+    "input_features, so no first block reads token ids alone",
+}
