@@ -16,6 +16,11 @@ INSIDE_ATTENTION: tuple[Positional, ...] = ("rope", "alibi", "relative", "none")
 PositionIds = Literal["arange", "mask", "padding"]  # how a model numbers positions
 POSITION_IDS: tuple[PositionIds, ...] = get_args(PositionIds)
 ScaleRounding = Literal["dtype", "float"]  # the input scale rounded to the tables' dtype, or not
+# where a family's projection runs: "lookup" (OPT's project_in, right after the lookup),
+# "before_norm" (DeBERTa's embed_proj of the sum), "after_norm" (ALBERT's and ELECTRA's Linear
+# from the table's width to d_model, after the embedding norm)
+Projection = Literal["lookup", "before_norm", "after_norm"]
+NormKind = Literal["layernorm", "rmsnorm", "nonorm"]  # nonorm: MobileBERT's weight * x + bias
 DType = Literal["float32", "float16", "bfloat16"]
 DTYPES: tuple[DType, ...] = get_args(DType)
 
@@ -61,6 +66,10 @@ class EmbedConfig:
     token_types: bool = False  # BERT: token_type_embeddings(0) is added
     norm_eps: float | None = None  # a LayerNorm before the first block (BLOOM, BERT), its eps
     token_width: int | None = None  # the token table's width when a projection follows (OPT)
+    projection: Projection = "lookup"  # where the projection from token_width runs
+    norm_kind: NormKind = "layernorm"  # the embedding norm's formula (with norm_eps)
+    positions_first: bool = False  # positions added before token types (DeBERTa's order)
+    mask_multiply: bool = False  # the result times the attention mask (DeBERTa, XLM, ESM)
     # False where the family has no length limit (ALiBi, T5, Mamba): context_length is then
     # not a limit, and reports say null rather than invent one
     context_limit: bool = True
@@ -129,6 +138,8 @@ class EmbedConfig:
             (self.scale_rounding in get_args(ScaleRounding), "scale_rounding", self.scale_rounding),
             (self.position_ids in POSITION_IDS, "position_ids", self.position_ids),
             (self.sinusoid in get_args(Sinusoid), "sinusoid", self.sinusoid),
+            (self.projection in get_args(Projection), "projection", self.projection),
+            (self.norm_kind in get_args(NormKind), "norm_kind", self.norm_kind),
             (_whole(self.position_offset, 0), "position_offset", self.position_offset),
             (
                 self.padding_idx is None or _whole(self.padding_idx, 0),
@@ -157,6 +168,25 @@ class EmbedConfig:
         return self.token_width or self.d_model
 
     @property
+    def projects(self) -> bool:
+        """Whether a projection runs: from a narrower table (OPT, ELECTRA), or always where it
+        is placed around the norm (ALBERT, FNet: a Linear even between equal widths)."""
+        if self.token_width is None:
+            return False
+        return self.token_width != self.d_model or self.projection != "lookup"
+
+    @property
+    def sum_width(self) -> int:
+        """Width of the summed embeddings (types, positions): the table's where the projection
+        runs after the sum (DeBERTa, ALBERT), else d_model."""
+        return self.width if self.projects and self.projection != "lookup" else self.d_model
+
+    @property
+    def norm_width(self) -> int:
+        """Width the embedding norm runs over: the table's where the projection follows it."""
+        return self.width if self.projects and self.projection == "after_norm" else self.d_model
+
+    @property
     def position_rows(self) -> int:
         """Rows of the positional table: the context, and the rows before position 0."""
         before = self.position_offset
@@ -173,7 +203,7 @@ class EmbedConfig:
     def num_parameters(self) -> int:
         """Parameters in the token table plus the positional table (if any)."""
         position = self.position_rows if self.has_positional_table else 0
-        return self.vocab_size * self.width + position * self.d_model
+        return self.vocab_size * self.width + position * self.sum_width
 
     def check_length(self, length: int, what: str = "sequence length", fix: str = "") -> None:
         """The one context-length check: raise SequenceTooLongError when ``length`` exceeds it.
@@ -226,6 +256,10 @@ class EmbedConfig:
             "token_types": False,
             "norm_eps": None,
             "token_width": None,
+            "projection": "lookup",
+            "norm_kind": "layernorm",
+            "positions_first": False,
+            "mask_multiply": False,
         }
         for name, default in defaults.items():  # said only where a family does something
             if data[name] == default:

@@ -11,11 +11,12 @@ from torch import nn
 from embedcli.core.broadcast import BroadcastPlan, explain
 from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import torch_dtype
+from embedcli.core.extras import make_extras, normalise, project
 from embedcli.core.positions import rope_angles
 from embedcli.core.shapeplan import TraceStep, with_operations
 from embedcli.core.sinusoids import sinusoids
 from embedcli.core.steps import STEP_ORDER
-from embedcli.errors import TokenIdError, WeightsError
+from embedcli.errors import TokenIdError
 
 BUFFER_ROWS = 8192  # positions the module's position buffers hold; longer batches compute theirs
 
@@ -34,6 +35,9 @@ class EmbeddingTrace:
     projected_embeddings: torch.Tensor | None = None  # (B, T, d): OPT's project_in
     token_type_embeddings: torch.Tensor | None = None  # (B, T, d): BERT's type 0, added
     embedding_layernorm: torch.Tensor | None = None  # (B, T, d): a LayerNorm of the sum
+    projected_sum: torch.Tensor | None = None  # (B, T, d): DeBERTa's embed_proj, before the norm
+    projected_output: torch.Tensor | None = None  # (B, T, d): ALBERT's Linear, after the norm
+    masked_embeddings: torch.Tensor | None = None  # (B, T, d): times the attention mask
     config: EmbedConfig | None = None  # the module's: each step's operation is said from it
 
     @property
@@ -113,15 +117,6 @@ def _refuse_id(value: int, row: int, col: int, vocab: int, hint: str) -> None:
     )
 
 
-def _seeded_extra(name: str, shape: tuple[int, ...]) -> torch.Tensor:
-    """A family's other tensor as torch initialises its module (the RNG already seeded)."""
-    if name == "project_in":  # (d, w): nn.Linear(w, d, bias=False)
-        return nn.Linear(shape[1], shape[0], bias=False).weight.detach()
-    if name == "token_type":  # (1, d): type 0's row of nn.Embedding(1, d)
-        return nn.Embedding(*shape).weight.detach()
-    return torch.ones(shape) if name == "norm_weight" else torch.zeros(shape)  # nn.LayerNorm
-
-
 class InputEmbedding(nn.Module):
     """GPT-style input layer: ``token_embedding(ids) + position_embedding(arange(T))``.
 
@@ -177,9 +172,9 @@ class InputEmbedding(nn.Module):
         if config.positional == "sinusoidal":
             rows = min(config.position_rows, BUFFER_ROWS)
             if meta:
-                table = torch.empty(rows, config.d_model, device="meta")
+                table = torch.empty(rows, config.sum_width, device="meta")
             else:
-                table = sinusoids(config.sinusoid, rows, config.d_model, config.padding_idx)
+                table = sinusoids(config.sinusoid, rows, config.sum_width, config.padding_idx)
             self.register_buffer("sinusoidal_table", table, persistent=False)
         if tables is not None or meta:
             self._add_extras(config, extras, meta)
@@ -193,35 +188,21 @@ class InputEmbedding(nn.Module):
         seeded: bool = False,
     ) -> None:
         """What a model family runs besides lookup and addition, as its trained tensors (on the
-        meta device, shapes only): OPT's projection, BERT's token types, a LayerNorm. With
-        ``seeded`` (no checkpoint), each is made as torch initialises it: the projection and the
-        token-type row drawn from the seed (nn.Linear, nn.Embedding), the LayerNorm's weight 1
-        and bias 0 (nn.LayerNorm)."""
-        given = dict(extras or {})
-        d = config.d_model
+        meta device, shapes only): a projection (OPT's, DeBERTa's, ALBERT's), BERT's token types,
+        an embedding norm. With ``seeded`` (no checkpoint), each is made as torch initialises it
+        (core.extras.seeded_extra)."""
+        found = make_extras(config, extras, meta, seeded)
 
-        def tensor(name: str, *shape: int) -> torch.Tensor:
-            if name in given:
-                return given[name]
-            if meta:
-                return torch.empty(*shape, device="meta")
-            if seeded:
-                return _seeded_extra(name, shape)
-            raise WeightsError(
-                f"the checkpoint has no {name} tensor, which this model's input layer needs"
-            )
+        def held(value: torch.Tensor | None) -> nn.Parameter | None:
+            return None if value is None else nn.Parameter(value, False)
 
-        self.project_in = None
-        if config.token_width is not None and config.token_width != d:
-            self.project_in = nn.Parameter(tensor("project_in", d, config.width), False)
+        self.project_in = held(found.project_in)  # (d, w)
+        self.project_bias = held(found.project_bias)  # (d,)
         self.token_type_embedding = None
-        if config.token_types:
-            table = tensor("token_type", 1, d)
-            self.token_type_embedding = nn.Embedding.from_pretrained(table, freeze=True)
-        self.norm_weight = self.norm_bias = None
-        if config.norm_eps is not None:
-            self.norm_weight = nn.Parameter(tensor("norm_weight", d), False)
-            self.norm_bias = nn.Parameter(tensor("norm_bias", d), False)
+        if found.token_type is not None:
+            self.token_type_embedding = nn.Embedding.from_pretrained(found.token_type, freeze=True)
+        self.norm_weight = held(found.norm_weight)
+        self.norm_bias = held(found.norm_bias)
 
     def _create_tables(
         self, config: EmbedConfig, table: Callable[[int, int], nn.Embedding]
@@ -229,7 +210,7 @@ class InputEmbedding(nn.Module):
         # Token table first, then positions: the order the seeded recipe draws its numbers in.
         self.token_embedding = table(config.vocab_size, config.width)
         self.position_embedding = (
-            table(config.position_rows, config.d_model) if config.has_positional_table else None
+            table(config.position_rows, config.sum_width) if config.has_positional_table else None
         )
 
     def check_ids(self, ids: torch.Tensor) -> torch.Tensor:
@@ -247,7 +228,8 @@ class InputEmbedding(nn.Module):
 
         ``checked``: the caller already ran :func:`check_token_ids` on these (B, T) int64 ids, so
         they are not read a second time. ``attention_mask`` (B, T): 1 for a token, 0 for padding;
-        only a family that counts its positions over the mask (OPT) reads it."""
+        only a family that counts its positions over the mask (OPT) or multiplies by it
+        (DeBERTa) reads it."""
         config = self.config
         input_ids = ids if checked else self.check_ids(ids)
         input_ids = input_ids.to(self.token_embedding.weight.device)  # (B, T)
@@ -262,20 +244,64 @@ class InputEmbedding(nn.Module):
             else:  # a Python float, as Granite's embedding_multiplier
                 hidden = hidden * float(config.embed_scale)
             steps["scaled_embeddings"] = hidden
-        if self.project_in is not None:
-            hidden = nn.functional.linear(hidden, self.project_in)  # (B, T, w) -> (B, T, d)
+        projection = config.projection if self.project_in is not None else None
+        if projection == "lookup":  # OPT: (B, T, w) -> (B, T, d)
+            hidden = project(hidden, self.project_in, self.project_bias)
             steps["projected_embeddings"] = hidden
+        type_rows = None
         if self.token_type_embedding is not None:
             types = torch.zeros_like(input_ids)  # every token is of type 0 (segment A)
-            type_rows = self.token_type_embedding(types)  # (B, T, d)
+            type_rows = self.token_type_embedding(types)  # (B, T, s)
             steps["token_type_embeddings"] = type_rows
+        if type_rows is not None and not config.positions_first:
             hidden = hidden + type_rows
+        position_embeddings = self._positions(input_ids, attention_mask, steps)
+        if position_embeddings is not None:
+            hidden = hidden + position_embeddings  # (B, T, s) + (T, s) -> (B, T, s)
+        if type_rows is not None and config.positions_first:  # DeBERTa adds types last
+            hidden = hidden + type_rows
+        if projection == "before_norm":  # DeBERTa's embed_proj: (B, T, w) -> (B, T, d)
+            hidden = project(hidden, self.project_in, self.project_bias)
+            steps["projected_sum"] = hidden
+        if self.norm_weight is not None:
+            hidden = normalise(hidden, config, self.norm_weight, self.norm_bias)
+            steps["embedding_layernorm"] = hidden
+        if projection == "after_norm":  # ALBERT's, ELECTRA's: (B, T, w) -> (B, T, d)
+            hidden = project(hidden, self.project_in, self.project_bias)
+            steps["projected_output"] = hidden
+        if config.mask_multiply:  # pads' rows zeroed, as DeBERTa, XLM and ESM do
+            if attention_mask is None:
+                attention_mask = torch.ones_like(input_ids)
+            mask = attention_mask.to(hidden.device).unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
+            hidden = hidden * mask
+            steps["masked_embeddings"] = hidden
+        names = ("position_ids", "position_embeddings", "rope_angles", "scaled_embeddings")
+        names += ("projected_embeddings", "token_type_embeddings", "embedding_layernorm")
+        names += ("projected_sum", "projected_output", "masked_embeddings")
+        return EmbeddingTrace(
+            input_ids=input_ids,
+            token_embeddings=looked_up,
+            input_embeddings=hidden,
+            config=config,
+            **{name: steps.get(name) for name in names},
+        )
+
+    def _positions(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        steps: dict[str, torch.Tensor | None],
+    ) -> torch.Tensor | None:
+        """The position ids, and the rows added to the sum ((T, s) or (B, T, s)), or rope's
+        angles (nothing added); None where nothing is added."""
+        config = self.config
         family = config.positional
         if family == "learned" and self.position_embedding is None:
             family = "none"
-        if family in ("learned", "sinusoidal", "rope"):
-            position_ids = self.position_rows(input_ids, attention_mask)  # (T,) or (B, T)
-            steps["position_ids"] = position_ids
+        if family not in ("learned", "sinusoidal", "rope"):
+            return None
+        position_ids = self.position_rows(input_ids, attention_mask)  # (T,) or (B, T)
+        steps["position_ids"] = position_ids
         if family == "rope":
             # Nothing is added: attention rotates queries and keys by these angles instead.
             dim = config.rope_dim or config.d_model
@@ -284,31 +310,13 @@ class InputEmbedding(nn.Module):
                 steps["rope_angles"] = rope_angles(
                     position_ids, dim, config.rope_theta, scaling
                 )  # (T, r/2)
-        elif family in ("learned", "sinusoidal"):
-            if family == "sinusoidal":
-                position_embeddings = self._sinusoids(position_ids)  # fixed, no parameters
-            else:
-                position_embeddings = self.position_embedding(position_ids)  # learned
-            steps["position_embeddings"] = position_embeddings
-            hidden = hidden + position_embeddings  # (B, T, d) + (T, d) -> (B, T, d)
-        if self.norm_weight is not None:
-            hidden = nn.functional.layer_norm(
-                hidden, (config.d_model,), self.norm_weight, self.norm_bias, config.norm_eps
-            )
-            steps["embedding_layernorm"] = hidden
-        return EmbeddingTrace(
-            input_ids=input_ids,
-            token_embeddings=looked_up,
-            position_ids=steps.get("position_ids"),
-            position_embeddings=steps.get("position_embeddings"),
-            input_embeddings=hidden,
-            rope_angles=steps.get("rope_angles"),
-            scaled_embeddings=steps.get("scaled_embeddings"),
-            projected_embeddings=steps.get("projected_embeddings"),
-            token_type_embeddings=steps.get("token_type_embeddings"),
-            embedding_layernorm=steps.get("embedding_layernorm"),
-            config=config,
-        )
+            return None
+        if family == "sinusoidal":
+            position_embeddings = self._sinusoids(position_ids)  # fixed, no parameters
+        else:
+            position_embeddings = self.position_embedding(position_ids)  # learned
+        steps["position_embeddings"] = position_embeddings
+        return position_embeddings
 
     def position_rows(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None
@@ -337,7 +345,7 @@ class InputEmbedding(nn.Module):
         needed = int(rows.max()) + 1 if rows.numel() and rows.device.type != "meta" else 0
         if needed > table.shape[0]:
             config = self.config
-            more = sinusoids(config.sinusoid, needed, config.d_model, config.padding_idx)
+            more = sinusoids(config.sinusoid, needed, config.sum_width, config.padding_idx)
             table = more.to(device=table.device, dtype=table.dtype)
         return table[rows]
 

@@ -76,17 +76,18 @@ def planned_trace(
     computed from ``position_ids.float()`` and are float32 whatever the dtype.
     """
     b, t, d, dtype = batch_size, seq_len, config.d_model, config.dtype
-    tokens = (b, t, d)
+    tokens, summed = (b, t, d), (b, t, config.sum_width)
     steps = [
         TraceStep.planned("input_ids", (b, t), "int64"),
         TraceStep.planned("token_embeddings", (b, t, config.width), dtype),  # (B, T) -> (B, T, w)
     ]
     if config.embed_scale != 1.0:
         steps.append(TraceStep.planned("scaled_embeddings", (b, t, config.width), dtype))
-    if config.width != d:
+    projection = config.projection if config.projects else None
+    if projection == "lookup":
         steps.append(TraceStep.planned("projected_embeddings", tokens, dtype))  # (B, T, w) @ W.T
     if config.token_types:
-        steps.append(TraceStep.planned("token_type_embeddings", tokens, dtype))
+        steps.append(TraceStep.planned("token_type_embeddings", summed, dtype))
     addition = None
     if config.positional in ("learned", "sinusoidal", "rope"):
         per_sequence = config.position_ids != "arange"  # counted over each sequence: (B, T)
@@ -97,11 +98,18 @@ def planned_trace(
             pairs = ((config.rope_dim or d) + 1) // 2  # arange(0, r, 2)
             steps.append(TraceStep.planned("rope_angles", (t, pairs), "float32"))  # (T, r/2)
         elif config.positional != "rope":
-            position = (*ids, d)  # a lookup: (T, d), or (B, T, d) per sequence
+            position = (*ids, config.sum_width)  # a lookup: (T, s), or (B, T, s) per sequence
             steps.append(TraceStep.planned("position_embeddings", position, dtype))
-            addition = explain(tokens, position)  # (B, T, d) + (T, d)
+            addition = explain(summed, position)  # (B, T, s) + (T, s)
+    if projection == "before_norm":
+        steps.append(TraceStep.planned("projected_sum", tokens, dtype))
     if config.norm_eps is not None:
-        steps.append(TraceStep.planned("embedding_layernorm", tokens, dtype))
-    result = addition.result if addition is not None else tokens
+        normed = (b, t, config.norm_width)
+        steps.append(TraceStep.planned("embedding_layernorm", normed, dtype))
+    if projection == "after_norm":
+        steps.append(TraceStep.planned("projected_output", tokens, dtype))
+    if config.mask_multiply:
+        steps.append(TraceStep.planned("masked_embeddings", tokens, dtype))
+    result = tokens if addition is None or projection not in (None, "lookup") else addition.result
     steps.append(TraceStep.planned("input_embeddings", result, dtype))
     return with_operations(config, steps), addition

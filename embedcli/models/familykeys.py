@@ -105,11 +105,15 @@ def family_tables(
     extras: list[tuple[str, str]] = []
     if model.token_width is not None:
         extras.append(("project_in", locate(family.project_in, "a projection (project_in)")))
+        if family.project_bias:
+            bias = family.project_in.removesuffix(".weight") + ".bias"  # type: ignore[union-attr]
+            extras.append(("project_bias", locate(bias, "the projection's bias")))
     if family.token_type is not None:
         extras.append(("token_type", locate(family.token_type, "a token-type table")))
     if family.norm is not None:
-        extras.append(("norm_weight", locate(f"{family.norm}.weight", "an embedding LayerNorm")))
-        extras.append(("norm_bias", locate(f"{family.norm}.bias", "an embedding LayerNorm")))
+        extras.append(("norm_weight", locate(f"{family.norm}.weight", "an embedding norm")))
+        if family.norm_bias and family.norm_kind != "rmsnorm":
+            extras.append(("norm_bias", locate(f"{family.norm}.bias", "an embedding norm")))
     _check_extras(checkpoint, model, token, position, extras)
     head = None
     if family.head is not None:
@@ -138,16 +142,21 @@ def _check_extras(
     projection; a positional table d_model wide)."""
     width = checkpoint.info(token).shape[1] if len(checkpoint.info(token).shape) == 2 else None
     d_model = model.d_model if model.token_width is not None else width
+    family = model.family
+    placed = family.projection if family is not None and model.token_width is not None else None
+    summed = width if placed in ("before_norm", "after_norm") else d_model  # types, positions
+    normed = width if placed == "after_norm" else d_model
     wanted: dict[str, tuple[object, ...]] = {
-        "norm_weight": (d_model,),
-        "norm_bias": (d_model,),
+        "norm_weight": (normed,),
+        "norm_bias": (normed,),
         "project_in": (d_model, width),
-        "token_type": (None, d_model),  # any number of types, at least one
+        "project_bias": (d_model,),
+        "token_type": (None, summed),  # any number of types, at least one
     }
     checks = [(name, key) for name, key in extras if key is not None]
     if position is not None:
         checks.append(("position", position))
-        wanted["position"] = (None, d_model)
+        wanted["position"] = (None, summed)
     for name, key in checks:
         info = checkpoint.info(key)
         shape = wanted[name]

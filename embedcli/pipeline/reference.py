@@ -162,30 +162,78 @@ def reference_embeddings(
             hidden = hidden * torch.tensor(config.embed_scale, dtype=dtype)
         else:
             hidden = hidden * config.embed_scale
-    if "project_in" in extras:
-        hidden = hidden @ extras["project_in"].to(dtype).T  # (B, T, w) @ (w, d)
-    if "token_type" in extras:
-        hidden = hidden + extras["token_type"].to(dtype)[0]  # every token is of type 0
-    added = None  # rope, alibi, relative and none: nothing is added to the token embeddings
-    if config.positional == "learned" and position is not None:
-        added = position.to(dtype)[rows]  # (T, d) or (B, T, d)
-    elif config.positional == "sinusoidal":
-        if config.sinusoid == "interleaved":  # its own formula, in float64
-            table = sinusoids(int(rows.max()) + 1, config.d_model)
-        else:  # a family's own layout, as the family computes it
-            table = family_sinusoids(
-                config.sinusoid, int(rows.max()) + 1, config.d_model, config.padding_idx
-            )
-        added = table.to(dtype)[rows]
-    # One addition in the dtype, as the device makes it: its rounding is IEEE's, the same on
-    # every device, so a CPU agrees to the last bit and another device within one rounding.
-    hidden = hidden if added is None else hidden + added
-    if config.norm_eps is not None:
-        weight, bias = extras["norm_weight"].to(dtype), extras["norm_bias"].to(dtype)
-        hidden = torch.nn.functional.layer_norm(
-            hidden, (config.d_model,), weight, bias, config.norm_eps
-        )
+    hidden = _after_lookup(config, hidden, _held(extras, dtype), _added(config, rows, position))
+    if config.mask_multiply:  # the pads' rows become zeros; the others are multiplied by 1
+        mask = torch.ones_like(ids) if attention_mask is None else attention_mask.cpu()
+        hidden = hidden * mask.to(dtype)[:, :, None]
     return hidden.double(), source
+
+
+def _held(extras: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    return {name: tensor.to(dtype) for name, tensor in extras.items()}
+
+
+def _added(
+    config: EmbedConfig, rows: torch.Tensor, position: torch.Tensor | None
+) -> torch.Tensor | None:
+    """The positional rows added to the sum (float64 for sinusoids); None: nothing added
+    (rope, alibi, relative and none)."""
+    if config.positional == "learned" and position is not None:
+        return position[rows]  # (T, s) or (B, T, s)
+    if config.positional != "sinusoidal":
+        return None
+    width = config.sum_width
+    if config.sinusoid == "interleaved":  # its own formula, in float64
+        return sinusoids(int(rows.max()) + 1, width)[rows]
+    table = family_sinusoids(config.sinusoid, int(rows.max()) + 1, width, config.padding_idx)
+    return table[rows]  # a family's own layout, as the family computes it
+
+
+def _after_lookup(
+    config: EmbedConfig,
+    hidden: torch.Tensor,
+    extras: dict[str, torch.Tensor],
+    added: torch.Tensor | None,
+) -> torch.Tensor:
+    """The steps between the (scaled) lookup and the mask, in the family's order: a projection
+    where it sits (after the lookup, before or after the norm), token type 0 and positions in
+    the family's order, the norm of its kind. One operation each, in the device's dtype: its
+    rounding is IEEE's, the same on every device."""
+    import torch
+
+    weight = extras.get("project_in")
+
+    def linear(x: torch.Tensor) -> torch.Tensor:  # (B, T, w) @ (w, d) + b, the models' kernel
+        return torch.nn.functional.linear(x, weight, extras.get("project_bias"))
+
+    place = config.projection if weight is not None else None
+    if place == "lookup":
+        hidden = linear(hidden)
+    terms = [extras["token_type"][0] if "token_type" in extras else None]  # type 0
+    terms.append(None if added is None else added.to(hidden.dtype))
+    for term in reversed(terms) if config.positions_first else terms:
+        hidden = hidden if term is None else hidden + term
+    if place == "before_norm":
+        hidden = linear(hidden)
+    if config.norm_eps is not None:
+        hidden = _norm(config, hidden, extras["norm_weight"], extras.get("norm_bias"))
+    return linear(hidden) if place == "after_norm" else hidden
+
+
+def _norm(
+    config: EmbedConfig, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None
+) -> torch.Tensor:
+    """The embedding norm, from its formula: LayerNorm (torch's kernel, as every family's
+    module calls it), RMSNorm in float32 (its weight then in the input's dtype), NoNorm."""
+    import torch
+
+    if config.norm_kind == "nonorm":
+        return x * weight + bias
+    if config.norm_kind == "rmsnorm":
+        wide = x.float()
+        mean_square = wide.pow(2).mean(dim=-1, keepdim=True)
+        return weight * (wide * torch.rsqrt(mean_square + config.norm_eps)).to(x.dtype)
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, config.norm_eps)
 
 
 def _rows(

@@ -1,0 +1,99 @@
+"""A family's tensors besides the two tables (a projection, token types, an embedding norm),
+and the steps that use them: the norm's kinds and the projection's Linear.
+
+Kept apart from core.embedding so that the module stays the recipe (lookup, positions, sum)
+and each extra step is one function here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from embedcli.core.config import EmbedConfig
+from embedcli.errors import WeightsError
+
+
+@dataclass
+class Extras:
+    """The extra tensors of one module (None: the step does not run)."""
+
+    project_in: torch.Tensor | None = None  # (d, w): the projection's weight
+    project_bias: torch.Tensor | None = None  # (d,): its bias, where the family's has one
+    token_type: torch.Tensor | None = None  # (n, sum_width): the token-type table
+    norm_weight: torch.Tensor | None = None  # (norm_width,)
+    norm_bias: torch.Tensor | None = None  # (norm_width,); None: a norm without a bias
+
+
+def seeded_extra(name: str, shape: tuple[int, ...]) -> torch.Tensor:
+    """A family's other tensor as torch initialises its module (the RNG already seeded)."""
+    if name == "project_in":  # (d, w): nn.Linear(w, d, bias=False)
+        return nn.Linear(shape[1], shape[0], bias=False).weight.detach()
+    if name == "token_type":  # (1, d): type 0's row of nn.Embedding(1, d)
+        return nn.Embedding(*shape).weight.detach()
+    return torch.ones(shape) if name == "norm_weight" else torch.zeros(shape)  # nn.LayerNorm
+
+
+def make_extras(
+    config: EmbedConfig,
+    given: dict[str, torch.Tensor] | None,
+    meta: bool,
+    seeded: bool,
+) -> Extras:
+    """The extras ``config`` needs: from ``given`` (a checkpoint's), empty on the meta device,
+    or, with ``seeded``, as torch initialises them; a checkpoint that lacks a required one is
+    refused. Optional ones (a projection's or a norm's bias) are taken only where given."""
+    given = dict(given or {})
+
+    def tensor(name: str, *shape: int) -> torch.Tensor:
+        if name in given:
+            return given[name]
+        if meta:
+            return torch.empty(*shape, device="meta")
+        if seeded:
+            return seeded_extra(name, shape)
+        raise WeightsError(
+            f"the checkpoint has no {name} tensor, which this model's input layer needs"
+        )
+
+    found = Extras()
+    if config.projects:
+        found.project_in = tensor("project_in", config.d_model, config.width)
+        found.project_bias = given.get("project_bias")
+    if config.token_types:
+        found.token_type = tensor("token_type", 1, config.sum_width)
+    if config.norm_eps is not None:
+        found.norm_weight = tensor("norm_weight", config.norm_width)
+        if config.norm_kind != "rmsnorm":
+            checkpoint = not meta and not seeded
+            found.norm_bias = (
+                given.get("norm_bias") if checkpoint else tensor("norm_bias", config.norm_width)
+            )
+    return found
+
+
+def project(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """(B, T, w) -> (B, T, d): nn.Linear's computation, with its bias where there is one."""
+    return nn.functional.linear(hidden, weight, bias)
+
+
+def normalise(
+    hidden: torch.Tensor,
+    config: EmbedConfig,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+) -> torch.Tensor:
+    """The embedding norm of ``config.norm_kind`` over the last dimension, as the families'
+    modules compute it: nn.LayerNorm; an RMSNorm in float32, its weight applied in the input's
+    dtype (Llama's); MobileBERT's NoNorm (weight * x + bias, no statistics)."""
+    if config.norm_kind == "nonorm":
+        return hidden * weight + bias  # (B, T, d)
+    if config.norm_kind == "rmsnorm":
+        dtype = hidden.dtype
+        x = hidden.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + config.norm_eps)
+        return weight * x.to(dtype)
+    width = (hidden.shape[-1],)
+    return nn.functional.layer_norm(hidden, width, weight, bias, config.norm_eps)
