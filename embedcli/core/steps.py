@@ -140,9 +140,15 @@ def positions_phrase(config: EmbedConfig, model: Mapping[str, Any] | None = None
         return (
             f"relative positions ({rel['num_buckets']} buckets, max distance {rel['max_distance']})"
         )
-    if positional == "rope" and model.get("rope_bases"):
-        bases = ", ".join(f"θ {v:g} ({k})" for k, v in model["rope_bases"].items())
-        return f"rope positions ({bases})"
+    if positional == "rope" and (model.get("rope_bases") or model.get("rope_scaling")):
+        said = [f"θ {v:g} ({k})" for k, v in (model.get("rope_bases") or {}).items()]
+        if model.get("rope_layer_types") and model.get("rope_layer_type"):
+            said.append(f"layer 0: {model['rope_layer_type']}")
+        if model.get("rope_scaling"):
+            said.append(f"{model['rope_scaling']} scaling")
+        if model.get("sliding_window"):
+            said.append(f"sliding window {model['sliding_window']:,}")
+        return f"rope positions ({', '.join(said)})"
     return "no positions" if positional == "none" else f"{positional} positions"
 
 
@@ -169,7 +175,11 @@ def _input_formula(config: EmbedConfig, names: Collection[str]) -> str:
         terms.append("token_type_embeddings")
     if "position_embeddings" in names:
         terms.append("position_embeddings")
+    if config.positions_first and len(terms) == 3:
+        terms[1:] = reversed(terms[1:])  # DeBERTa: positions, then types
     total = " + ".join(terms)
+    if "projected_sum" in names:
+        total = f"Linear({total})"
     if "embedding_layernorm" in names:
         total = f"{NORM_NAMES[config.norm_kind]}({total})"
     if "projected_output" in names:
@@ -183,11 +193,7 @@ def _input_formula(config: EmbedConfig, names: Collection[str]) -> str:
     if config.positional in INSIDE_ATTENTION and len(terms) == 1:
         return f"{token}: {NOTHING_ADDED[config.positional]}"
     return total
-    if config.positions_first and len(terms) == 3:
-        terms[1:] = reversed(terms[1:])  # DeBERTa: positions, then types
 
-    if "projected_sum" in names:
-        total = f"Linear({total})"
 
 def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) -> str:
     """What made the traced tensor ``name`` (``names``: every tensor of the trace), for this

@@ -24,8 +24,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from embedcli.core.config import Positional, PositionIds, ScaleRounding, Sinusoid
-from embedcli.core.steps import STEP_LABELS, STEP_ORDER
+from embedcli.core.config import (
+    NormKind,
+    Positional,
+    PositionIds,
+    Projection,
+    ScaleRounding,
+    Sinusoid,
+)
+from embedcli.core.steps import NORM_NAMES, STEP_LABELS, STEP_ORDER
 from embedcli.errors import ConfigError
 from embedcli.families.params import Fields, Formula, ParameterCount
 
@@ -80,7 +87,19 @@ class Family:
     token_type: str | None = None  # the token-type table's key (type 0 is added)
     norm: str | None = None  # an embedding LayerNorm's key prefix (weight and bias)
     norm_eps: tuple[str, ...] = ("layer_norm_eps",)  # its eps fields; (): torch's 1e-5
-    project_in: str | None = None  # a projection from a narrower token table (OPT)
+    project_in: str | None = None  # a projection's weight key: from a narrower table (OPT)
+    # where the projection runs: "lookup" (OPT), "before_norm" (DeBERTa's embed_proj, after
+    # the sum), "after_norm" (ALBERT's embedding_hidden_mapping_in, ELECTRA's embeddings_project)
+    projection: Projection = "lookup"
+    project_bias: bool = False  # the projection has a bias (project_in's key, .bias for .weight)
+    # "narrower": only where the table's width differs from hidden_size (OPT, ELECTRA);
+    # "always": the Linear exists whatever the widths (ALBERT, RemBERT, FNet)
+    project_when: Literal["narrower", "always"] = "narrower"
+    width: tuple[str, ...] = ("word_embed_proj_dim",)  # the table-width fields; none: d_model
+    norm_kind: NormKind = "layernorm"  # the embedding norm's formula: rmsnorm, nonorm
+    norm_bias: bool = True  # the embedding norm has a bias (norm + ".bias")
+    positions_first: bool = False  # positions added before token types (DeBERTa's order)
+    mask_multiply: bool = False  # the result times the attention mask (DeBERTa, XLM, ESM)
     context: tuple[str, ...] = ("max_position_embeddings",)  # the context fields; (): no limit
     rope_dim: RopeDim = "head"  # the rule for the dimensions rope rotates
     alibi: AlibiSlopes | None = None  # ALiBi's slopes, where the family has them
@@ -107,13 +126,17 @@ class Family:
         narrower than d_model)."""
         taken = {
             "token_embeddings": True,
+        projected = bool(self.project_in)
             "scaled_embeddings": bool(self.scale),
-            "projected_embeddings": bool(self.project_in),
+            "projected_embeddings": projected and self.projection == "lookup",
             "token_type_embeddings": bool(self.token_type),
             "position_embeddings": self.positional in ("learned", "sinusoidal"),
             "embedding_layernorm": bool(self.norm),
         }
+            "projected_sum": projected and self.projection == "before_norm",
         return tuple(name for name in STEP_ORDER if taken.get(name))
+            "projected_output": projected and self.projection == "after_norm",
+            "masked_embeddings": self.mask_multiply,
 
     @property
     def step_labels(self) -> tuple[str, ...]:
@@ -121,7 +144,13 @@ class Family:
         factor, position family, offset and position numbering."""
         said = dict(STEP_LABELS)
         if self.scale:
-            factor = "× √d" if self.scale == "sqrt_d" else f"× {self.scale}"
+            factor = {"sqrt_d": "× √d", "sqrt_d_bfloat16": "× √d in bfloat16"}.get(
+                self.scale, f"× {self.scale}"
+            )
+        said["embedding_layernorm"] = NORM_NAMES[self.norm_kind]
+        if self.project_when == "narrower":
+            for name in ("projected_sum", "projected_output"):
+                said[name] += " (if narrower)"
             said["scaled_embeddings"] = (
                 f"{factor} (if {self.scale_when})" if self.scale_when else factor
             )

@@ -92,6 +92,10 @@ class ModelConfig:
 def _first(data: dict[str, Any], *names: str) -> Any:
     return data.get(_first_key(data, *names) or "")
 
+            projection=family.projection,
+            norm_kind=family.norm_kind,
+            positions_first=family.positions_first,
+            mask_multiply=family.mask_multiply,
 
 def _first_key(data: dict[str, Any], *names: str) -> str | None:
     for name in names:
@@ -221,7 +225,10 @@ def _scale(family: Family, text: dict[str, Any], d_model: int | None, where: str
 def _token_width(family: Family, text: dict[str, Any], d_model: int | None, where: str) -> Any:
     if family.project_in is None:
         return None
-    width = count(text.get("word_embed_proj_dim"), "word_embed_proj_dim", where)
+    key = _first_key(text, *family.width)
+    width = count(text.get(key), key, where) if key else d_model
+    if family.project_when == "always":
+        return width
     return width if width is not None and width != d_model else None
 
 
@@ -234,6 +241,7 @@ def _norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
         return 1e-5
     value = positive(text[key], key, where)
     if value >= 1:
+    """The token table's width where a projection follows it (None: no projection runs)."""
         raise ConfigError(f"{where}: {key} must be below 1, got {value:g}")
     return value
 
