@@ -17,8 +17,9 @@ if TYPE_CHECKING:
     import torch
 
 # sin/cos pairs (the original Transformer's), all sines then all cosines (fairseq's, XGLM's),
-# or the original Transformer's frequencies with the sines first (Marian's, Pegasus's)
-Sinusoid = Literal["interleaved", "halves", "split"]
+# the same without a padding row (Pegasus-X's), or the original Transformer's frequencies with the
+# sines first (Marian's, Pegasus's)
+Sinusoid = Literal["interleaved", "halves", "halves_unpadded", "split"]
 
 
 def sinusoidal_table(context_length: int, d_model: int) -> torch.Tensor:
@@ -72,6 +73,10 @@ def split_sinusoids(rows: int, d_model: int, padding_row: int | None = None) -> 
     return table
 
 
+def _halves_unpadded(rows: int, d_model: int, padding_idx: int | None) -> torch.Tensor:
+    return halves_sinusoids(rows, d_model)  # every row a position (Pegasus-X)
+
+
 def _interleaved(rows: int, d_model: int, padding_idx: int | None) -> torch.Tensor:
     return sinusoidal_table(rows, d_model).float()
 
@@ -79,6 +84,7 @@ def _interleaved(rows: int, d_model: int, padding_idx: int | None) -> torch.Tens
 _BUILDERS: dict[str, Callable[[int, int, int | None], torch.Tensor]] = {
     "interleaved": _interleaved,
     "halves": halves_sinusoids,
+    "halves_unpadded": _halves_unpadded,
     "split": split_sinusoids,
 }
 

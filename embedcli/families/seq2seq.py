@@ -1,6 +1,8 @@
-"""Encoder-decoders with fixed sinusoids (Marian, Pegasus, M2M100, NLLB-MoE): the encoder runs
-first; its token embeddings are scaled by √d where the config says so, and a table computed from
-a formula (never read from the checkpoint) is added; no norm before the first block.
+"""Encoder-decoders outside BART's and T5's kin: the encoder runs first. Marian, Pegasus,
+Pegasus-X, M2M100 and NLLB-MoE scale their token embeddings by √d where the config says so and
+add fixed sinusoids computed from a formula (never read from the checkpoint), with no norm
+before the first block; ProphetNet adds learned positions numbered from its padding row by the
+attention mask, then a LayerNorm.
 """
 
 from __future__ import annotations
@@ -20,6 +22,37 @@ register(
         sinusoid="split",
         scale="sqrt_d",
         scale_when="scale_embedding",
+        stacks=("encoder", "decoder"),
+    ),
+    # fairseq's sinusoids from row 0, no padding row; its encoder pads the sequence with zero
+    # rows to a multiple of block_size, and its first block also reads the global tokens'
+    # embeddings (embed_global), a stream of their own: embed shows the tokens' rows
+    Family(
+        name="Pegasus-X",
+        model_types=("pegasus_x",),
+        architectures=("PegasusXModel", "PegasusXForConditionalGeneration"),
+        token=_TOKEN,
+        positional="sinusoidal",
+        sinusoid="halves_unpadded",
+        scale="sqrt_d",
+        scale_when="scale_embedding",
+        stacks=("encoder", "decoder"),
+    ),
+    # positions: cumsum(attention_mask) × mask + padding_idx (pads on row padding_idx), which
+    # is OPT's mask numbering from row padding_idx + 1; other padding rows are refused
+    Family(
+        name="ProphetNet",
+        model_types=("prophetnet",),
+        architectures=("ProphetNetModel", "ProphetNetForConditionalGeneration"),
+        token=("word_embeddings.weight",),
+        prefixes=("prophetnet",),
+        positional="learned",
+        position="position_embeddings.weight",
+        position_ids="mask",
+        offset=1,
+        requires=(("pad_token_id", 0),),
+        norm="embeddings_layer_norm",
+        norm_eps=(),
         stacks=("encoder", "decoder"),
     ),
     # fairseq's sinusoids, numbered from padding_idx + 1 as RoBERTa numbers its positions

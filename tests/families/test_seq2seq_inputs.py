@@ -45,6 +45,16 @@ def test_halves_sinusoids_with_padding_are_m2m100s(rows: int, width: int, paddin
     assert torch.equal(sinusoids("halves", rows, width, padding_idx), expected)
 
 
+@pytest.mark.parametrize(("rows", "width"), [(16, 8), (40, 64)])
+def test_unpadded_halves_are_pegasus_xs(rows: int, width: int) -> None:
+    from transformers.models.pegasus_x.modeling_pegasus_x import (
+        PegasusXSinusoidalPositionalEmbedding,
+    )
+
+    expected = PegasusXSinusoidalPositionalEmbedding(width)(torch.zeros(1, rows, width))[0]
+    assert torch.equal(sinusoids("halves_unpadded", rows, width), expected)
+
+
 @pytest.mark.parametrize(
     ("config", "stack"),
     [

@@ -28,6 +28,15 @@ CASES: tuple[Case, ...] = (
     _sinusoidal("pegasus", "pegasus", scale_embedding=True),
     _sinusoidal("m2m-100", "m2m_100", scale_embedding=True),
     _sinusoidal("nllb-moe", "nllb-moe", scale_embedding=True),
+    # block_size 1: no zero rows padded on (their sequence is not the tokens')
+    _sinusoidal("pegasus-x", "pegasus_x", scale_embedding=True, block_size=1),
+    Case(
+        "prophetnet",
+        "prophetnet",
+        {"num_encoder_layers": 2, "num_decoder_layers": 2, "ngram": 2},
+        kind="seq2seq",
+        positional="learned",
+    ),
     _relative("umt5", "umt5"),
     _relative("longt5", "longt5"),
     _relative("longt5-tglobal", "longt5", encoder_attention_type="transient-global"),
