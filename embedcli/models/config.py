@@ -49,6 +49,9 @@ class ModelConfig:
     relative: dict[str, int] | None = None  # T5: buckets and max distance
     heads: int | None = None
     stack: str | None = None  # an encoder-decoder's stack whose first block is shown
+    # a wrapper's other sub-configs (image and audio towers): {config key: model_type}; their
+    # outputs never reach the first block for token ids alone, and embedcli does not show them
+    not_shown: dict[str, str] | None = None
 
     def summary(self) -> dict[str, Any]:
         """The fields a report shows, without the empty ones."""
@@ -56,6 +59,7 @@ class ModelConfig:
             "model_type": self.model_type,
             "family": None if self.family is None else self.family.name,
             "stack": self.stack,
+            "not_shown": self.not_shown,
             "positional": self.positional,
             "rope_theta": self.rope_theta,
             "rope_bases": self.rope_bases,
@@ -193,7 +197,21 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         relative=position.get("relative"),
         heads=position.get("heads"),
         stack=_stack(family, data),
+        not_shown=_not_shown(data),
     )
+
+
+def _not_shown(data: dict[str, Any]) -> dict[str, str] | None:
+    """A multimodal config's sub-configs other than its language model's: the towers (vision,
+    audio, ...) that embedcli does not show, by config key, with their model_type."""
+    towers = {
+        key: value["model_type"]
+        for key, value in data.items()
+        if key != "text_config"
+        and isinstance(value, dict)
+        and isinstance(value.get("model_type"), str)
+    }
+    return towers or None
 
 
 def _stack(family: Family, data: dict[str, Any]) -> str | None:

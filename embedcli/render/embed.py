@@ -36,6 +36,12 @@ MAX_POSITIONS = 64
 PIECE_WIDTH = 12  # longer pieces end in "…" in the vectors table
 
 
+def _not_shown(model: Any) -> list[str]:
+    """A multimodal model's towers the header names as not shown (its sub-configs)."""
+    towers = (model or {}).get("not_shown")
+    return [f"not shown: {', '.join(f'{k} ({v})' for k, v in towers.items())}"] if towers else []
+
+
 def _header(report: EmbedReport, width: int) -> Text:
     cfg, src = report.config, report.source
     source = [f"weights {visible_name(src.weights)}"] if src.trained else [f"seed {cfg.seed}"]
@@ -51,6 +57,7 @@ def _header(report: EmbedReport, width: int) -> Text:
             f"d {cfg.d_model:,}",
             f"context {cfg.context_length:,}" if cfg.context_limit else "no context limit",
             positions_phrase(cfg, src.model),
+            *_not_shown(src.model),
             *source,
             src.device,
             cfg.dtype,

@@ -1,0 +1,57 @@
+"""A multimodal wrapper's image and audio towers are named as not shown: in embed's header and
+in ``--json`` (``config.model.not_shown``: each sub-config key with its model_type)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+
+from support.familycases.multimodal import CASES
+from support.familymodels import build
+from support.helpers import make_runner
+
+from embedcli.cli import app
+from embedcli.models.config import parse_config
+
+
+@pytest.fixture(scope="module")
+def qwen2_audio(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    case = next(c for c in CASES if c.name == "qwen2_audio")
+    return build(case, tmp_path_factory.mktemp("qwen2_audio"))
+
+
+def test_the_audio_tower_is_named_in_the_json(qwen2_audio: Path) -> None:
+    result = make_runner().invoke(app, ["embed", "--weights", str(qwen2_audio), "--ids", "1,2",
+                                        "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    model = json.loads(result.stdout)["config"]["model"]
+    assert model["not_shown"] == {"audio_config": "qwen2_audio_encoder"}
+
+
+def test_the_audio_tower_is_named_in_the_header(qwen2_audio: Path) -> None:
+    result = make_runner().invoke(app, ["embed", "--weights", str(qwen2_audio), "--ids", "1,2"])
+    assert result.exit_code == 0, result.output
+    header = " ".join(result.stdout.split("Pipeline")[0].split())
+    assert "not shown: audio_config (qwen2_audio_encoder)" in header
+
+
+def test_every_sub_config_but_the_language_models_is_named() -> None:
+    config = {
+        "model_type": "mllama",
+        "text_config": {"model_type": "mllama_text_model", "vocab_size": 128256,
+                        "hidden_size": 4096, "max_position_embeddings": 131072},
+        "vision_config": {"model_type": "mllama_vision_model", "hidden_size": 1280},
+    }  # fmt: skip
+    summary = parse_config(config, "config.json").summary()
+    assert summary["not_shown"] == {"vision_config": "mllama_vision_model"}
+    assert summary["model_type"] == "mllama"
+
+
+def test_a_text_model_names_nothing_as_not_shown() -> None:
+    config = {"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096,
+              "max_position_embeddings": 4096}  # fmt: skip
+    assert "not_shown" not in parse_config(config, "config.json").summary()
