@@ -137,6 +137,9 @@ register(
     _encoder("ERNIE", "ernie", "Ernie", "ernie", requires=(("use_task_id", False),)),
     # MPNet's relative buckets bias attention; its absolute positions count as RoBERTa's
     _encoder("MPNet", "mpnet", "MPNet", "mpnet", token_type=None, **_ROBERTA_LIKE),
+    # LUKE adds the token type after the positions; its entity stream joins only where
+    # entity ids are given (embed gives token ids alone)
+    _encoder("LUKE", "luke", "Luke", "luke", positions_first=True, **_ROBERTA_LIKE),
     # X-MOD's language adapters sit in the layers; its input layer is RoBERTa's
     _encoder("X-MOD", "xmod", "Xmod", "roberta", **_ROBERTA_LIKE),
 )

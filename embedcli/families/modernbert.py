@@ -27,7 +27,8 @@ def _typed(name: str, model_type: str, arch: str, prefix: str, **more: object) -
 
 
 register(
-    # the LayerNorm of ModernBERT's token rows has no bias unless norm_bias
+    # the LayerNorm of ModernBERT's token rows has no bias (norm_bias: false, every published
+    # ModernBERT's); one with a bias is refused by name
     Family(
         name="ModernBERT",
         model_types=("modernbert",),
@@ -35,8 +36,9 @@ register(
         token=("embeddings.tok_embeddings.weight",),
         norm="embeddings.norm",
         norm_eps=("norm_eps",),
+        norm_bias=False,
         head="decoder.weight",
-        requires=(("norm_bias", True),),
+        requires=(("norm_bias", False),),
     ),
     # transformers saves the LayerNorm of NomicBERT and Jina v3 under its first name, emb_ln
     _typed(

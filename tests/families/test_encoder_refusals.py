@@ -19,13 +19,8 @@ SMALL = {
 
 REFUSED = [
     ("ernie", "use_task_id", True),  # a task-type row added after the positions
-    ("modernbert", "norm_bias", False),  # a LayerNorm without a bias
+    ("modernbert", "norm_bias", True),  # a LayerNorm with a bias
 ]
-# defaults.json holds only the fields it reads, not the ones a family requires: a config that
-# leaves out norm_bias (transformers' default: false) is refused on its missing key, not by name
-_GAP = pytest.mark.xfail(
-    strict=True, reason="defaults.json lacks the families' required fields' defaults"
-)
 
 
 @pytest.mark.parametrize(("model_type", "field", "value"), REFUSED)
@@ -39,7 +34,7 @@ def test_an_input_step_embedcli_does_not_compute_is_refused_by_name(
 
 @pytest.mark.parametrize(
     ("model_type", "field", "value"),
-    [pytest.param(*case, marks=_GAP) if case[0] != "ernie" else case for case in REFUSED],
+    REFUSED,
 )
 def test_transformers_default_of_the_field_is_the_one_read(
     model_type: str, field: str, value: object
@@ -58,7 +53,7 @@ def test_transformers_default_of_the_field_is_the_one_read(
 
 @pytest.mark.parametrize(
     ("model_type", "field", "value"),
-    [("ernie", "use_task_id", False), ("modernbert", "norm_bias", True)],
+    [("ernie", "use_task_id", False), ("modernbert", "norm_bias", False)],
 )
 def test_the_same_field_off_is_read(model_type: str, field: str, value: object) -> None:
     parsed = parse_config({"model_type": model_type, **SMALL, field: value}, "config.json")
