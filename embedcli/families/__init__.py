@@ -9,7 +9,7 @@
   the first block, the position rule, the parameter formula, the GGUF architectures, the
   presets: ``gpt2``, ``llama``, ``mistral``, ``qwen``, ``gemma``, ``phi``, ``olmo``,
   ``gptneox``, ``bloom``, ``opt``, ``falcon``, ``bert``, ``t5``, ``bart``, ``mamba``,
-  ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``, ``modernbert``,
+  ``hybrid``, ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``, ``modernbert``,
   ``multimodal``, ``ropemakers``, ``minimax``.
 
 Importing the package registers every group, in this order (the presets' order, and the
@@ -37,6 +37,7 @@ from embedcli.families import (  # noqa: F401  (each module registers its famili
     bart,
     seq2seq,
     mamba,
+    hybrid,
     cohere,
     granite,
     deepseek,

@@ -79,6 +79,7 @@ class Family:
     positional: Positional = "rope"  # the position family
     position: str | None = None  # the learned positional table's key
     offset: int = 0  # rows before position 0 (OPT: 2); RoBERTa's comes from padding_idx
+    offset_in_context: bool = False  # the offset rows count in the context field (ProphetNet)
     position_ids: PositionIds = "arange"  # arange, mask (OPT), padding (RoBERTa)
     sinusoid: Sinusoid = "interleaved"  # or halves: fairseq's sines, then cosines (XGLM)
     scale: str | None = None  # "sqrt_d", or the config field holding the multiplier

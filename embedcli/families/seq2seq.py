@@ -50,6 +50,7 @@ register(
         position="position_embeddings.weight",
         position_ids="mask",
         offset=1,
+        offset_in_context=True,
         requires=(("pad_token_id", 0),),
         norm="embeddings_layer_norm",
         norm_eps=(),

@@ -140,6 +140,8 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         positional, context = "alibi", None  # Falcon with alibi: true: no length limit
     padding_idx = None
     offset = family.offset
+    if family.offset_in_context and context is not None:
+        context -= offset  # ProphetNet: max_position_embeddings rows, pads on row 0
     if family.position_ids == "padding":
         padding_idx = text.get("pad_token_id")
         if isinstance(padding_idx, bool) or not isinstance(padding_idx, int) or padding_idx < 0:

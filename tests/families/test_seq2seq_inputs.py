@@ -80,3 +80,13 @@ def test_embed_json_says_the_encoder_is_shown(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["config"]["model"]["stack"] == "encoder"
+
+
+def test_prophetnet_with_another_padding_row_is_refused_by_name() -> None:
+    from embedcli.errors import ConfigError
+
+    sizes = {"vocab_size": 64, "hidden_size": 8, "num_encoder_attention_heads": 2}
+    config = {"model_type": "prophetnet", "max_position_embeddings": 32, **sizes}
+    assert parse_config(config, "config.json").context_length == 31  # row 0 is the pads'
+    with pytest.raises(ConfigError, match="pad_token_id"):
+        parse_config({**config, "pad_token_id": 1}, "config.json")

@@ -6,6 +6,7 @@
 - ``decoders``: text decoders (rope, MoE, scaled inputs);
 - ``decoders2``: more makers' rope decoders, MiniMax, Ministral 3, TrOCR, ModernBERT-decoder;
 - ``multimodal``: wrappers whose language model is in ``text_config``, and hybrid stacks;
+- ``hybrids``: hybrid stacks (Mamba, linear attention, recurrent blocks), Gemma 3n and 4;
 - ``encoders``: masked-LM encoders (segments, projections, task tables);
 - ``encoders2``: BERT-shaped encoders beyond BERT and RoBERTa (MPNet, ERNIE, ModernBERT...);
 - ``seq2seq``: encoder-decoders (the encoder's first block);
@@ -16,7 +17,16 @@ builds, each with the reason; ``LEFT_OUT`` here is all of them.
 
 from __future__ import annotations
 
-from support.familycases import base, decoders, decoders2, encoders, encoders2, multimodal, seq2seq
+from support.familycases import (
+    base,
+    decoders,
+    decoders2,
+    encoders,
+    encoders2,
+    hybrids,
+    multimodal,
+    seq2seq,
+)
 from support.familycases.case import VOCAB, Case
 
 CASES: tuple[Case, ...] = (
@@ -24,6 +34,7 @@ CASES: tuple[Case, ...] = (
     *decoders.CASES,
     *decoders2.CASES,
     *multimodal.CASES,
+    *hybrids.CASES,
     *encoders.CASES,
     *encoders2.CASES,
     *seq2seq.CASES,
@@ -33,6 +44,7 @@ LEFT_OUT: dict[str, str] = {
     **decoders.LEFT_OUT,
     **decoders2.LEFT_OUT,
     **multimodal.LEFT_OUT,
+    **hybrids.LEFT_OUT,
     **encoders.LEFT_OUT,
     **encoders2.LEFT_OUT,
     **seq2seq.LEFT_OUT,
