@@ -82,7 +82,9 @@ class Family:
     offset_in_context: bool = False  # the offset rows count in the context field (ProphetNet)
     position_ids: PositionIds = "arange"  # arange, mask (OPT), padding (RoBERTa)
     sinusoid: Sinusoid = "interleaved"  # or halves: fairseq's sines, then cosines (XGLM)
-    scale: str | None = None  # "sqrt_d", or the config field holding the multiplier
+    # "sqrt_d", "sqrt_d_bfloat16" (rounded to bfloat16 whatever the tables' dtype:
+    # RecurrentGemma), or the config field holding the multiplier
+    scale: str | None = None
     scale_when: str | None = None  # a config flag that switches the sqrt_d scale on
     scale_rounding: ScaleRounding = "float"  # "dtype": rounded to the tables' dtype (Gemma)
     token_type: str | None = None  # the token-type table's key (type 0 is added)
@@ -105,6 +107,9 @@ class Family:
     rope_dim: RopeDim = "head"  # the rule for the dimensions rope rotates
     alibi: AlibiSlopes | None = None  # ALiBi's slopes, where the family has them
     alibi_flag: str | None = None  # a config flag that turns rope into ALiBi (Falcon's)
+    # (field, value): rope only where the config's field holds value, else no positions at all
+    # (Granite 4 hybrids: position_embedding_type "rope"; its default, None, and "nope": none)
+    rope_when: tuple[str, str] | None = None
     head: str | None = "lm_head.weight"  # the output head's key (absent: tied)
     requires: tuple[tuple[str, object], ...] = ()  # config fields that must hold these values
     # an encoder-decoder's stacks, in the order they run: the first one the checkpoint has

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from embedcli.core.config import DTYPES
+from embedcli.core.steps import round_to
 from embedcli.errors import ConfigError, WeightsError
 from embedcli.families.registry import Family, family_of, unknown_family
 from embedcli.models.positions import count, positive, read_positions
@@ -135,7 +136,10 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     d_model = count(text.get(d_key), d_key, where)
     context_key = _first_key(text, *family.context) if family.context else None
     context = count(text.get(context_key), context_key, where) if context_key else None
-    positional, position = family.positional, read_positions(family, text, where)
+    positional = family.positional
+    if family.rope_when and text.get(family.rope_when[0]) != family.rope_when[1]:
+        positional = "none"  # the attention layers have no rotary module
+    position = read_positions(replace(family, positional=positional), text, where)
     if position.get("alibi") and family.positional == "rope":
         positional, context = "alibi", None  # Falcon with alibi: true: no length limit
     padding_idx = None
@@ -238,6 +242,10 @@ def _scale(family: Family, text: dict[str, Any], d_model: int | None, where: str
         if d_model is None:
             raise ConfigError(f"{where}: {family.name} scales by sqrt(hidden_size): give it")
         return math.sqrt(d_model)
+    if family.scale == "sqrt_d_bfloat16":  # RecurrentGemma's normalizer: a bfloat16 buffer
+        if d_model is None:
+            raise ConfigError(f"{where}: {family.name} scales by sqrt(hidden_size): give it")
+        return round_to(math.sqrt(d_model), "bfloat16")
     value = text.get(family.scale)
     return 1.0 if value is None else positive(value, family.scale, where)
 
