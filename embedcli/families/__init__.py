@@ -9,8 +9,8 @@
   the first block, the position rule, the parameter formula, the GGUF architectures, the
   presets: ``gpt2``, ``llama``, ``mistral``, ``qwen``, ``gemma``, ``phi``, ``olmo``,
   ``gptneox``, ``bloom``, ``opt``, ``falcon``, ``bert``, ``t5``, ``bart``, ``mamba``,
-  ``hybrid``, ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``, ``modernbert``,
-  ``multimodal``, ``ropemakers``, ``minimax``.
+  ``hybrid``, ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``,
+  ``modernbert``, ``multimodal``, ``ropemakers``, ``minimax``.
 
 Importing the package registers every group, in this order (the presets' order, and the
 compatibility table's).
