@@ -130,33 +130,33 @@ class Family:
         they make (core.steps.STEP_ORDER): what `embed` shows for a model of this family (the
         scale only where ``scale_when`` is on, OPT's projection only where the token table is
         narrower than d_model)."""
+        projected = bool(self.project_in)
         taken = {
             "token_embeddings": True,
-        projected = bool(self.project_in)
             "scaled_embeddings": bool(self.scale),
             "projected_embeddings": projected and self.projection == "lookup",
             "token_type_embeddings": bool(self.token_type),
             "position_embeddings": self.positional in ("learned", "sinusoidal"),
-            "embedding_layernorm": bool(self.norm),
-        }
             "projected_sum": projected and self.projection == "before_norm",
-        return tuple(name for name in STEP_ORDER if taken.get(name))
+            "embedding_layernorm": bool(self.norm),
             "projected_output": projected and self.projection == "after_norm",
             "masked_embeddings": self.mask_multiply,
+        }
+        return tuple(name for name in STEP_ORDER if taken.get(name))
 
     @property
     def step_labels(self) -> tuple[str, ...]:
         """``steps`` in the words of the manual's table: STEP_LABELS, with this family's
         factor, position family, offset and position numbering."""
         said = dict(STEP_LABELS)
-        if self.scale:
-            factor = {"sqrt_d": "× √d", "sqrt_d_bfloat16": "× √d in bfloat16"}.get(
-                self.scale, f"× {self.scale}"
-            )
         said["embedding_layernorm"] = NORM_NAMES[self.norm_kind]
         if self.project_when == "narrower":
             for name in ("projected_sum", "projected_output"):
                 said[name] += " (if narrower)"
+        if self.scale:
+            factor = {"sqrt_d": "× √d", "sqrt_d_bfloat16": "× √d in bfloat16"}.get(
+                self.scale, f"× {self.scale}"
+            )
             said["scaled_embeddings"] = (
                 f"{factor} (if {self.scale_when})" if self.scale_when else factor
             )
