@@ -58,13 +58,39 @@ _MIXTRAL_8X7B = Published(
     },
 )
 
+# the language model of Mistral Small 3.1 (Mistral3ForConditionalGeneration's text_config, a
+# Mistral): its count leaves out the vision tower and projector (about 0.4B of the hub's 24B)
+_MISTRAL_SMALL_3_1 = Published(
+    name="mistral-small-3.1",
+    description="Mistral Small 3.1 24B (its text model)",
+    hub_id="mistralai/Mistral-Small-3.1-24B-Base-2503",
+    published="24B",
+    config={
+        "model_type": "mistral",
+        "architectures": ["MistralForCausalLM"],
+        "vocab_size": 131072,
+        "hidden_size": 5120,
+        "intermediate_size": 32768,
+        "num_hidden_layers": 40,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 1000000000.0,
+        "sliding_window": None,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    },
+)
+
 register(
     rope_family(
         "Mistral",
         "mistral",
         arch="Mistral",
         parameters=(decoder("mistral", _MISTRAL),),
-        presets=(_MISTRAL_7B,),
+        presets=(_MISTRAL_7B, _MISTRAL_SMALL_3_1),
     ),
     rope_family("Ministral", "ministral", arch="Ministral"),
     rope_family("Ministral 3", "ministral3", arch="Ministral3"),

@@ -34,6 +34,31 @@ _OLMO_2_7B = Published(
     },
 )
 
+_OLMO_2_13B = Published(
+    name="olmo-2-13b",
+    description="OLMo 2 13B (November 2024)",
+    hub_id="allenai/OLMo-2-1124-13B",
+    published="13.7B",
+    config={
+        "model_type": "olmo2",
+        "architectures": ["Olmo2ForCausalLM"],
+        "vocab_size": 100352,
+        "hidden_size": 5120,
+        "intermediate_size": 13824,
+        "num_hidden_layers": 40,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 40,
+        "max_position_embeddings": 4096,
+        "rms_norm_eps": 1e-06,
+        "rope_theta": 500000,
+        "rope_scaling": None,
+        "attention_bias": False,
+        "pad_token_id": 100277,
+        "tie_word_embeddings": False,
+        "torch_dtype": "float32",
+    },
+)
+
 register(
     rope_family("OLMo", "olmo", arch="Olmo"),
     rope_family(
@@ -41,7 +66,7 @@ register(
         "olmo2",
         arch="Olmo2",
         parameters=(decoder("olmo2", _OLMO2),),
-        presets=(_OLMO_2_7B,),
+        presets=(_OLMO_2_7B, _OLMO_2_13B),
     ),
     rope_family("OLMo 3", "olmo3", arch="Olmo3"),
     rope_family("OLMoE", "olmoe", arch="Olmoe"),

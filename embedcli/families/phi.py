@@ -34,6 +34,33 @@ _PHI_3_MINI = Published(
     },
 )
 
+_PHI_4 = Published(
+    name="phi-4",
+    description="Phi-4 (14B)",
+    hub_id="microsoft/phi-4",
+    published="14.7B",
+    config={
+        "model_type": "phi3",
+        "architectures": ["Phi3ForCausalLM"],
+        "vocab_size": 100352,
+        "hidden_size": 5120,
+        "intermediate_size": 17920,
+        "num_hidden_layers": 40,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 10,
+        "max_position_embeddings": 16384,
+        "original_max_position_embeddings": 16384,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 250000,
+        "rope_scaling": None,
+        "sliding_window": None,
+        "attention_bias": False,
+        "pad_token_id": 100349,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    },
+)
+
 register(
     rope_family("Phi", "phi", arch="Phi"),
     rope_family(
@@ -42,7 +69,7 @@ register(
         arch="Phi3",
         gguf=("phi3",),
         parameters=(decoder("phi3", _PHI3),),
-        presets=(_PHI_3_MINI,),
+        presets=(_PHI_3_MINI, _PHI_4),
     ),
     rope_family("Phi-MoE", "phimoe", arch="PhiMoE"),
 )

@@ -160,6 +160,58 @@ def test_a_mixture_of_experts_says_what_one_token_runs_through() -> None:
     assert f"{p['active_parameters']:,}" in text and "2 of the 8 experts" in text
 
 
+@pytest.mark.parametrize(
+    ("name", "layers", "experts", "width", "inner"),
+    [("qwen3-30b-a3b", 48, 128, 2048, 768), ("qwen3-235b-a22b", 94, 128, 4096, 1536)],
+)
+def test_qwen3_moe_runs_8_of_its_experts(
+    name: str, layers: int, experts: int, width: int, inner: int
+) -> None:
+    p = shapes_json("--preset", name)["parameters"]
+    assert (p["experts"], p["experts_per_token"]) == (experts, 8)
+    # every expert beyond the 8 a token uses: gate, up and down of width x moe_intermediate_size
+    skipped = (experts - 8) * layers * 3 * width * inner
+    assert p["model_parameters"] - p["active_parameters"] == skipped
+
+
+def test_qwen3_moe_active_count_is_transformers() -> None:
+    """The active count of Qwen3 30B-A3B: transformers' meta-device model, less the experts one
+    token does not run."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from embedcli.families.registry import count_parameters
+
+    config = dict(preset_entry("qwen3-30b-a3b").config)
+    with torch.device("meta"):
+        model = transformers.Qwen3MoeForCausalLM(transformers.AutoConfig.for_model(**config))
+    experts = model.model.layers[0].mlp.experts
+    per_expert = sum(p.numel() for p in experts.parameters()) // config["num_experts"]
+    total = sum(p.numel() for p in model.parameters())
+    counted = count_parameters(config)
+    assert counted.total == total
+    assert counted.active == total - 120 * per_expert * 48
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        {"mlp_only_layers": [0, 5], "decoder_sparse_step": 2},  # dense MLPs in 26 layers
+        {"attention_bias": True, "tie_word_embeddings": True},
+        {"head_dim": None},  # absent: the width over the heads
+    ],
+)
+def test_qwen3_moe_variants_count_as_transformers(edits: dict) -> None:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from embedcli.families.registry import count_parameters
+
+    config = {**preset_entry("qwen3-30b-a3b").config, **edits}
+    config = {k: v for k, v in config.items() if not (k == "head_dim" and v is None)}
+    with torch.device("meta"):
+        model = transformers.Qwen3MoeForCausalLM(transformers.AutoConfig.for_model(**config))
+    assert count_parameters(config).total == sum(p.numel() for p in model.parameters())
+
+
 def test_a_dense_model_has_no_active_count() -> None:
     p = shapes_json("--preset", "llama-2-7b")["parameters"]
     assert p["active_parameters"] is None and p["experts"] is None
