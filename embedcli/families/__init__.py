@@ -10,7 +10,7 @@
   presets: ``gpt2``, ``llama``, ``mistral``, ``qwen``, ``gemma``, ``phi``, ``olmo``,
   ``gptneox``, ``bloom``, ``opt``, ``falcon``, ``bert``, ``t5``, ``bart``, ``mamba``,
   ``hybrid``, ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``,
-  ``modernbert``, ``multimodal``, ``ropemakers``, ``minimax``.
+  ``modernbert``, ``multimodal``, ``ropemakers``, ``minimax``, ``normed``.
 
 Importing the package registers every group, in this order (the presets' order, and the
 compatibility table's).
@@ -47,6 +47,7 @@ from embedcli.families import (  # noqa: F401  (each module registers its famili
     modernbert,
     ropemakers,
     minimax,
+    normed,
     multimodal,
 )
 # isort: on

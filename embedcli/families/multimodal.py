@@ -46,7 +46,9 @@ register(
     _wrapping("GOT-OCR 2", "got_ocr2", "GotOcr2", "qwen2"),
     _wrapping("VibeVoice ASR", "vibevoice_asr", "VibeVoiceAsr", "qwen2"),
     _wrapping("Qwen3-ASR", "qwen3_asr", "Qwen3ASR", "qwen3"),
-    _wrapping("MOSS Transcribe Diarize", "moss_transcribe_diarize", "MossTranscribeDiarize", "qwen3"),
+    _wrapping(
+        "MOSS Transcribe Diarize", "moss_transcribe_diarize", "MossTranscribeDiarize", "qwen3"
+    ),
     _wrapping("GLM-ASR", "glmasr", "GlmAsr", "llama"),
     _wrapping("Omnilingual ASR", "omniasr", "OmniASR", "llama"),
     _wrapping("Voxtral", "voxtral", "Voxtral", "llama"),
@@ -76,6 +78,20 @@ register(
         gguf=(),
         parameters=(),
         presets=(),
+    ),
+    Family(
+        name="Qwen 3.5",  # rope over 3 streams (mrope_section); for text alone all are arange
+        model_types=("qwen3_5_text", "qwen3_5"),
+        architectures=("Qwen3_5TextModel", "Qwen3_5ForCausalLM"),
+        prefixes=("model", *_LANGUAGE),
+        text_config=("qwen3_5",),
+    ),
+    Family(
+        name="Qwen 3.5 MoE",
+        model_types=("qwen3_5_moe_text", "qwen3_5_moe"),
+        architectures=("Qwen3_5MoeTextModel", "Qwen3_5MoeForCausalLM"),
+        prefixes=("model", *_LANGUAGE),
+        text_config=("qwen3_5_moe",),
     ),
     rope_family("Moshi (text decoder)", "moshi", arch="Moshi", extra_rows=1),  # vocab_size + 1
 )

@@ -34,6 +34,14 @@ def _rope(name: str, model_type: str, configure: Any = layers, **fields: Any) ->
     return Case(name, model_type, fields, configure=configure)
 
 
+def _inkling2(config: Any) -> Any:
+    """Inkling 2's head as wide as the tiny vocabulary (its unpadded_vocab_size is the real
+    model's, larger than VOCAB)."""
+    config = layers(config)
+    config.unpadded_vocab_size = config.vocab_size
+    return config
+
+
 def _mla_head(config: Any) -> Any:
     """Youtu's head_dim is its qk_rope_head_dim (its config sets it so on load; SMALL's
     head_dim, set after, would give its rotary module other angles than its attention's)."""
@@ -75,6 +83,10 @@ CASES: tuple[Case, ...] = (
     _rope("minimax", "minimax"),
     _rope("minimax_m2", "minimax_m2"),
     _rope("ministral3", "ministral3"),
+    Case("inkling_text", "inkling_text", positional="none", configure=layers),
+    Case("inkling2_text", "inkling2_text", positional="none", configure=_inkling2),
+    Case("inkling2_loop_text", "inkling2_loop_text", positional="none", configure=_inkling2),
+    Case("modernbert_decoder", "modernbert-decoder", configure=layers),
     Case("trocr", "trocr", positional="learned"),
     Case("trocr_scaled", "trocr", {"scale_embedding": True}, positional="learned"),
 )

@@ -72,10 +72,21 @@ def small(config: Any, text: dict[str, Any] | None = None) -> Any:
             layer_types = getattr(sub, "layer_types", None)
             if isinstance(layer_types, list):
                 sub.layer_types = layer_types[: sub.num_hidden_layers]
+            _with_attention(sub)
         else:
             _set(sub, TOWER)
             small(sub)
+    _with_attention(config)
     return config
+
+
+def _with_attention(config: Any) -> None:
+    """Qwen 3.5's layers after SMALL's cut: linear attention only, which its mask code cannot
+    take; the last one made full attention, as every fourth layer is."""
+    layer_types = getattr(config, "layer_types", None)
+    if isinstance(layer_types, list) and "linear_attention" in layer_types:
+        if "full_attention" not in layer_types:
+            config.layer_types = [*layer_types[:-1], "full_attention"]
 
 
 def wrapper(model_type: str, kind: str = "causal", text: dict[str, Any] | None = None) -> Case:
