@@ -20,7 +20,9 @@ ScaleRounding = Literal["dtype", "float"]  # the input scale rounded to the tabl
 # "before_norm" (DeBERTa's embed_proj of the sum), "after_norm" (ALBERT's and ELECTRA's Linear
 # from the table's width to d_model, after the embedding norm)
 Projection = Literal["lookup", "before_norm", "after_norm"]
-NormKind = Literal["layernorm", "rmsnorm", "nonorm"]  # nonorm: MobileBERT's weight * x + bias
+# nonorm: MobileBERT's weight * x + bias; float32: a LayerNorm written out in float32
+# (DeBERTa's: mean, variance, (x - mean) / sqrt(variance + eps), then weight * x + bias)
+NormKind = Literal["layernorm", "rmsnorm", "nonorm", "float32"]
 DType = Literal["float32", "float16", "bfloat16"]
 DTYPES: tuple[DType, ...] = get_args(DType)
 

@@ -87,9 +87,15 @@ def normalise(
 ) -> torch.Tensor:
     """The embedding norm of ``config.norm_kind`` over the last dimension, as the families'
     modules compute it: nn.LayerNorm; an RMSNorm in float32, its weight applied in the input's
-    dtype (Llama's); MobileBERT's NoNorm (weight * x + bias, no statistics)."""
+    dtype (Llama's); MobileBERT's NoNorm (weight * x + bias, no statistics); DeBERTa's LayerNorm
+    written out in float32."""
     if config.norm_kind == "nonorm":
         return hidden * weight + bias  # (B, T, d)
+    if config.norm_kind == "float32":  # DeBERTa's own LayerNorm
+        x = hidden.float()
+        centred = x - x.mean(-1, keepdim=True)
+        x = centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + config.norm_eps)
+        return weight * x.to(hidden.dtype) + bias
     if config.norm_kind == "rmsnorm":
         dtype = hidden.dtype
         x = hidden.float()

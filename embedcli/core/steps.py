@@ -48,7 +48,12 @@ STEP_LABELS = {
 }
 
 # The embedding norm's words, by EmbedConfig.norm_kind.
-NORM_NAMES = {"layernorm": "LayerNorm", "rmsnorm": "RMSNorm", "nonorm": "NoNorm"}
+NORM_NAMES = {
+    "layernorm": "LayerNorm",
+    "rmsnorm": "RMSNorm",
+    "nonorm": "NoNorm",
+    "float32": "LayerNorm in float32",
+}
 
 # What each traced tensor is where the configuration changes nothing of it.
 STEP_OPERATIONS = {

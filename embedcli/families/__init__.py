@@ -10,7 +10,8 @@
   presets: ``gpt2``, ``llama``, ``mistral``, ``qwen``, ``gemma``, ``phi``, ``olmo``,
   ``gptneox``, ``bloom``, ``opt``, ``falcon``, ``bert``, ``t5``, ``bart``, ``mamba``,
   ``hybrid``, ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``,
-  ``modernbert``, ``multimodal``, ``ropemakers``, ``minimax``, ``normed``.
+  ``modernbert``, ``multimodal``, ``ropemakers``, ``minimax``, ``normed``,
+  ``encoders``.
 
 Importing the package registers every group, in this order (the presets' order, and the
 compatibility table's).
@@ -49,5 +50,6 @@ from embedcli.families import (  # noqa: F401  (each module registers its famili
     minimax,
     normed,
     multimodal,
+    encoders,
 )
 # isort: on

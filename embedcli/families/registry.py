@@ -89,7 +89,8 @@ class Family:
     scale_rounding: ScaleRounding = "float"  # "dtype": rounded to the tables' dtype (Gemma)
     token_type: str | None = None  # the token-type table's key (type 0 is added)
     norm: str | None = None  # an embedding LayerNorm's key prefix (weight and bias)
-    norm_eps: tuple[str, ...] = ("layer_norm_eps",)  # its eps fields; (): torch's 1e-5
+    norm_eps: tuple[str, ...] = ("layer_norm_eps",)  # its eps fields; (): norm_eps_default
+    norm_eps_default: float = 1e-5  # the eps where no field gives one (DistilBERT's is 1e-12)
     project_in: str | None = None  # a projection's weight key: from a narrower table (OPT)
     # where the projection runs: "lookup" (OPT), "before_norm" (DeBERTa's embed_proj, after
     # the sum), "after_norm" (ALBERT's embedding_hidden_mapping_in, ELECTRA's embeddings_project)

@@ -89,6 +89,10 @@ class ModelConfig:
             token_types=family.token_type is not None,
             norm_eps=self.norm_eps,
             token_width=self.token_width,
+            projection=family.projection,
+            norm_kind=family.norm_kind,
+            positions_first=family.positions_first,
+            mask_multiply=family.mask_multiply,
             context_limit=self.context_length is not None,
         )
         return fields
@@ -97,10 +101,6 @@ class ModelConfig:
 def _first(data: dict[str, Any], *names: str) -> Any:
     return data.get(_first_key(data, *names) or "")
 
-            projection=family.projection,
-            norm_kind=family.norm_kind,
-            positions_first=family.positions_first,
-            mask_multiply=family.mask_multiply,
 
 def _first_key(data: dict[str, Any], *names: str) -> str | None:
     for name in names:
@@ -251,6 +251,7 @@ def _scale(family: Family, text: dict[str, Any], d_model: int | None, where: str
 
 
 def _token_width(family: Family, text: dict[str, Any], d_model: int | None, where: str) -> Any:
+    """The token table's width where a projection follows it (None: no projection runs)."""
     if family.project_in is None:
         return None
     key = _first_key(text, *family.width)
@@ -266,10 +267,9 @@ def _norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
         return None
     key = _first_key(text, *family.norm_eps) if family.norm_eps else None
     if key is None:
-        return 1e-5
+        return family.norm_eps_default
     value = positive(text[key], key, where)
     if value >= 1:
-    """The token table's width where a projection follows it (None: no projection runs)."""
         raise ConfigError(f"{where}: {key} must be below 1, got {value:g}")
     return value
 

@@ -88,6 +88,7 @@ _ROLES = {
     "norm_weight": "embedding LayerNorm weight",
     "norm_bias": "embedding LayerNorm bias",
     "project_in": "projection to hidden_size (project_in)",
+    "project_bias": "the projection's bias",
 }
 
 

@@ -229,6 +229,11 @@ def _norm(
 
     if config.norm_kind == "nonorm":
         return x * weight + bias
+    if config.norm_kind == "float32":  # DeBERTa's: the statistics in float32, by formula
+        wide = x.float()
+        mean = wide.mean(dim=-1, keepdim=True)
+        variance = (wide - mean).pow(2).mean(dim=-1, keepdim=True)
+        return weight * ((wide - mean) / torch.sqrt(variance + config.norm_eps)).to(x.dtype) + bias
     if config.norm_kind == "rmsnorm":
         wide = x.float()
         mean_square = wide.pow(2).mean(dim=-1, keepdim=True)

@@ -4,7 +4,58 @@ from __future__ import annotations
 
 from support.familycases.case import Case
 
-CASES: tuple[Case, ...] = ()
+_NARROW = {"embedding_size": 32}  # a table narrower than hidden_size: the Linear runs
+
+CASES: tuple[Case, ...] = (
+    Case("albert", "albert", _NARROW, kind="masked", positional="learned"),
+    Case("albert-square", "albert", {"embedding_size": 64}, kind="masked", positional="learned"),
+    Case("electra", "electra", _NARROW, kind="masked", positional="learned"),
+    Case("convbert", "convbert", _NARROW, kind="masked", positional="learned"),
+    Case(
+        "rembert",
+        "rembert",
+        {"input_embedding_size": 32, "output_embedding_size": 48},
+        kind="masked",
+        positional="learned",
+    ),
+    Case("fnet", "fnet", kind="masked", positional="learned"),
+    Case("distilbert", "distilbert", kind="masked", positional="learned"),
+    Case(
+        "distilbert-sinusoidal",
+        "distilbert",
+        {"sinusoidal_pos_embds": True},
+        kind="masked",
+        positional="learned",
+    ),
+    Case(
+        "big_bird",
+        "big_bird",
+        {"attention_type": "original_full"},
+        kind="masked",
+        positional="learned",
+    ),
+    Case(
+        "big_bird-rescaled",
+        "big_bird",
+        {"rescale_embeddings": True},  # block_sparse: a short input runs as original_full
+        kind="masked",
+        positional="learned",
+    ),
+    Case(
+        "deberta",
+        "deberta",
+        {"position_biased_input": True, "embedding_size": 32},
+        kind="masked",
+        positional="learned",
+    ),
+    Case(
+        "deberta-v2",
+        "deberta-v2",
+        {"position_biased_input": True, "embedding_size": 32},
+        kind="masked",
+        positional="learned",
+    ),
+)
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 LEFT_OUT: dict[str, str] = {}

@@ -1,0 +1,134 @@
+"""Encoders whose input layer goes past BERT's (token type 0 and learned positions, then a
+LayerNorm): a Linear after the norm from a narrower table (ALBERT, ELECTRA, ConvBERT, RemBERT;
+FNet's between equal widths), DeBERTa's positions-then-projection and its float32 LayerNorm and
+attention mask, DistilBERT's fixed eps, BigBird's optional √d scale.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from embedcli.families.registry import Family, register
+
+_TABLES: dict[str, Any] = {  # BERT's embeddings module, as most of them keep it
+    "token": ("embeddings.word_embeddings.weight",),
+    "positional": "learned",
+    "position": "embeddings.position_embeddings.weight",
+    "token_type": "embeddings.token_type_embeddings.weight",
+    "norm": "embeddings.LayerNorm",
+}
+
+register(
+    Family(
+        name="ALBERT",
+        model_types=("albert",),
+        architectures=("AlbertModel", "AlbertForMaskedLM"),
+        prefixes=("albert",),
+        project_in="encoder.embedding_hidden_mapping_in.weight",
+        projection="after_norm",
+        project_bias=True,
+        project_when="always",  # the Linear from embedding_size exists whatever the widths
+        width=("embedding_size",),
+        head="predictions.decoder.weight",
+        **_TABLES,
+    ),
+    Family(
+        name="ELECTRA",
+        model_types=("electra",),
+        architectures=("ElectraModel", "ElectraForMaskedLM"),
+        prefixes=("electra",),
+        project_in="embeddings_project.weight",  # only where embedding_size != hidden_size
+        projection="after_norm",
+        project_bias=True,
+        width=("embedding_size",),
+        head="generator_lm_head.weight",
+        **_TABLES,
+    ),
+    Family(
+        name="ConvBERT",
+        model_types=("convbert",),
+        architectures=("ConvBertModel", "ConvBertForMaskedLM"),
+        prefixes=("convbert",),
+        positions_first=True,  # word + positions + token types, in that order
+        project_in="embeddings_project.weight",
+        projection="after_norm",
+        project_bias=True,
+        width=("embedding_size",),
+        head="generator_lm_head.weight",
+        **_TABLES,
+    ),
+    Family(
+        name="RemBERT",
+        model_types=("rembert",),
+        architectures=("RemBertModel", "RemBertForMaskedLM"),
+        prefixes=("rembert",),
+        project_in="encoder.embedding_hidden_mapping_in.weight",
+        projection="after_norm",
+        project_bias=True,
+        project_when="always",
+        width=("input_embedding_size",),
+        head="cls.predictions.decoder.weight",
+        **_TABLES,
+    ),
+    Family(
+        name="FNet",
+        model_types=("fnet",),
+        architectures=("FNetModel", "FNetForMaskedLM"),
+        prefixes=("fnet",),
+        project_in="embeddings.projection.weight",  # a Linear(d, d) after the LayerNorm
+        projection="after_norm",
+        project_bias=True,
+        project_when="always",
+        width=(),
+        head="cls.predictions.decoder.weight",
+        **_TABLES,
+    ),
+    Family(
+        name="DistilBERT",
+        model_types=("distilbert",),
+        architectures=("DistilBertModel", "DistilBertForMaskedLM"),
+        token=("embeddings.word_embeddings.weight",),
+        prefixes=("distilbert",),
+        positional="learned",  # sinusoidal_pos_embds: the sinusoids are the stored table's rows
+        position="embeddings.position_embeddings.weight",
+        norm="embeddings.LayerNorm",
+        norm_eps=(),
+        norm_eps_default=1e-12,  # nn.LayerNorm(dim, eps=1e-12), whatever the config
+        head="vocab_projector.weight",
+    ),
+    Family(
+        name="BigBird",
+        model_types=("big_bird",),
+        architectures=("BigBirdModel", "BigBirdForMaskedLM"),
+        prefixes=("bert",),
+        scale="sqrt_d",  # inputs_embeds * hidden_size**0.5, a Python float
+        scale_when="rescale_embeddings",
+        head="cls.predictions.decoder.weight",
+        **_TABLES,
+    ),
+    *(
+        Family(
+            name=name,
+            model_types=(model_type,),
+            architectures=(f"{arch}Model", f"{arch}ForMaskedLM"),
+            token=("embeddings.word_embeddings.weight",),
+            prefixes=("deberta",),
+            positional="learned",
+            position="embeddings.position_embeddings.weight",
+            positions_first=True,
+            project_in="embeddings.embed_proj.weight",  # only where embedding_size differs
+            projection="before_norm",
+            width=("embedding_size",),
+            norm="embeddings.LayerNorm",
+            norm_kind=kind,
+            mask_multiply=True,
+            head="lm_predictions.lm_head.decoder.weight",
+            # relative-only positions and token types are not computed: refused by name
+            requires=(("position_biased_input", True), ("type_vocab_size", 0)),
+        )
+        for name, model_type, arch, kind in (
+            ("DeBERTa", "deberta", "Deberta", "float32"),
+            ("DeBERTa-v2", "deberta-v2", "DebertaV2", "layernorm"),
+        )
+    ),
+)
