@@ -117,6 +117,8 @@ class Family:
     # holds the input layer (its positions and norm); the token table may be shared above them
     stacks: tuple[str, ...] = ()
     text_config: tuple[str, ...] = ()  # model_types whose language model is in text_config
+    # where those model_types keep it: text_config, or the encoder's sub-config (T5Gemma)
+    text_path: tuple[str, ...] = ("text_config",)
     extra_rows: int = 0  # token-table rows past vocab_size (Mllama's 8, Moshi's 1)
     gguf: tuple[str, ...] = ()  # general.architecture values llama.cpp writes for it
     gguf_global_every: int | None = None  # GGUF: every Nth layer global, the rest swa-based

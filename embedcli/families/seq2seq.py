@@ -2,7 +2,8 @@
 Pegasus-X, M2M100 and NLLB-MoE scale their token embeddings by √d where the config says so and
 add fixed sinusoids computed from a formula (never read from the checkpoint), with no norm
 before the first block; ProphetNet adds learned positions numbered from its padding row by the
-attention mask, then a LayerNorm.
+attention mask, then a LayerNorm. T5Gemma's encoder is Gemma 2's input layer (× √d rounded to
+the tables' dtype, rope in attention), read from the config's encoder sub-config.
 """
 
 from __future__ import annotations
@@ -67,6 +68,18 @@ register(
         position_ids="padding",
         scale="sqrt_d",
         scale_when="scale_embedding",
+        stacks=("encoder", "decoder"),
+    ),
+    Family(
+        name="T5Gemma (encoder)",
+        model_types=("t5gemma",),
+        architectures=("T5GemmaModel", "T5GemmaForConditionalGeneration"),
+        prefixes=("model.encoder", "encoder"),
+        scale="sqrt_d",
+        scale_rounding="dtype",  # Gemma's normalizer, a tensor in the tables' dtype
+        head="lm_head.out_proj.weight",
+        text_config=("t5gemma",),
+        text_path=("encoder",),
         stacks=("encoder", "decoder"),
     ),
 )

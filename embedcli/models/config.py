@@ -120,9 +120,11 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         raise unknown_family(model_type, where)
     text = data
     if model_type in family.text_config:  # a wrapper whose language model has its own config
-        text = data.get("text_config")
+        for key in family.text_path:  # text_config, or encoder (T5Gemma)
+            text = text.get(key) if isinstance(text, dict) else None
         if not isinstance(text, dict):
-            raise ConfigError(f"{where}: a {model_type} config keeps its text_config as an object")
+            path = ".".join(family.text_path)
+            raise ConfigError(f"{where}: a {model_type} config keeps its {path} as an object")
     named = _named(text, family, model_type, where)
     text = with_defaults(named, family_defaults(family, model_type, text))
     _check_types(text, where)
@@ -203,17 +205,17 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         relative=position.get("relative"),
         heads=position.get("heads"),
         stack=_stack(family, data),
-        not_shown=_not_shown(data),
+        not_shown=_not_shown(data, family),
     )
 
 
-def _not_shown(data: dict[str, Any]) -> dict[str, str] | None:
+def _not_shown(data: dict[str, Any], family: Family) -> dict[str, str] | None:
     """A multimodal config's sub-configs other than its language model's: the towers (vision,
     audio, ...) that embedcli does not show, by config key, with their model_type."""
     towers = {
         key: value["model_type"]
         for key, value in data.items()
-        if key != "text_config"
+        if key not in ("text_config", family.text_path[0], *family.stacks)
         and isinstance(value, dict)
         and isinstance(value.get("model_type"), str)
     }

@@ -72,14 +72,17 @@ def test_the_summary_names_the_stack_shown(config: dict[str, object], stack: str
     assert summary.get("stack") == stack
 
 
-def test_embed_json_says_the_encoder_is_shown(tmp_path: Path) -> None:
-    case = next(c for c in CASES if c.name == "marian")
+@pytest.mark.parametrize("name", ["marian", "t5gemma"])
+def test_embed_json_says_the_encoder_is_shown(name: str, tmp_path: Path) -> None:
+    case = next(c for c in CASES if c.name == name)
     folder = build(case, tmp_path / case.name)
     result = make_runner().invoke(
         app, ["embed", "--weights", str(folder), "--ids", "5,17,42", "--json"]
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["config"]["model"]["stack"] == "encoder"
+    model = json.loads(result.stdout)["config"]["model"]
+    assert model["stack"] == "encoder"
+    assert "not_shown" not in model  # the stacks are not towers left out
 
 
 def test_prophetnet_with_another_padding_row_is_refused_by_name() -> None:

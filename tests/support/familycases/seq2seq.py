@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from support.familycases.case import Case
+from typing import Any
+
+from support.familycases.case import VOCAB, Case
 
 
 def _learned(name: str, model_type: str, **fields: object) -> Case:
@@ -15,6 +17,32 @@ def _relative(name: str, model_type: str, **fields: object) -> Case:
 
 def _sinusoidal(name: str, model_type: str, **fields: object) -> Case:
     return Case(name, model_type, dict(fields), kind="seq2seq", positional="sinusoidal")
+
+
+def _t5gemma(config: Any) -> Any:
+    """T5Gemma's sizes live in its encoder and decoder sub-configs (SMALL reaches neither)."""
+    for stack in (config.encoder, config.decoder):
+        for name, value in SMALL_STACK.items():
+            setattr(stack, name, value)
+        stack.layer_types = ["sliding_attention", "full_attention"]
+    config.decoder.cross_attention_hidden_size = config.encoder.hidden_size
+    config.vocab_size = VOCAB
+    return config
+
+
+SMALL_STACK = dict(
+    vocab_size=VOCAB,
+    hidden_size=64,
+    intermediate_size=96,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    query_pre_attn_scalar=16,
+    max_position_embeddings=96,
+    sliding_window=16,
+    pad_token_id=0,
+)
 
 
 CASES: tuple[Case, ...] = (
@@ -37,6 +65,7 @@ CASES: tuple[Case, ...] = (
         kind="seq2seq",
         positional="learned",
     ),
+    Case("t5gemma", "t5gemma", kind="seq2seq", configure=_t5gemma),
     _relative("umt5", "umt5"),
     _relative("longt5", "longt5"),
     _relative("longt5-tglobal", "longt5", encoder_attention_type="transient-global"),
