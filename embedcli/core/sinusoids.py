@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
 # sin/cos pairs (the original Transformer's), all sines then all cosines (fairseq's, XGLM's),
 # the same without a padding row (Pegasus-X's), or the original Transformer's frequencies with the
-# sines first (Marian's, Pegasus's)
-Sinusoid = Literal["interleaved", "halves", "halves_unpadded", "split"]
+# sines first (Marian's, Pegasus's; CTRL's, computed in float32 by torch)
+Sinusoid = Literal["interleaved", "halves", "halves_unpadded", "split", "ctrl"]
 
 
 def sinusoidal_table(context_length: int, d_model: int) -> torch.Tensor:
@@ -77,6 +77,18 @@ def _halves_unpadded(rows: int, d_model: int, padding_idx: int | None) -> torch.
     return halves_sinusoids(rows, d_model)  # every row a position (Pegasus-X)
 
 
+def ctrl_sinusoids(rows: int, d_model: int, padding_row: int | None = None) -> torch.Tensor:
+    """CTRL's table (its ``positional_encoding``): column j's angle is pos / 10000^(2(j//2)/d);
+    the sines of the even columns' angles, then the cosines of the odd columns'. In float32,
+    by CTRL's own torch operations (``padding_row``: not used, CTRL has none)."""
+    import torch
+
+    position = torch.arange(rows, dtype=torch.int64).to(torch.float).unsqueeze(1)  # (R, 1)
+    column = torch.arange(d_model, dtype=torch.int64).to(torch.float).unsqueeze(0)  # (1, d)
+    angles = position * (1 / torch.pow(10000, (2 * (column // 2)) / d_model))  # (R, d)
+    return torch.cat([torch.sin(angles[:, 0::2]), torch.cos(angles[:, 1::2])], dim=-1)
+
+
 def _interleaved(rows: int, d_model: int, padding_idx: int | None) -> torch.Tensor:
     return sinusoidal_table(rows, d_model).float()
 
@@ -86,6 +98,7 @@ _BUILDERS: dict[str, Callable[[int, int, int | None], torch.Tensor]] = {
     "halves": halves_sinusoids,
     "halves_unpadded": _halves_unpadded,
     "split": split_sinusoids,
+    "ctrl": ctrl_sinusoids,
 }
 
 

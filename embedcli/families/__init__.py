@@ -8,9 +8,10 @@
 - one module per family group, each holding all of its families: table keys, the steps before
   the first block, the position rule, the parameter formula, the GGUF architectures, the
   presets: ``gpt2``, ``llama``, ``mistral``, ``qwen``, ``gemma``, ``phi``, ``olmo``,
-  ``gptneox``, ``bloom``, ``opt``, ``falcon``, ``bert``, ``t5``, ``bart``, ``mamba``,
+  ``gptneox``, ``bloom``, ``opt``, ``falcon``, ``bert``, ``t5``, ``bart``, ``seq2seq``, ``mamba``,
   ``hybrid``, ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``,
-  ``modernbert``, ``multimodal``, ``ropemakers``, ``minimax``, ``normed``,
+  ``modernbert``, ``ropemakers``, ``minimax``, ``normed``, ``exaone``, ``openai``, ``salesforce``,
+  ``databricks``, ``multimodal``,
   ``encoders``.
 
 Importing the package registers every group, in this order (the presets' order, and the
@@ -50,6 +51,10 @@ from embedcli.families import (  # noqa: F401  (each module registers its famili
     minimax,
     normed,
     multimodal,
+    exaone,
+    openai,
+    salesforce,
+    databricks,
     encoders,
 )
 # isort: on

@@ -1,10 +1,17 @@
-"""Cohere's Command R families."""
+"""Cohere's Command R families, and the text model of Cohere's Compass (North) wrapper."""
 
 from __future__ import annotations
 
-from embedcli.families.registry import register, rope_family
+from embedcli.families.registry import Family, register, rope_family
 
 register(
     rope_family("Cohere (Command R)", "cohere", arch="Cohere"),
     rope_family("Cohere 2", "cohere2", arch="Cohere2"),
+    rope_family("Cohere 2 MoE", "cohere2_moe", arch="Cohere2Moe"),
+    # its multimodal rope sections read one position stream for text: plain rope angles
+    Family(
+        name="Cohere Compass (text)",
+        model_types=("cohere_compass_text",),
+        architectures=("CohereCompassTextModel", "CohereCompassForCausalLM"),
+    ),
 )

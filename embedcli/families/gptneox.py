@@ -1,5 +1,5 @@
-"""EleutherAI's GPT-NeoX and GPT-J, and the families built on them (CodeGen, Persimmon, StableLM):
-rope on part of each head (``rotary_dim``, or a partial rotary factor).
+"""EleutherAI's GPT-NeoX and GPT-J, and the families built on them (GPT-NeoX Japanese, CodeGen,
+Persimmon, StableLM): rope on part of each head (``rotary_dim``, or a partial rotary factor).
 """
 
 from __future__ import annotations
@@ -79,6 +79,14 @@ register(
         prefixes=("transformer",),
         context=("n_positions", "n_ctx"),
         rope_dim="rotary_dim",
+    ),
+    Family(
+        name="GPT-NeoX Japanese",
+        model_types=("gpt_neox_japanese",),
+        architectures=("GPTNeoXJapaneseModel", "GPTNeoXJapaneseForCausalLM"),
+        token=("embed_in.weight",),
+        prefixes=("gpt_neox_japanese",),
+        head="embed_out.weight",
     ),
     rope_family("Persimmon", "persimmon", arch="Persimmon"),
     rope_family("StableLM", "stablelm", arch="StableLm"),

@@ -1,4 +1,8 @@
-"""IBM's Granite families: the token embeddings times the config's ``embedding_multiplier``."""
+"""IBM's Granite families: the token embeddings times the config's ``embedding_multiplier``.
+
+Granite SWA and GraniteMoE SWA are not here yet: each layer has its own rope base
+(``layer_rope_theta``, 0 for no rope), which embedcli's rope reading does not take.
+"""
 
 from __future__ import annotations
 

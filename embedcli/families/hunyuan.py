@@ -1,4 +1,5 @@
-"""Tencent's Hunyuan families."""
+"""Tencent's Hunyuan families. Hunyuan V4 is not here: its first block reads ``hc_mult``
+copies of the token embeddings (hyper-connections), a step embedcli does not have yet."""
 
 from __future__ import annotations
 

@@ -176,4 +176,17 @@ register(
     rope_family("Flint", "flint", arch="Flint"),
     rope_family("Jais 2", "jais2", arch="Jais2"),
     rope_family("LongCat-Flash", "longcat_flash", arch="LongcatFlash"),
+    rope_family("A.X K2", "axk2", arch="AXK2", rope_dim="qk_rope"),
+    rope_family("Beam", "beam", arch="Beam"),
+    rope_family("Ergo", "ergo", arch="Ergo"),
+    rope_family(
+        "Dory",
+        "dory",
+        arch="Dory",
+        token=("embed_tokens.weight", "embeddings.weight"),
+        prefixes=("model", "backbone"),
+    ),
+    rope_family("dots.llm1", "dots1", arch="Dots1"),
+    rope_family("HRM (text)", "hrm_text", arch="HrmText", scale="embedding_scale"),
+    rope_family("HyperCLOVA X", "hyperclovax", arch="HyperCLOVAX", scale="embedding_multiplier"),
 )

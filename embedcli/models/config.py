@@ -32,7 +32,7 @@ class ModelConfig:
     rope_theta: float | None  # the first block's rope base
     rope_dim: int | None  # dimensions the rotation covers
     rope_scaling: str | None  # a rope_type other than default (llama3, yarn, ...), named
-    rope_scaling_params: tuple[tuple[str, Any], ...] | None  # linear, llama3; else not applied
+    rope_scaling_params: tuple[tuple[str, Any], ...] | None  # every type, resolved
     tie_word_embeddings: bool | None
     embed_scale: float  # what the model multiplies token embeddings by
     file: str = CONFIG_FILE
@@ -53,6 +53,9 @@ class ModelConfig:
     # a wrapper's other sub-configs (image and audio towers): {config key: model_type}; their
     # outputs never reach the first block for token ids alone, and embedcli does not show them
     not_shown: dict[str, str] | None = None
+    rope_layer_type: str | None = None  # the first block's layer type, where rope names one
+    rope_layer_types: dict[str, str] | None = None  # rope_type per layer type, where several
+    sliding_window: int | None = None  # sliding layers' attention window
 
     def summary(self) -> dict[str, Any]:
         """The fields a report shows, without the empty ones."""
@@ -65,6 +68,10 @@ class ModelConfig:
             "rope_theta": self.rope_theta,
             "rope_bases": self.rope_bases,
             "rope_scaling": self.rope_scaling,
+            "rope_attention_factor": dict(self.rope_scaling_params or ()).get("attention_factor"),
+            "rope_layer_type": self.rope_layer_type,
+            "rope_layer_types": self.rope_layer_types,
+            "sliding_window": self.sliding_window,
             "alibi_slopes": None if self.alibi_slopes is None else list(self.alibi_slopes),
             "relative_attention": self.relative,
             "tie_word_embeddings": self.tie_word_embeddings,
@@ -204,6 +211,9 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         alibi_slopes=position.get("alibi_slopes"),
         relative=position.get("relative"),
         heads=position.get("heads"),
+        rope_layer_type=position.get("rope_layer_type"),
+        rope_layer_types=position.get("rope_layer_types"),
+        sliding_window=position.get("sliding_window"),
         stack=_stack(family, data),
         not_shown=_not_shown(data, family),
     )
@@ -249,6 +259,11 @@ def _scale(family: Family, text: dict[str, Any], d_model: int | None, where: str
             raise ConfigError(f"{where}: {family.name} scales by sqrt(hidden_size): give it")
         return round_to(math.sqrt(d_model), "bfloat16")
     value = text.get(family.scale)
+    if value is None and family.scale not in family.defaults():  # HRM's: 1 / initializer_range
+        raise ConfigError(
+            f"{where}: {family.name} derives {family.scale} from other fields where config.json "
+            f"leaves it out, and embedcli does not guess it: give {family.scale}"
+        )
     return 1.0 if value is None else positive(value, family.scale, where)
 
 
@@ -332,6 +347,14 @@ def _named(text: dict[str, Any], family: Family, model_type: str, where: str) ->
 _V4_ROPE = ("rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct")
 
 
+def _untyped(default: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """The defaults' rope set without its rope_type where config.json names the type by the
+    older ``type`` key: transformers reads ``type`` when ``rope_type`` is absent."""
+    if "type" in given and "rope_type" not in given:
+        return {k: v for k, v in default.items() if k != "rope_type"}
+    return default
+
+
 def with_defaults(text: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     """``text`` with each field it leaves out taken from its family's defaults, as transformers
     fills them; rope's parameters merged key by key, and a transformers 4 config's top-level
@@ -344,10 +367,10 @@ def with_defaults(text: dict[str, Any], defaults: dict[str, Any]) -> dict[str, A
     if isinstance(given, dict):
         if per_type and given and all(isinstance(v, dict) for v in given.values()):
             merged["rope_parameters"] = {
-                k: {**default_rope.get(k, {}), **v} for k, v in given.items()
+                k: {**_untyped(default_rope.get(k, {}), v), **v} for k, v in given.items()
             }
         elif not per_type:
-            merged["rope_parameters"] = {**default_rope, **given}
+            merged["rope_parameters"] = {**_untyped(default_rope, given), **given}
         return merged
     if given is not None:
         return merged  # not an object: refused by _check_types

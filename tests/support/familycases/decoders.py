@@ -1,10 +1,84 @@
-"""Tiny models of the decoders group: see tests/support/familycases/__init__.py."""
+"""Tiny models of the decoders group (rope decoders with MoE, MLA, scaled inputs; CTRL, CPM-Ant,
+GPT-NeoX-Japanese, DBRX, gpt-oss): see tests/support/familycases/__init__.py.
+
+SMALL leaves a config's per-layer lists at the real model's length; ``layers`` cuts or
+stretches each to the tiny model's layers.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from support.familycases.case import Case
 
-CASES: tuple[Case, ...] = ()
+# the per-layer lists some configs keep, each as long as the layers
+_PER_LAYER = ("layer_types", "mlp_layer_types")
+
+
+def layers(config: Any) -> Any:
+    """``config`` with its per-layer lists as long as its layers (the last entry repeated)."""
+    n = config.num_hidden_layers
+    for name in _PER_LAYER:
+        value = getattr(config, name, None)
+        if isinstance(value, list) and value:
+            setattr(config, name, (value + value[-1:] * n)[:n])
+    return config
+
+
+def _dory(config: Any) -> Any:
+    """Dory's two layers: one input layer and one output layer, none recurrent."""
+    config.n_input_layers, config.n_recurrent_layers, config.n_output_layers = 1, 0, 1
+    return layers(config)
+
+
+def _dbrx(config: Any) -> Any:
+    """DBRX's attention reads attn_config.rope_theta, which its config class no longer has
+    (its rope is rope_parameters): set, and unused; its experts as wide as the tiny model."""
+    config.attn_config.rope_theta = config.rope_parameters["rope_theta"]
+    config.ffn_config.hidden_size, config.ffn_config.ffn_hidden_size = config.d_model, 96
+    return config
+
+
+def _rope(name: str, model_type: str, configure: Any = layers, **fields: Any) -> Case:
+    return Case(name, model_type, fields, configure=configure)
+
+
+CASES: tuple[Case, ...] = (
+    _rope("axk2", "axk2"),
+    _rope("cohere2_moe", "cohere2_moe"),
+    _rope("deepseek_v32", "deepseek_v32"),
+    _rope("dory", "dory", configure=_dory),
+    _rope("dots1", "dots1", n_shared_experts=1),
+    _rope("exaone", "exaone"),
+    _rope("exaone_moe", "exaone_moe"),
+    _rope("glm4_moe_lite", "glm4_moe_lite"),
+    _rope("glm_moe_dsa", "glm_moe_dsa"),
+    _rope("gpt_oss", "gpt_oss"),  # yarn, its default
+    _rope(
+        "gpt_oss-default-rope",
+        "gpt_oss",
+        rope_parameters={"rope_type": "default", "rope_theta": 150000.0},
+    ),
+    _rope("hrm_text", "hrm_text"),
+    _rope("hyperclovax", "hyperclovax", embedding_multiplier=3.0),
+    _rope("dbrx", "dbrx", configure=_dbrx),
+    _rope("gpt_neox_japanese", "gpt_neox_japanese"),
+    _rope("gpt_neox_japanese-partial", "gpt_neox_japanese", rotary_pct=0.5),
+    Case("ctrl", "ctrl", positional="sinusoidal"),
+    Case("ctrl-base", "ctrl", kind="base", positional="sinusoidal"),
+)
+
+# cases that build, of types embedcli refuses by name until per-layer-type rope with rope-free
+# layer types (None in rope_parameters) is read: each goes into CASES then
+WAITING: tuple[Case, ...] = (
+    _rope("beam", "beam"),
+    _rope("ergo", "ergo"),
+    _rope(
+        "cohere_compass_text",
+        "cohere_compass_text",
+        rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+    ),
+)
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 LEFT_OUT: dict[str, str] = {}

@@ -1,0 +1,41 @@
+"""Decoders whose input layer hangs on a config field embedcli cannot read as transformers does
+(HRM's derived embedding scale; rope per layer type with rope-free types: Beam, Ergo, Cohere
+Compass) are refused by the field's name: never a number computed without it."""
+
+from __future__ import annotations
+
+import pytest
+
+from embedcli.errors import ConfigError
+from embedcli.models.config import parse_config
+
+SMALL = {
+    "vocab_size": 384,
+    "hidden_size": 64,
+    "num_attention_heads": 4,
+    "num_hidden_layers": 2,
+    "max_position_embeddings": 96,
+}
+
+
+@pytest.mark.parametrize("given", [{}, {"embedding_scale": None}])
+def test_hrm_text_without_its_embedding_scale_is_refused(given: dict) -> None:
+    """HRM's config class makes a missing embedding_scale 1 / initializer_range."""
+    config = {"model_type": "hrm_text", **SMALL, "initializer_range": 0.05, **given}
+    with pytest.raises(ConfigError, match="embedding_scale"):
+        parse_config(config, "config.json")
+
+
+def test_hrm_text_with_its_embedding_scale_is_read() -> None:
+    config = {"model_type": "hrm_text", **SMALL, "embedding_scale": 20.0}
+    assert parse_config(config, "config.json").embed_scale == 20.0
+
+
+@pytest.mark.parametrize("model_type", ["beam", "ergo", "cohere_compass_text"])
+def test_rope_per_layer_type_with_rope_free_types_is_refused(model_type: str) -> None:
+    """Their rope_parameters hold one set per layer type, and None for a type without rope:
+    embedcli does not yet say which one the first block uses."""
+    rope = {"full_attention": None, "sliding_attention": {"rope_type": "default"}}
+    config = {"model_type": model_type, **SMALL, "rope_parameters": rope}
+    with pytest.raises(ConfigError, match="rope_parameters"):
+        parse_config(config, "config.json")
