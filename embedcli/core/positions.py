@@ -1,5 +1,6 @@
-"""Positional encodings as formulas: rope's frequencies and rotation angles
-(with a model's linear or llama3 scaling), and ALiBi's slopes and biases.
+"""Positional encodings as formulas: ``--rope-scaling``'s spec, rope's angles wrapped and by
+distance (the frequencies themselves are core/rope.py's, every scaling), and ALiBi's slopes
+and biases.
 
 torch is imported inside the functions that need it: a flag's spec (``--rope-scaling``) is read
 without it.
@@ -11,47 +12,122 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from embedcli.core.rope import (  # noqa: F401  (the rope formulas' home; kept importable here)
+    ROPE_TYPES,
+    Scaling,
+    rope_angles,
+    rope_attention_factor,
+    rope_inverse_frequencies,
+    rope_sequence_length,
+)
+
 if TYPE_CHECKING:
     import torch
 
-Scaling = tuple[tuple[str, object], ...]  # (("rope_type", "llama3"), ("factor", 8.0), ...)
-
-# The rope scaling types computed here, and their fields after the factor, in the order a
-# --rope-scaling spec gives them; llama3's defaults are Llama 3.1's published ones.
+# The --rope-scaling forms: positional fields after the type, then optional NAME=VALUE ones
+# (yarn's and longrope's); llama3's defaults are Llama 3.1's published ones.
 SCALING_FIELDS = {
-    "linear": (),
-    "llama3": ("low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+    "linear": ("factor",),
+    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+    "dynamic": ("factor", "max_position_embeddings"),
+    "yarn": ("factor", "original_max_position_embeddings"),
+    "longrope": ("factor", "original_max_position_embeddings", "short_factor", "long_factor"),
+    "proportional": ("factor", "partial_rotary_factor"),
+}
+SCALING_OPTIONS = {
+    "yarn": ("beta_fast", "beta_slow", "mscale", "mscale_all_dim", "attention_factor", "truncate"),
+    "longrope": ("attention_factor",),
 }
 LLAMA3_DEFAULTS = (1.0, 4.0, 8192.0)  # low, high, original context (Llama 3.1's config.json)
-SCALING_SPECS = "linear:FACTOR, llama3:FACTOR or llama3:FACTOR:LOW:HIGH:ORIGINAL"
+SCALING_FORMS = {
+    "linear": "linear:FACTOR",
+    "llama3": "llama3:FACTOR[:LOW:HIGH:ORIGINAL]",
+    "dynamic": "dynamic:FACTOR:CONTEXT",
+    "yarn": "yarn:FACTOR:ORIGINAL[:NAME=VALUE...]",
+    "longrope": "longrope:FACTOR:ORIGINAL:SHORT,...:LONG,...[:attention_factor=A]",
+    "proportional": "proportional:FACTOR[:PARTIAL]",
+}
+SCALING_SPECS = ", ".join(SCALING_FORMS.values())
+_CONTEXTS = ("original_max_position_embeddings", "max_position_embeddings")
 
 
 def parse_rope_scaling(spec: str) -> Scaling:
     """A ``--rope-scaling`` spec as the pairs a model's config gives: ``linear:8``, ``llama3:8``
-    (Llama 3.1's low 1, high 4 and original 8192) or ``llama3:8:1:4:8192``. A ValueError says
-    what is wrong with any other."""
+    (Llama 3.1's low 1, high 4 and original 8192), ``llama3:8:1:4:8192``, ``dynamic:2:4096``
+    (factor, context), ``yarn:4:32768`` (factor, original context; then ``beta_fast=32``,
+    ``beta_slow=1``, ``mscale=1``, ``mscale_all_dim=1``, ``attention_factor=A``,
+    ``truncate=false``), ``longrope:16:4096:1,1.2,...:2,4,...`` (factor, original context, a short
+    and a long factor per pair; then ``attention_factor=A``), ``proportional:1:0.25`` (factor,
+    partial rotary factor). A ValueError says what is wrong with any other."""
     text = spec.strip().lower()
     name, _, rest = text.partition(":")
-    values = rest.split(":") if rest else []
-    example = f"write {SCALING_SPECS} (llama3:8 is Llama 3.1's)"
+    parts = rest.split(":") if rest else []
+    example = f"write {SCALING_SPECS}"
     if name not in SCALING_FIELDS:
-        known = " and ".join(SCALING_FIELDS)
+        known = ", ".join(SCALING_FIELDS)
         raise ValueError(f"{spec!r}: embedcli computes {known} rope scaling; {example}")
+    values = [p for p in parts if "=" not in p]
+    options = [p for p in parts if "=" in p]
+    if options and parts[: len(values)] != values:
+        raise ValueError(f"{spec!r}: NAME=VALUE options come after the positional fields")
     fields = SCALING_FIELDS[name]
-    if len(values) == 1 and fields:
+    if name == "llama3" and len(values) == 1:
         values += [f"{v:g}" for v in LLAMA3_DEFAULTS]
-    if len(values) != 1 + len(fields):
-        raise ValueError(f"{spec!r}: {example}")
-    numbers = [_spec_number(v, spec) for v in values]
-    if numbers[0] < 1:
+    if name == "proportional" and len(values) == 1:
+        values.append("1")
+    if len(values) != len(fields):
+        raise ValueError(f"{spec!r}: write {SCALING_FORMS[name]}")
+    pairs: dict[str, object] = {"rope_type": name}
+    for field, value in zip(fields, values, strict=True):
+        if field.endswith("_factor") and name == "longrope" and field != "factor":
+            pairs[field] = tuple(_spec_number(v, spec) for v in value.split(","))
+        else:
+            pairs[field] = _spec_number(value, spec)
+    for option in options:
+        key, _, value = option.partition("=")
+        if key not in SCALING_OPTIONS.get(name, ()):
+            allowed = ", ".join(SCALING_OPTIONS.get(name, ())) or "none"
+            raise ValueError(f"{spec!r}: {name} takes no option {key!r} (its options: {allowed})")
+        if key == "truncate":
+            if value not in ("true", "false"):
+                raise ValueError(f"{spec!r}: truncate is true or false, got {value!r}")
+            pairs[key] = value == "true"
+        else:
+            pairs[key] = _spec_number(value, spec)
+    _check_spec(name, pairs, spec)
+    return tuple(pairs.items())
+
+
+def _check_spec(name: str, pairs: dict[str, object], spec: str) -> None:
+    factor = float(pairs["factor"])  # type: ignore[arg-type]
+    if factor < 1:
         raise ValueError(f"{spec!r}: the factor must be at least 1 (it stretches wavelengths)")
     if name == "llama3":
-        low, high, original = numbers[1:]
-        if not 0 < low < high:
+        low, high = pairs["low_freq_factor"], pairs["high_freq_factor"]
+        if not 0 < low < high:  # type: ignore[operator]
             raise ValueError(f"{spec!r}: llama3 needs 0 < LOW < HIGH, got {low:g} and {high:g}")
-        if original < 1 or original != int(original):
-            raise ValueError(f"{spec!r}: ORIGINAL is a context length: a whole number of tokens")
-    return (("rope_type", name), ("factor", numbers[0]), *zip(fields, numbers[1:], strict=True))
+    for key in _CONTEXTS:
+        length = pairs.get(key)
+        if length is not None and (length < 1 or length != int(length)):  # type: ignore[operator]
+            what = "ORIGINAL" if key.startswith("original") else "CONTEXT"
+            raise ValueError(f"{spec!r}: {what} is a context length: a whole number of tokens")
+    partial = pairs.get("partial_rotary_factor")
+    if partial is not None and partial > 1:  # type: ignore[operator]
+        raise ValueError(f"{spec!r}: PARTIAL is the share of the head turned, at most 1")
+    if name == "longrope" and len(pairs["short_factor"]) != len(pairs["long_factor"]):  # type: ignore[arg-type]
+        raise ValueError(f"{spec!r}: longrope's SHORT and LONG lists have one factor per pair each")
+
+
+def check_scaling_pairs(scaling: Scaling | None, dim: int) -> str | None:
+    """Why a scaling does not fit ``dim`` rotated dimensions (longrope's factor lists have
+    one per pair), or None."""
+    params = dict(scaling or ())
+    if params.get("rope_type") != "longrope":
+        return None
+    for key in ("short_factor", "long_factor"):
+        if len(params[key]) != dim // 2:  # type: ignore[arg-type]
+            return f"longrope's {key} has {len(params[key])} factors for {dim // 2} pairs"  # type: ignore[arg-type]
+    return None
 
 
 def _spec_number(value: str, spec: str) -> float:
@@ -62,51 +138,6 @@ def _spec_number(value: str, spec: str) -> float:
     if not math.isfinite(number) or number <= 0:
         raise ValueError(f"{spec!r}: {value!r} must be a positive finite number")
     return number
-
-
-def rope_inverse_frequencies(
-    dim: int, theta: float = 10000.0, scaling: Scaling | None = None, device: object = None
-) -> torch.Tensor:
-    """RoPE's frequency per pair of rotated dimensions, theta^(-2i/r) for i < r/2, in float32
-    as Hugging Face computes it; a model's ``linear`` or ``llama3`` scaling applied."""
-    import torch
-
-    even = torch.arange(0, dim, 2, dtype=torch.int64, device=device).float()
-    inverse_frequency = 1.0 / (theta ** (even / dim))  # (r/2,)
-    if scaling:
-        inverse_frequency = _scaled_frequencies(inverse_frequency, dict(scaling))
-    return inverse_frequency
-
-
-def rope_angles(
-    position_ids: torch.Tensor,
-    dim: int,
-    theta: float = 10000.0,
-    scaling: Scaling | None = None,
-) -> torch.Tensor:
-    """RoPE's rotation angle for each position and pair of dimensions: pos * theta^(-2i/r),
-    with r the dimensions rotated (one attention head's) and theta the model's base; a model's
-    ``linear`` or ``llama3`` scaling (Llama 3.1 and later) applied to the frequencies."""
-    inverse_frequency = rope_inverse_frequencies(dim, theta, scaling, position_ids.device)
-    return position_ids.float().unsqueeze(1) * inverse_frequency  # (T, 1) * (r/2,) -> (T, r/2)
-
-
-def _scaled_frequencies(inverse: torch.Tensor, scaling: dict) -> torch.Tensor:
-    """Linear scaling divides every frequency by the factor; llama3 divides only the low ones
-    (wavelength above original_context / low_freq_factor) and blends the middle band."""
-    import torch
-
-    factor = float(scaling["factor"])
-    if scaling["rope_type"] == "linear":
-        return inverse / factor
-    low, high = float(scaling["low_freq_factor"]), float(scaling["high_freq_factor"])
-    original = float(scaling["original_max_position_embeddings"])
-    wavelength = 2 * math.pi / inverse
-    scaled = torch.where(wavelength > original / low, inverse / factor, inverse)
-    smooth = (original / wavelength - low) / (high - low)
-    blended = (1 - smooth) * scaled / factor + smooth * scaled
-    middle = ~(wavelength < original / high) * ~(wavelength > original / low)
-    return torch.where(middle, blended, scaled)
 
 
 def wrap_angles(angles: torch.Tensor) -> torch.Tensor:

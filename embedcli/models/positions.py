@@ -1,6 +1,7 @@
 """A config's position fields, read as the family's entry says: rope's bases, rotated
-dimensions and scaling (transformers 4's top-level keys and 5's ``rope_parameters``, also per
-layer type), ALiBi's slopes per head, T5's relative buckets.
+dimensions and scaling (every type of transformers' ROPE_INIT_FUNCTIONS, resolved; transformers
+4's top-level keys and 5's ``rope_parameters``, also per layer type;
+sliding windows), ALiBi's slopes per head, T5's relative buckets.
 """
 
 from __future__ import annotations
@@ -11,12 +12,20 @@ from typing import Any
 from embedcli.errors import ConfigError
 from embedcli.families.registry import Family
 
-# the rope scaling types embedcli computes the angles of, and the fields each needs; with any
-# other (yarn, dynamic, longrope, ...) the angles are not shown, and the report says so
-SCALING_KEYS = {
-    "linear": ("factor",),
-    "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
+# each rope type's fields as transformers' ROPE_INIT_FUNCTIONS read them: (required, optional);
+# a rope_type not here is refused by name, never drawn as another
+SCALING_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "linear": (("factor",), ()),
+    "llama3": (("factor", "low_freq_factor", "high_freq_factor"), ()),
+    "dynamic": (("factor",), ()),
+    "yarn": (
+        ("factor",),
+        ("attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim"),
+    ),
+    "longrope": (("short_factor", "long_factor"), ("factor", "attention_factor")),
+    "proportional": ((), ("factor",)),
 }
+_ORIGINAL = ("llama3", "yarn", "longrope")  # the types with original_max_position_embeddings
 
 
 def positive(value: Any, name: str, where: str, low: float = 0.0) -> float:
@@ -181,23 +190,57 @@ def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -
         kind = p.get("rope_type") or p.get("type") or "default"
         if not isinstance(kind, str):
             raise ConfigError(f"{where}: rope_type must be a name, got {kind!r}")
-        if name != first:
-            _scaling(kind, p, where)  # every layer type's entry is checked, not only the drawn
+        if name != first:  # every layer type's entry is checked, not only the drawn
+            _scaling(kind, p, text, where, len(sets) > 1 or _nested(text.get("rope_parameters")))
     params = sets[first]
     rope_type = params.get("rope_type") or params.get("type") or "default"
+    nested = len(sets) > 1 or _nested(text.get("rope_parameters"))
+    scaling = _scaling(rope_type, params, text, where, nested)
+    dim = _rope_dim(family, text, params, heads, where, rope_type == "proportional")
+    if scaling and dim is not None:
+        from embedcli.core.positions import check_scaling_pairs
+
+        wrong = check_scaling_pairs(scaling, dim)
+        if wrong:
+            raise ConfigError(f"{where}: {wrong} ({dim} rotated dimensions per head)")
     return {
         "rope_theta": bases[first],
         "rope_bases": bases if len(bases) > 1 else None,
-        "rope_dim": _rope_dim(family, text, params, heads, where),
+        "rope_dim": dim,
         "rope_scaling": rope_type if rope_type != "default" else None,
-        "rope_scaling_params": _scaling(rope_type, params, where),
+        "rope_scaling_params": scaling,
+        "rope_layer_type": first if len(sets) > 1 or first != "default" else None,
+        "rope_layer_types": {
+            name: p.get("rope_type") or p.get("type") or "default" for name, p in sets.items()
+        }
+        if len(sets) > 1
+        else None,
+        "sliding_window": _sliding_window(text, where),
     }
 
 
+def _sliding_window(text: dict[str, Any], where: str) -> int | None:
+    """The attention window of sliding layers (``sliding_window``, or
+    ``attention.sliding_window``), reported beside the rope it limits."""
+    window = text.get("sliding_window")
+    attention = text.get("attention")
+    if window is None and isinstance(attention, dict):
+        window = attention.get("sliding_window")
+    if text.get("use_sliding_window") is False or window in (None, False, 0):
+        return None  # transformers' masks slide only where the window is set (Qwen2's flag)
+    return count(window, "sliding_window", where)
+
+
 def _rope_dim(
-    family: Family, text: dict[str, Any], params: dict[str, Any], heads: int | None, where: str
+    family: Family,
+    text: dict[str, Any],
+    params: dict[str, Any],
+    heads: int | None,
+    where: str,
+    whole: bool = False,
 ) -> int | None:
-    """The dimensions each head rotates, by the family's rule."""
+    """The dimensions each head rotates, by the family's rule; ``whole``: the head's
+    (proportional rope turns part of it and leaves the rest at angle 0)."""
     if family.rope_dim == "qk_rope":
         return count(text.get("qk_rope_head_dim"), "qk_rope_head_dim", where)
     d_model = _width(text)
@@ -212,6 +255,8 @@ def _rope_dim(
     if family.rope_dim == "rotary_dim":
         rotary = count(text.get("rotary_dim"), "rotary_dim", where)
         return rotary if rotary is not None else head_dim
+    if whole:
+        return head_dim
     factor = params.get("partial_rotary_factor", params.get("rotary_pct"))
     if factor is None:
         factor = text.get("partial_rotary_factor", text.get("rotary_pct"))
@@ -223,29 +268,100 @@ def _rope_dim(
     return int(head_dim * factor)
 
 
-def _scaling(rope_type: str, params: dict[str, Any], where: str) -> Any:
-    """The scaling parameters embedcli applies (linear, llama3), checked; for any other type,
-    the type with ``applied: False``; None for none."""
+def _scaling(
+    rope_type: str, params: dict[str, Any], text: dict[str, Any], where: str, nested: bool
+) -> Any:
+    """The scaling parameters, checked and resolved as transformers resolves them (the
+    original context, yarn's and longrope's factor from the contexts); None for none. A type
+    embedcli does not know is refused by name."""
     if rope_type == "default":
         return None
     if rope_type not in SCALING_KEYS:
-        return (("rope_type", rope_type), ("applied", False))
-    values = {
-        key: positive(params.get(key), f"rope_scaling {key}", where)
-        for key in SCALING_KEYS[rope_type]
-    }
-    # the same rules as --rope-scaling's (core.positions.parse_rope_scaling)
-    if values["factor"] < 1:
+        known = ", ".join(("default", *SCALING_KEYS))
+        raise ConfigError(
+            f"{where}: rope_type {rope_type!r} is not one embedcli computes ({known}): "
+            "its angles are refused rather than guessed"
+        )
+    required, optional = SCALING_KEYS[rope_type]
+    label = f"rope_scaling {rope_type}"
+    if rope_type == "yarn" and ("short_factor" in params or "long_factor" in params):
+        raise ConfigError(
+            f"{where}: rope_type 'yarn' with short_factor/long_factor (Phi-3's code reads "
+            "that as longrope, yarn's ignores the lists): embedcli does not guess which"
+        )
+    values: dict[str, Any] = {"rope_type": rope_type}
+    for key in required:
+        if params.get(key) is None and not (key == "factor" and "factor" in params
+                                             and rope_type == "yarn"):  # fmt: skip
+            raise ConfigError(f"{where}: {label} needs {key}, which config.json does not give")
+    if rope_type in _ORIGINAL:
+        values["original_max_position_embeddings"] = _original(params, text, where, nested)
+    context = text.get("max_position_embeddings")
+    for key in (*required, *optional):
+        value = params.get(key)
+        if value is None:
+            continue
+        if key.endswith(("short_factor", "long_factor")):
+            values[key] = _factors(value, f"{label} {key}", where)
+        else:
+            values[key] = positive(value, f"{label} {key}", where)
+    if rope_type in ("yarn", "longrope") and values.get("factor") is None:
+        values["factor"] = positive(context, "max_position_embeddings", where) / float(
+            values["original_max_position_embeddings"]
+        )  # transformers' ratio of the two contexts (DeepSeek-V3, Phi-3)
+    elif "factor" in values and values["factor"] < 1 and rope_type != "longrope":
         raise ConfigError(
             f"{where}: rope_scaling factor must be at least 1 (it stretches wavelengths), "
             f"got {values['factor']:g}"
         )
     if rope_type == "llama3" and values["high_freq_factor"] <= values["low_freq_factor"]:
         raise ConfigError(f"{where}: rope_scaling high_freq_factor must exceed low_freq_factor")
-    original = values.get("original_max_position_embeddings")
-    if original is not None and (original < 1 or original != int(original)):
+    if rope_type == "dynamic":
+        values["max_position_embeddings"] = count(context, "max_position_embeddings", where)
+        if values["max_position_embeddings"] is None:
+            raise ConfigError(f"{where}: dynamic rope scaling needs max_position_embeddings")
+    if rope_type == "yarn":
+        truncate = params.get("truncate", True)
+        if not isinstance(truncate, bool):
+            raise ConfigError(f"{where}: {label} truncate must be true or false, got {truncate!r}")
+        if nested and truncate is not True:
+            raise ConfigError(
+                f"{where}: {label} truncate {truncate!r} in a per-layer-type rope_parameters: "
+                "transformers reads truncate from the top level there, so embedcli does not "
+                "guess which applies"
+            )
+        values["truncate"] = truncate
+    if rope_type == "proportional":
+        partial = params.get("partial_rotary_factor", text.get("partial_rotary_factor", 1.0))
+        values["partial_rotary_factor"] = positive(partial, "partial_rotary_factor", where)
+    if rope_type in ("yarn", "longrope"):
+        from embedcli.core.rope import rope_attention_factor
+
+        values["attention_factor"] = rope_attention_factor(tuple(values.items()))
+    return tuple(values.items())
+
+
+def _original(params: dict[str, Any], text: dict[str, Any], where: str, nested: bool) -> int:
+    """The pretraining context: a transformers 4 config's top-level
+    original_max_position_embeddings first (Phi-3), then the rope parameters', then
+    max_position_embeddings, as transformers' ``standardize_rope_params`` orders them."""
+    value = None if nested else text.get("original_max_position_embeddings")
+    if value is None:
+        value = params.get("original_max_position_embeddings")
+    if value is None:
+        value = text.get("max_position_embeddings")
+    name = "rope_scaling original_max_position_embeddings"
+    if value is None:
+        raise ConfigError(f"{where}: {name} is not given (nor max_position_embeddings)")
+    length = positive(value, name, where)
+    if length < 1 or length != int(length):
         raise ConfigError(
-            f"{where}: rope_scaling original_max_position_embeddings is a context length, a "
-            f"whole number of tokens; got {original:g}"
+            f"{where}: {name} is a context length, a whole number of tokens; got {length:g}"
         )
-    return (("rope_type", rope_type), *values.items())
+    return int(length)
+
+
+def _factors(value: Any, name: str, where: str) -> tuple[float, ...]:
+    if not isinstance(value, list | tuple) or not value:
+        raise ConfigError(f"{where}: {name} must be a list of numbers, one per rotated pair")
+    return tuple(positive(v, name, where) for v in value)

@@ -61,6 +61,8 @@ class EmbedReport:
     input_embeddings: torch.Tensor  # (B, T, d)
     verify: VerifyResult | None = None
     rope_angles: torch.Tensor | None = None  # (T, d/2) with positional rope
+    rope_attention_factor: float | None = None  # what attention multiplies cos and sin by
+    rope_sequence_length: int | None = None  # dynamic scaling: the length its angles are for
     scaled_embeddings: torch.Tensor | None = None  # (B, T, d): a model's input scaling (Gemma)
     projected_embeddings: torch.Tensor | None = None  # (B, T, d): OPT's project_in
     token_type_embeddings: torch.Tensor | None = None  # (B, T, d): BERT's type 0 rows
@@ -412,6 +414,7 @@ def run_embed(
         input_embeddings=_on_cpu(trace.input_embeddings),
         verify=checked,
         rope_angles=_on_cpu(trace.rope_angles),
+        **_rope_numbers(config, trace.rope_angles, trace.position_ids),
         scaled_embeddings=_on_cpu(trace.scaled_embeddings),
         projected_embeddings=_on_cpu(trace.projected_embeddings),
         token_type_embeddings=_on_cpu(trace.token_type_embeddings),
@@ -423,3 +426,19 @@ def run_embed(
         ),
     )
     return EmbedResult(report, trace.input_embeddings)
+
+
+def _rope_numbers(
+    config: EmbedConfig, angles: torch.Tensor | None, position_ids: torch.Tensor | None
+) -> dict[str, Any]:
+    """Beside rope's angles: the attention factor on cos and sin (yarn, longrope), and the
+    sequence length dynamic scaling's angles are for."""
+    from embedcli.core.rope import rope_attention_factor, rope_sequence_length
+
+    if angles is None or position_ids is None:
+        return {}
+    length = int(position_ids.max()) + 1 if position_ids.numel() else 0
+    return {
+        "rope_attention_factor": rope_attention_factor(config.rope_scaling),
+        "rope_sequence_length": rope_sequence_length(config.rope_scaling, length),
+    }

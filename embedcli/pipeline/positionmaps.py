@@ -14,8 +14,10 @@ from embedcli.core.memory import ensure_room
 from embedcli.core.positions import (
     by_distance,
     rope_angles,
+    rope_attention_factor,
     rope_distance_similarity,
     rope_inverse_frequencies,
+    rope_sequence_length,
     wrap_angles,
 )
 from embedcli.errors import MemoryLimitError
@@ -64,10 +66,12 @@ class RopeReport:
     heatmap: Heatmap  # angles (positions × pairs, wrapped) or the similarity by distance
     theta: float
     rope_dim: int  # rotated dimensions of one head: rope_dim / 2 pairs (the columns)
-    scaling: dict[str, Any] | None  # linear or llama3, as the model's config gives it
+    scaling: dict[str, Any] | None  # any rope type, as the model's config gives it (resolved)
     inverse_frequencies: np.ndarray  # (rope_dim / 2,) float32 values, scaling applied
     profile: np.ndarray | None = None  # --similarity: S by distance m - n = 0..T-1
     rope_bases: dict[str, float] | None = None  # every layer type's base, where they differ
+    attention_factor: float = 1.0  # what attention multiplies cos and sin by (yarn, longrope)
+    sequence_length: int | None = None  # dynamic: the sequence length the angles are for
 
 
 @dataclass
@@ -145,31 +149,74 @@ def power_of_two(log2: float) -> str:
     return f"2^{round(log2, 6):g}"
 
 
+_SCALING_WORDS = {  # field -> its short name in the details line
+    "factor": "factor",
+    "low_freq_factor": "low",
+    "high_freq_factor": "high",
+    "original_max_position_embeddings": "original",
+    "max_position_embeddings": "context",
+    "beta_fast": "beta_fast",
+    "beta_slow": "beta_slow",
+    "mscale": "mscale",
+    "mscale_all_dim": "mscale_all_dim",
+    "partial_rotary_factor": "partial",
+    "attention_factor": "attention factor",
+}
+
+
 def scaling_words(scaling: dict[str, Any] | None) -> str:
     """'scaling llama3 (factor 8, low 1, high 4, original 8,192)', or 'no scaling'."""
     if not scaling:
         return "no scaling"
-    if scaling["rope_type"] == "linear":
-        return f"scaling linear (factor {_number(scaling['factor'])})"
-    return (
-        f"scaling llama3 (factor {_number(scaling['factor'])}, low "
-        f"{_number(scaling['low_freq_factor'])}, high {_number(scaling['high_freq_factor'])}, "
-        f"original {_number(scaling['original_max_position_embeddings'])})"
-    )
+    numbers = {k: v for k, v in scaling.items() if isinstance(v, int | float)
+               and not isinstance(v, bool)}  # fmt: skip
+    said = [f"{word} {_number(numbers[key])}" for key, word in _SCALING_WORDS.items()
+            if key in numbers]  # fmt: skip
+    if scaling["rope_type"] == "yarn" and scaling.get("truncate") is False:
+        said.append("not truncated")
+    if scaling["rope_type"] == "longrope":
+        said.append(f"{len(scaling['short_factor'])} short and long factors")
+    return f"scaling {scaling['rope_type']} ({', '.join(said)})"
 
 
-def _scaling_note(scaling: dict[str, Any] | None) -> tuple[str, ...]:
+def _scaling_note(scaling: dict[str, Any] | None, rows: int) -> tuple[str, ...]:
     if not scaling:
         return ()
-    factor = _number(scaling["factor"])
-    if scaling["rope_type"] == "linear":
+    kind, factor = scaling["rope_type"], _number(scaling.get("factor", 1.0))
+    attention = _number(rope_attention_factor(tuple(scaling.items())))
+    if kind == "linear":
         return (f"linear scaling: every pair turns {factor}× slower than theta alone says",)
-    original = _number(scaling["original_max_position_embeddings"])
-    low, high = _number(scaling["low_freq_factor"]), _number(scaling["high_freq_factor"])
+    if kind == "llama3":
+        original = _number(scaling["original_max_position_embeddings"])
+        low, high = _number(scaling["low_freq_factor"]), _number(scaling["high_freq_factor"])
+        return (
+            f"llama3 scaling: pairs whose wavelength 2π/inv_freq exceeds {original}/{low} turn "
+            f"{factor}× slower, those under {original}/{high} keep their speed, and the band "
+            "between is blended",
+        )
+    if kind == "dynamic":
+        length = rope_sequence_length(tuple(scaling.items()), rows)
+        return (
+            f"dynamic scaling: the angles are for a sequence of {_number(length)} positions "
+            f"(the base grows with the length past the context, "
+            f"{_number(scaling['max_position_embeddings'])}; factor {factor})",
+        )
+    if kind == "yarn":
+        return (
+            f"yarn scaling: low-frequency pairs turn {factor}× slower, high-frequency ones "
+            f"keep their speed, a ramp between; attention multiplies cos and sin by {attention}",
+        )
+    if kind == "longrope":
+        original = _number(scaling["original_max_position_embeddings"])
+        which = "long" if rows > scaling["original_max_position_embeddings"] else "short"
+        return (
+            f"longrope scaling: each pair divided by its own {which} factor ({rows:,} positions; "
+            f"long past {original}); attention multiplies cos and sin by {attention}",
+        )
+    partial = scaling.get("partial_rotary_factor", 1.0)
     return (
-        f"llama3 scaling: pairs whose wavelength 2π/inv_freq exceeds {original}/{low} turn "
-        f"{factor}× slower, those under {original}/{high} keep their speed, and the band "
-        "between is blended",
+        f"proportional rope: the first {_number(partial)} of the pairs turn (÷ {factor}), "
+        "the rest stay at angle 0",
     )
 
 
@@ -187,11 +234,13 @@ def rope_report(encoding: Encoding, rows: int, similarity: bool) -> RopeReport:
         hint = "lower --context-length" + ("" if encoding.from_model else " or -d")
         _check_memory(rows * pairs * 16, f"{rows:,} positions × {pairs:,} pairs", hint)
     scaling = None if encoding.rope_scaling is None else dict(encoding.rope_scaling)
-    inverse = rope_inverse_frequencies(dim, encoding.rope_theta, encoding.rope_scaling)
+    inverse = rope_inverse_frequencies(
+        dim, encoding.rope_theta, encoding.rope_scaling, seq_len=rows
+    )  # (r/2,): the frequencies for these rows (dynamic, longrope)
     details = (f"theta {_number(encoding.rope_theta)}", f"rope_dim {dim}", plural(pairs, "pair"),
                scaling_words(scaling))  # fmt: skip
     bases = encoding.rope_bases
-    notes = _scaling_note(scaling)
+    notes = _scaling_note(scaling, rows)
     if bases:
         listed = ", ".join(f"{name} {_number(base)}" for name, base in bases.items())
         notes += (
@@ -217,7 +266,7 @@ def rope_report(encoding: Encoding, rows: int, similarity: bool) -> RopeReport:
         ),
     )  # fmt: skip
     return RopeReport(heatmap, encoding.rope_theta, dim, scaling, inverse.double().numpy(),
-                      rope_bases=bases)  # fmt: skip
+                      rope_bases=bases, **_rope_extras(encoding, rows))  # fmt: skip
 
 
 def _rope_similarity(
@@ -250,7 +299,16 @@ def _rope_similarity(
         ),
     )  # fmt: skip
     return RopeReport(heatmap, encoding.rope_theta, encoding.rope_dim or 0, scaling,
-                      inverse.double().numpy(), profile.numpy(), encoding.rope_bases)  # fmt: skip
+                      inverse.double().numpy(), profile.numpy(), encoding.rope_bases,
+                      **_rope_extras(encoding, rows))  # fmt: skip
+
+
+def _rope_extras(encoding: Encoding, rows: int) -> dict[str, Any]:
+    """The attention factor, and the sequence length dynamic scaling's angles are for."""
+    return {
+        "attention_factor": rope_attention_factor(encoding.rope_scaling),
+        "sequence_length": rope_sequence_length(encoding.rope_scaling, rows),
+    }
 
 
 def slope_rule(encoding: Encoding) -> str:

@@ -18,7 +18,7 @@ from embedcli.core.config import (
     EmbedConfig,
     Overrides,
 )
-from embedcli.core.positions import alibi_slopes
+from embedcli.core.positions import alibi_slopes, check_scaling_pairs
 from embedcli.errors import ConfigError, UsageError
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.presets import get_preset, preset_model
@@ -65,7 +65,7 @@ class Encoding:
     context_length: int | None = None  # learned: the table's rows (the most a picture shows)
     rope_theta: float = 10000.0
     rope_dim: int | None = None  # rotated dimensions of one head (r): r/2 pairs
-    rope_scaling: Scaling | None = None  # linear or llama3, as rope_angles takes it
+    rope_scaling: Scaling | None = None  # any type, as rope_angles takes it
     rope_bases: dict[str, float] | None = None  # other layer types' bases (Gemma 3)
     heads: int | None = None
     slopes: tuple[float, ...] | None = None
@@ -217,6 +217,9 @@ def _flags_encoding(request: PositionsRequest) -> Encoding:
         # the one check of rope's numbers: an even width, a base above 1
         rows = request.context_length or PICTURE_POSITIONS
         EmbedConfig(d_model=dim, context_length=rows, positional="rope", rope_theta=theta)
+        wrong = check_scaling_pairs(request.rope_scaling, dim)
+        if wrong:
+            raise UsageError(f"--rope-scaling: {wrong} (-d {dim} rotates {dim // 2} pairs)")
         return Encoding("rope", "from the flags", rope_theta=theta, rope_dim=dim,
                         rope_scaling=request.rope_scaling)  # fmt: skip
     if family == "alibi":

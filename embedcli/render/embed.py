@@ -92,8 +92,15 @@ def pipeline_block(report: EmbedReport, width: int) -> Group:
     )
 
 
-def rope_block(angles: Sequence[Sequence[float]], show: int, max_positions: int) -> Group:
-    """The first positions' rotation angles (radians) for the first pairs of dimensions."""
+def rope_block(
+    angles: Sequence[Sequence[float]],
+    show: int,
+    max_positions: int,
+    attention_factor: float | None = None,
+    sequence_length: int | None = None,
+) -> Group:
+    """The first positions' rotation angles (radians) for the first pairs of dimensions; the
+    attention factor on cos and sin where it is not 1, and dynamic scaling's length."""
     total = angles.shape[1] if len(angles) else 0
     pairs = min(show, total)
     table = new_table("pos", *(f"pair {i}" for i in range(pairs)), right=["pos"])
@@ -101,7 +108,12 @@ def rope_block(angles: Sequence[Sequence[float]], show: int, max_positions: int)
         column.justify = "right"
     for position, row in enumerate(angles[:max_positions]):
         add_row(table, position, *(f"{v:.4f}" for v in row[:pairs].tolist()))
-    return Group(heading(f"RoPE angles, radians ({pairs} of {total} pairs)"), table)
+    said = [f"{pairs} of {total} pairs"]
+    if attention_factor is not None and attention_factor != 1.0:
+        said.append(f"attention multiplies cos and sin by {attention_factor:.6g}")
+    if sequence_length is not None:
+        said.append(f"dynamic scaling for a sequence of {sequence_length:,}")
+    return Group(heading(f"RoPE angles, radians ({'; '.join(said)})"), table)
 
 
 def _vectors_table(
@@ -323,7 +335,8 @@ def embed_tables(
         addition_view(report.broadcast, report.config, width=width, model=report.source.model)
     )
     if report.rope_angles is not None:
-        parts.append(rope_block(report.rope_angles, show, max_positions))
+        rope = (report.rope_attention_factor, report.rope_sequence_length)
+        parts.append(rope_block(report.rope_angles, show, max_positions, *rope))
     for b in range(len(report.tokens)):
         parts.append(vectors_block(report, b, show, max_positions, width))
     parts += _similarity(report, width, plain)

@@ -109,6 +109,8 @@ def embed_json(report: EmbedReport) -> dict[str, Any]:
         if report.verify is None
         else {**asdict(report.verify), "ok": report.verify.ok},
         "rope_angles": report.rope_angles,
+        "rope_attention_factor": report.rope_attention_factor,
+        "rope_sequence_length": report.rope_sequence_length,
         "scaled_embeddings": report.scaled_embeddings,
         "projected_embeddings": report.projected_embeddings,
         "token_type_embeddings": report.token_type_embeddings,

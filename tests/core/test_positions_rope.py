@@ -146,13 +146,14 @@ def test_rope_views_say_what_they_draw() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("yarn:4", "embedcli computes linear and llama3 rope scaling"),
-        ("linear", "write linear:FACTOR, llama3:FACTOR or llama3:FACTOR:LOW:HIGH:ORIGINAL"),
+        ("ntk:4", "embedcli computes linear, llama3, dynamic, yarn, longrope, proportional"),
+        ("yarn:4", "write yarn:FACTOR:ORIGINAL[:NAME=VALUE...]"),
+        ("linear", "write linear:FACTOR"),
         ("linear:", "write linear:FACTOR"),
         ("linear:x", "'x' is not a number"),
         ("linear:0.5", "the factor must be at least 1"),
         ("linear:nan", "must be a positive finite number"),
-        ("llama3:8:1:4", "write linear:FACTOR"),
+        ("llama3:8:1:4", "write llama3:FACTOR[:LOW:HIGH:ORIGINAL]"),
         ("llama3:8:4:1:8192", "llama3 needs 0 < LOW < HIGH, got 4 and 1"),
         ("llama3:8:1:4:81.5", "ORIGINAL is a context length"),
         ("linear:2:3", "write linear:FACTOR"),
@@ -257,7 +258,7 @@ def test_weights_draw_the_models_own_rope(llama31: Path) -> None:
 def test_weights_with_a_scaling_embedcli_does_not_compute_are_refused(tmp_path: Path) -> None:
     from safetensors.torch import save_file
 
-    yarn = {"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
+    yarn = {"rope_type": "ntk-by-parts", "rope_theta": 10000.0, "factor": 4.0,
             "original_max_position_embeddings": 16}  # fmt: skip
     config = {"model_type": "llama", "vocab_size": 16, "hidden_size": 8, "num_attention_heads": 2,
               "max_position_embeddings": 64, "rope_parameters": yarn}  # fmt: skip
@@ -266,7 +267,7 @@ def test_weights_with_a_scaling_embedcli_does_not_compute_are_refused(tmp_path: 
         {"model.embed_tokens.weight": torch.zeros(16, 8)}, str(tmp_path / "model.safetensors")
     )
     fails("--weights", str(tmp_path), code=1,
-          message="scales rope with 'yarn', which embedcli does not compute")  # fmt: skip
+          message="rope_type 'ntk-by-parts' is not one embedcli computes")  # fmt: skip
 
 
 # ---------------------------------------------------------------- pictures

@@ -1,0 +1,74 @@
+"""Every rope type end to end: a tiny Llama per type (its ``rope_parameters``), saved by
+transformers, and ``embed --weights FOLDER --json``: the angles at position 1 are the model's
+own ``inv_freq``, and the attention factor and dynamic scaling's sequence length are reported
+beside them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+
+from support.familycases.case import Case
+from support.familymodels import build, load, rotary_inverse_frequencies
+from support.helpers import make_runner
+
+from embedcli.cli import app
+
+runner = make_runner()
+
+SHORT = [1.0, 1.05, 1.1, 1.3, 1.7, 2.2, 3.1, 4.0]  # one per pair of SMALL's 16-wide head
+LONG = [1.5, 2.0, 3.5, 5.0, 8.0, 12.0, 20.0, 31.0]
+TYPES = {
+    "linear": {"factor": 4.0},
+    "dynamic": {"factor": 2.0},
+    "yarn": {"factor": 8.0, "original_max_position_embeddings": 24, "beta_fast": 16,
+             "mscale": 0.707, "mscale_all_dim": 1.0},
+    "longrope": {"short_factor": SHORT, "long_factor": LONG,
+                 "original_max_position_embeddings": 24},
+    "llama3": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+               "original_max_position_embeddings": 32},
+    "proportional": {"factor": 2.0, "partial_rotary_factor": 0.5},
+}  # fmt: skip
+CASES = [
+    Case(f"llama-rope-{kind}", "llama",
+         {"rope_parameters": {"rope_type": kind, "rope_theta": 10000.0, **params}})
+    for kind, params in TYPES.items()
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_each_rope_types_angles_are_the_models(case: Case, tmp_path: Path) -> None:
+    folder = tmp_path / case.name
+    build(case, folder)
+    model = load(folder, case)
+    (frequencies,) = rotary_inverse_frequencies(model).values()
+    result = runner.invoke(
+        app, ["embed", "--weights", str(folder), "--ids", "5,17,200,42", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    angles = torch.tensor(report["rope_angles"])  # (T, r/2)
+    assert torch.equal(angles[1], frequencies), (angles[1], frequencies)
+    assert report["rope_attention_factor"] == pytest.approx(
+        model.model.rotary_emb.attention_scaling, rel=1e-15
+    )
+    kind = case.fields["rope_parameters"]["rope_type"]
+    assert report["config"]["model"]["rope_scaling"] == kind
+    assert report["config"]["rope_scaling"]["rope_type"] == kind
+    if kind == "dynamic":  # 4 positions, fewer than the context: the angles are the context's
+        assert report["rope_sequence_length"] == model.config.max_position_embeddings
+    else:
+        assert report["rope_sequence_length"] is None
+    shown = runner.invoke(app, ["embed", "--weights", str(folder), "--ids", "5,17,200,42"])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())
+    assert f"{kind} scaling" in text
+    if report["rope_attention_factor"] != 1.0:
+        assert f"attention multiplies cos and sin by {report['rope_attention_factor']:.6g}" in text
+    if kind == "dynamic":
+        assert f"dynamic scaling for a sequence of {report['rope_sequence_length']}" in text

@@ -1,0 +1,163 @@
+"""Rope's parameters read from config.json as transformers reads them: ``rope_parameters`` and
+the older ``rope_scaling`` (``type`` or ``rope_type``), each type's fields resolved (the
+original context, yarn's and longrope's factor and attention factor), one set per layer type
+where the family keeps several (which one layer 0 uses), sliding windows; and every malformed
+or unknown field refused by name."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from embedcli.core.steps import positions_phrase
+from embedcli.errors import ConfigError
+from embedcli.models.config import parse_config
+
+LLAMA = {"model_type": "llama", "vocab_size": 64, "hidden_size": 64, "num_attention_heads": 4,
+         "head_dim": 16, "max_position_embeddings": 64, "rope_theta": 10000.0}  # fmt: skip
+YARN = {"factor": 4.0, "original_max_position_embeddings": 32}
+
+
+def read(**fields):
+    return parse_config(copy.deepcopy({**LLAMA, **fields}), "config.json")
+
+
+@pytest.mark.parametrize("key", ["rope_parameters", "rope_scaling"])
+@pytest.mark.parametrize("name", ["rope_type", "type"])
+def test_both_layouts_and_both_type_names_are_read(key: str, name: str) -> None:
+    model = read(**{key: {name: "yarn", **YARN}})
+    assert model.rope_scaling == "yarn"
+    params = dict(model.rope_scaling_params)
+    assert params["factor"] == 4.0 and params["original_max_position_embeddings"] == 32
+    assert params["attention_factor"] == pytest.approx(1.1386294361)
+    assert model.summary()["rope_attention_factor"] == params["attention_factor"]
+
+
+def test_rope_type_wins_over_type() -> None:
+    model = read(rope_scaling={"type": "linear", "rope_type": "dynamic", "factor": 2.0})
+    assert model.rope_scaling == "dynamic"
+    assert dict(model.rope_scaling_params)["max_position_embeddings"] == 64
+
+
+def test_the_contexts_are_resolved_as_transformers_resolves_them() -> None:
+    # yarn without a factor: max_position_embeddings / original (DeepSeek-V3's reading)
+    model = read(rope_parameters={"rope_type": "yarn", "factor": None,
+                                  "original_max_position_embeddings": 16})  # fmt: skip
+    assert dict(model.rope_scaling_params)["factor"] == 4.0
+    # no original context: max_position_embeddings
+    model = read(rope_parameters={"rope_type": "yarn", "factor": 2.0})
+    assert dict(model.rope_scaling_params)["original_max_position_embeddings"] == 64
+    # a top-level original context comes first (Phi-3's transformers 4 configs)
+    model = read(original_max_position_embeddings=8, rope_scaling={
+        "type": "longrope", "short_factor": [1.0] * 8, "long_factor": [2.0] * 8,
+        "original_max_position_embeddings": 32})  # fmt: skip
+    params = dict(model.rope_scaling_params)
+    assert params["original_max_position_embeddings"] == 8 and params["factor"] == 8.0
+
+
+def test_proportional_rope_covers_the_whole_head() -> None:
+    model = read(rope_parameters={"rope_type": "proportional", "partial_rotary_factor": 0.25})
+    assert model.rope_dim == 16
+    assert dict(model.rope_scaling_params)["partial_rotary_factor"] == 0.25
+
+
+def test_layer_types_say_which_layer_zero_uses_and_sliding_windows_are_reported() -> None:
+    gemma3 = {
+        "model_type": "gemma3_text",
+        "vocab_size": 64,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "head_dim": 16,
+        "num_hidden_layers": 2,
+        "layer_types": ["sliding_attention", "full_attention"],
+        "sliding_window": 16,
+        "rope_parameters": {
+            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        },
+    }
+    model = parse_config(gemma3, "config.json")
+    assert model.rope_theta == 10000.0 and model.rope_scaling is None
+    assert model.rope_layer_type == "sliding_attention"
+    assert model.rope_layer_types == {"full_attention": "linear", "sliding_attention": "default"}
+    summary = model.summary()
+    assert summary["sliding_window"] == 16
+    assert summary["rope_bases"] == {"full_attention": 1e6, "sliding_attention": 10000.0}
+    phrase = positions_phrase(type("C", (), {"positional": "rope"})(), summary)
+    assert "layer 0: sliding_attention" in phrase and "sliding window 16" in phrase
+    # transformers 4's layout: rope_local_base_freq for the sliding layers
+    legacy = {k: v for k, v in gemma3.items() if k != "rope_parameters"}
+    model = parse_config(
+        {
+            **legacy,
+            "rope_theta": 1e6,
+            "rope_local_base_freq": 10000.0,
+            "rope_scaling": {"rope_type": "linear", "factor": 8.0},
+        },
+        "config.json",
+    )
+    assert model.rope_theta == 10000.0 and model.rope_layer_type == "sliding_attention"
+    assert model.rope_bases == {"full_attention": 1e6, "sliding_attention": 10000.0}
+
+
+def test_attention_sliding_window_is_read_too() -> None:
+    assert read(attention={"sliding_window": 128}).sliding_window == 128
+    assert read(sliding_window=None).sliding_window is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"rope_scaling": {"type": "su", "factor": 2.0}},
+         "rope_type 'su' is not one embedcli computes"),
+        ({"rope_parameters": {"rope_type": "ntk", "factor": 2.0}},
+         "rope_type 'ntk' is not one embedcli computes"),
+        ({"rope_parameters": {"rope_type": "linear"}},
+         "rope_scaling linear needs factor, which config.json does not give"),
+        ({"rope_parameters": {"rope_type": "yarn", "original_max_position_embeddings": 8}},
+         "rope_scaling yarn needs factor"),
+        ({"rope_parameters": {"rope_type": "yarn", **YARN, "beta_fast": "fast"}},
+         "rope_scaling yarn beta_fast must be a number above 0"),
+        ({"rope_parameters": {"rope_type": "yarn", **YARN, "truncate": "no"}},
+         "rope_scaling yarn truncate must be true or false"),
+        ({"rope_parameters": {"rope_type": "yarn", **YARN, "short_factor": [1.0] * 8}},
+         "rope_type 'yarn' with short_factor/long_factor"),
+        ({"rope_parameters": {"rope_type": "longrope", "short_factor": [1.0] * 8}},
+         "rope_scaling longrope needs long_factor"),
+        ({"rope_parameters": {"rope_type": "longrope", "short_factor": [1.0] * 3,
+                              "long_factor": [1.0] * 3}},
+         "longrope's short_factor has 3 factors for 8 pairs"),
+        ({"rope_parameters": {"rope_type": "longrope", "short_factor": "1",
+                              "long_factor": [1.0] * 8}},
+         "short_factor must be a list of numbers"),
+        ({"rope_parameters": {"rope_type": "dynamic", "factor": 0.5}},
+         "rope_scaling factor must be at least 1"),
+        ({"rope_parameters": {"rope_type": "yarn", "factor": 2.0,
+                              "original_max_position_embeddings": 10.5}},
+         "original_max_position_embeddings is a context length"),
+        ({"sliding_window": -4}, "sliding_window must be a positive integer"),
+    ],
+)  # fmt: skip
+def test_what_embedcli_cannot_be_sure_of_is_refused_by_name(fields: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        read(**fields)
+    assert message in str(caught.value), str(caught.value)
+
+
+def test_a_nested_yarn_truncate_is_refused() -> None:
+    gemma3 = {
+        "model_type": "gemma3_text",
+        "vocab_size": 64,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "head_dim": 16,
+        "num_hidden_layers": 2,
+        "layer_types": ["sliding_attention", "full_attention"],
+        "rope_parameters": {
+            "full_attention": {"rope_type": "yarn", **YARN, "truncate": False},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        },
+    }
+    with pytest.raises(ConfigError, match="truncate False in a per-layer-type rope_parameters"):
+        parse_config(gemma3, "config.json")
