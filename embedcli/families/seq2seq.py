@@ -82,4 +82,19 @@ register(
         text_path=("encoder",),
         stacks=("encoder", "decoder"),
     ),
+    # SeamlessM4T's text-to-text model (the sequence-to-sequence class): its text encoder is
+    # M2M100's; the speech encoder, the text-to-unit model and the vocoder are other classes
+    Family(
+        name="SeamlessM4T (text encoder)",
+        model_types=("seamless_m4t", "seamless_m4t_v2"),
+        architectures=("SeamlessM4TForTextToText", "SeamlessM4Tv2ForTextToText"),
+        token=("text_encoder.embed_tokens.weight", "shared.weight"),
+        prefixes=("",),
+        positional="sinusoidal",
+        sinusoid="halves",
+        position_ids="padding",
+        scale="sqrt_d",
+        scale_when="scale_embedding",
+        stacks=("text_encoder", "text_decoder"),
+    ),
 )

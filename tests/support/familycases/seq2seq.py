@@ -66,6 +66,8 @@ CASES: tuple[Case, ...] = (
         positional="learned",
     ),
     Case("t5gemma", "t5gemma", kind="seq2seq", configure=_t5gemma),
+    _sinusoidal("seamless-m4t", "seamless_m4t", scale_embedding=True),
+    _sinusoidal("seamless-m4t-v2", "seamless_m4t_v2", scale_embedding=True),
     _relative("umt5", "umt5"),
     _relative("longt5", "longt5"),
     _relative("longt5-tglobal", "longt5", encoder_attention_type="transient-global"),
