@@ -132,3 +132,25 @@ register(
         )
     ),
 )
+
+register(
+    *(
+        Family(
+            name=name,
+            model_types=(model_type,),
+            architectures=(f"{arch}Model", f"{arch}WithLMHeadModel"),
+            token=("embeddings.weight",),
+            prefixes=("transformer",),
+            positional="learned",  # sinusoidal_embeddings: the sinusoids are the stored rows
+            position="position_embeddings.weight",
+            norm="layer_norm_emb",
+            mask_multiply=True,  # tensor *= mask: the pads' rows are zeros
+            head="pred_layer.proj.weight",
+            # language embeddings are added only where a caller passes langs: embed passes none
+        )
+        for name, model_type, arch in (
+            ("XLM", "xlm", "XLM"),
+            ("FlauBERT", "flaubert", "Flaubert"),
+        )
+    ),
+)

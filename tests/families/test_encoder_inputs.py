@@ -38,3 +38,32 @@ def test_electra_projects_only_a_narrower_table_and_albert_always() -> None:
 def test_distilbert_s_eps_is_its_modules() -> None:
     config = parse_config({**BASE, "model_type": "distilbert", "dim": 64, "n_heads": 4}, "c")
     assert config.norm_eps == 1e-12
+
+
+@pytest.mark.parametrize("name", ["deberta", "xlm", "albert"])
+def test_padded_batches_are_exact(name: str, tmp_path) -> None:
+    """Two sequences of different lengths: the pads' rows zeroed by the attention mask where
+    the model multiplies by it (DeBERTa, XLM), as the model itself gives them."""
+    import json
+
+    import torch
+    from support.familycases.encoders import CASES
+    from support.familymodels import build, first_block_input, load
+    from support.helpers import make_runner
+
+    from embedcli.cli import app
+
+    case = next(c for c in CASES if c.name == name)
+    folder = build(case, tmp_path / name)
+    out = tmp_path / "out.pt"
+    args = ["embed", "--weights", str(folder), "--ids", "5,17,200,42,9", "--ids", "8,33"]
+    result = make_runner().invoke(app, [*args, "--pad-id", "1", "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    ids, mask = report["input_ids"], report["attention_mask"]
+    assert mask == [[1, 1, 1, 1, 1], [1, 1, 0, 0, 0]]
+    expected = first_block_input(load(folder, case), ids, mask)
+    got = torch.load(out)
+    assert torch.equal(got, expected), (got - expected).abs().max()
+    masked = any(s["name"] == "masked_embeddings" for s in report["steps"])
+    assert masked == (name != "albert")

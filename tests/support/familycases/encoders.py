@@ -55,6 +55,15 @@ CASES: tuple[Case, ...] = (
         kind="masked",
         positional="learned",
     ),
+    Case("xlm", "xlm", kind="masked", positional="learned"),
+    Case(
+        "xlm-sinusoidal",
+        "xlm",
+        {"sinusoidal_embeddings": True},
+        kind="masked",
+        positional="learned",
+    ),
+    Case("flaubert", "flaubert", kind="masked", positional="learned"),
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
