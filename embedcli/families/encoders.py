@@ -154,3 +154,21 @@ register(
         )
     ),
 )
+
+register(
+    Family(
+        name="RoFormer",
+        model_types=("roformer",),
+        architectures=("RoFormerModel", "RoFormerForMaskedLM"),
+        token=("embeddings.word_embeddings.weight",),
+        prefixes=("roformer",),
+        positional="rope",  # sines of position x 10000^(-2i/head_dim), rotated in attention
+        token_type="embeddings.token_type_embeddings.weight",
+        norm="embeddings.LayerNorm",
+        project_in="embeddings_project.weight",  # only where embedding_size != hidden_size
+        projection="after_norm",
+        project_bias=True,
+        width=("embedding_size",),
+        head="cls.predictions.decoder.weight",
+    ),
+)

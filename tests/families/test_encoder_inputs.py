@@ -67,3 +67,29 @@ def test_padded_batches_are_exact(name: str, tmp_path) -> None:
     assert torch.equal(got, expected), (got - expected).abs().max()
     masked = any(s["name"] == "masked_embeddings" for s in report["steps"])
     assert masked == (name != "albert")
+
+
+def test_roformer_s_angles_are_its_sinusoidal_table(tmp_path) -> None:
+    """RoFormer keeps its rotary sines as a frozen nn.Embedding (sines, then cosines of
+    position x 10000^(-2i/head_dim)), not an inv_freq buffer: embed's angles give its rows."""
+    import json
+
+    import torch
+    from support.familycases.encoders import CASES
+    from support.familymodels import build, load
+    from support.helpers import make_runner
+
+    from embedcli.cli import app
+
+    case = next(c for c in CASES if c.name == "roformer")
+    folder = build(case, tmp_path / "roformer")
+    result = make_runner().invoke(
+        app, ["embed", "--weights", str(folder), "--ids", "5,17,200,42,9", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    angles = torch.tensor(json.loads(result.stdout)["rope_angles"])  # (T, r/2)
+    table = load(folder, case).roformer.encoder.embed_positions.weight[: angles.shape[0]]
+    half = table.shape[1] // 2
+    assert angles.shape[1] == half
+    assert torch.allclose(table[:, :half], angles.sin(), atol=1e-6)
+    assert torch.allclose(table[:, half:], angles.cos(), atol=1e-6)

@@ -64,6 +64,7 @@ CASES: tuple[Case, ...] = (
         positional="learned",
     ),
     Case("flaubert", "flaubert", kind="masked", positional="learned"),
+    Case("roformer", "roformer", {"embedding_size": 32}, kind="masked"),
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
