@@ -182,3 +182,28 @@ def test_bad_specs_say_what_is_wrong(spec: str, message: str) -> None:
     with pytest.raises(ValueError, match=None) as caught:
         parse_rope_scaling(spec)
     assert message in str(caught.value), str(caught.value)
+
+
+# ---------------------------------------------------------------- positions --json
+
+
+def test_positions_json_gives_the_attention_factor_and_dynamic_length() -> None:
+    import json
+
+    from support.helpers import make_runner
+
+    from embedcli.cli import app
+
+    runner = make_runner()
+    base = ["positions", "--positional", "rope", "-d", "8", "--context-length", "20", "--json"]
+    yarn = json.loads(runner.invoke(app, [*base, "--rope-scaling", "yarn:4:32"]).stdout)
+    assert yarn["attention_factor"] == pytest.approx(0.1 * math.log(4) + 1)
+    assert yarn["sequence_length"] is None
+    dynamic = json.loads(runner.invoke(app, [*base, "--rope-scaling", "dynamic:2:16"]).stdout)
+    assert dynamic["sequence_length"] == 20 and dynamic["attention_factor"] == 1.0
+    scaling = tuple(dynamic["scaling"].items())
+    wanted = rope_inverse_frequencies(8, 10000.0, scaling, seq_len=20)
+    assert torch.equal(torch.tensor(dynamic["inverse_frequencies"], dtype=torch.float32), wanted)
+    longrope = runner.invoke(app, [*base, "--rope-scaling", "longrope:4:16:1,2:3,4"])
+    assert longrope.exit_code == 2
+    assert "longrope's short_factor has 2 factors for 4 pairs" in longrope.stderr

@@ -38,6 +38,22 @@ CASES = [
     Case(f"llama-rope-{kind}", "llama",
          {"rope_parameters": {"rope_type": kind, "rope_theta": 10000.0, **params}})
     for kind, params in TYPES.items()
+] + [  # the scalings as the families that publish them configure them
+    Case("deepseek_v3-yarn", "deepseek_v3", {"head_dim": 8, "rope_parameters": {
+        "rope_type": "yarn", "factor": 40, "original_max_position_embeddings": 32,
+        "beta_fast": 32, "beta_slow": 1, "mscale": 1.0, "mscale_all_dim": 0.707,
+        "rope_theta": 10000.0}}),
+    Case("gpt_oss-yarn", "gpt_oss", {"rope_parameters": {
+        "rope_type": "yarn", "factor": 32.0, "original_max_position_embeddings": 24,
+        "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False, "rope_theta": 150000.0}}),
+    Case("qwen2-yarn", "qwen2", {"rope_parameters": {
+        "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32,
+        "rope_theta": 10000.0}}),
+    Case("phi3-longrope", "phi3", {"original_max_position_embeddings": 24, "rope_parameters": {
+        "rope_type": "longrope", "short_factor": SHORT[:4], "long_factor": LONG[:4],
+        "partial_rotary_factor": 0.5, "rope_theta": 10000.0}}),
+    Case("mistral-dynamic", "mistral", {"rope_parameters": {
+        "rope_type": "dynamic", "factor": 3.0, "rope_theta": 1e6}}),
 ]  # fmt: skip
 
 
@@ -54,9 +70,8 @@ def test_each_rope_types_angles_are_the_models(case: Case, tmp_path: Path) -> No
     report = json.loads(result.stdout)
     angles = torch.tensor(report["rope_angles"])  # (T, r/2)
     assert torch.equal(angles[1], frequencies), (angles[1], frequencies)
-    assert report["rope_attention_factor"] == pytest.approx(
-        model.model.rotary_emb.attention_scaling, rel=1e-15
-    )
+    (rotary,) = [m for m in model.modules() if hasattr(m, "attention_scaling")]
+    assert report["rope_attention_factor"] == pytest.approx(rotary.attention_scaling, rel=1e-15)
     kind = case.fields["rope_parameters"]["rope_type"]
     assert report["config"]["model"]["rope_scaling"] == kind
     assert report["config"]["rope_scaling"]["rope_type"] == kind
