@@ -119,6 +119,9 @@ class Family:
     text_config: tuple[str, ...] = ()  # model_types whose language model is in text_config
     # where those model_types keep it: text_config, or the encoder's sub-config (T5Gemma)
     text_path: tuple[str, ...] = ("text_config",)
+    # a composition of other families' models: the sub-config (at text_path) whose own family's
+    # input layer runs first, its keys under this name (EncoderDecoderModel: "encoder")
+    composes: str | None = None
     extra_rows: int = 0  # token-table rows past vocab_size (Mllama's 8, Moshi's 1)
     gguf: tuple[str, ...] = ()  # general.architecture values llama.cpp writes for it
     gguf_global_every: int | None = None  # GGUF: every Nth layer global, the rest swa-based
@@ -292,6 +295,8 @@ def compatibility_table() -> str:
             positions = f"rope, or alibi with `{family.alibi_flag}: true`"
         context = ", ".join(f"`{c}`" for c in family.context) or "none (no limit)"
         steps = " → ".join(family.step_labels)
+        if family.composes:  # EncoderDecoderModel: whatever its encoder's family does
+            positions = steps = context = f"its {family.composes}'s family's"
         lines.append(f"| {family.name} | {types} | {positions} | {steps} | {context} |")
     return "\n".join(lines) + "\n"
 

@@ -97,4 +97,15 @@ register(
         scale_when="scale_embedding",
         stacks=("text_encoder", "text_decoder"),
     ),
+    # EncoderDecoderModel: any encoder with any decoder; its encoder's own family is read,
+    # under the key prefix encoder.
+    Family(
+        name="EncoderDecoderModel",
+        model_types=("encoder-decoder",),
+        architectures=("EncoderDecoderModel",),
+        text_config=("encoder-decoder",),
+        text_path=("encoder",),
+        composes="encoder",
+        stacks=("encoder", "decoder"),
+    ),
 )

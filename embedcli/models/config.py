@@ -132,6 +132,9 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         if not isinstance(text, dict):
             path = ".".join(family.text_path)
             raise ConfigError(f"{where}: a {model_type} config keeps its {path} as an object")
+    outer = family
+    if family.composes is not None:  # EncoderDecoderModel: its encoder's own family, below it
+        family, model_type = _composed(family, text, where)
     named = _named(text, family, model_type, where)
     text = with_defaults(named, family_defaults(family, model_type, text))
     _check_types(text, where)
@@ -214,9 +217,31 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         rope_layer_type=position.get("rope_layer_type"),
         rope_layer_types=position.get("rope_layer_types"),
         sliding_window=position.get("sliding_window"),
-        stack=_stack(family, data),
-        not_shown=_not_shown(data, family),
+        stack=outer.composes or _stack(family, data),
+        not_shown=_not_shown(data, outer),
     )
+
+
+def _composed(outer: Family, text: dict[str, Any], where: str) -> tuple[Family, str]:
+    """The family of a composed model's sub-config (EncoderDecoderModel's encoder), its keys
+    under the sub-model's name (``encoder.embeddings...``), and that sub-config's model_type."""
+    inner_type = text.get("model_type")
+    inner = family_of(inner_type)
+    key = outer.composes
+    if inner is None:
+        raise unknown_family(inner_type, f"{where}'s {key}")
+    if inner.composes is not None or inner.text_config or inner.stacks:
+        raise ConfigError(
+            f"{where}: a {outer.model_type} whose {key} is a {inner.name} model (itself made "
+            "of sub-models) is not read; its encoder must be one stack"
+        )
+    family = replace(
+        inner,
+        name=f"{inner.name}, as the {key} of {outer.name}",
+        prefixes=(key,),
+        head=None,
+    )
+    return family, str(inner_type)
 
 
 def _not_shown(data: dict[str, Any], family: Family) -> dict[str, str] | None:

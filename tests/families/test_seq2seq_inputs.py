@@ -93,3 +93,25 @@ def test_prophetnet_with_another_padding_row_is_refused_by_name() -> None:
     assert parse_config(config, "config.json").context_length == 31  # row 0 is the pads'
     with pytest.raises(ConfigError, match="pad_token_id"):
         parse_config({**config, "pad_token_id": 1}, "config.json")
+
+
+def _bert(**more: object) -> dict[str, object]:
+    sizes = {"vocab_size": 64, "hidden_size": 8, "num_attention_heads": 2}
+    return {"model_type": "bert", "max_position_embeddings": 32, **sizes, **more}
+
+
+def test_an_encoder_decoder_is_read_through_its_encoders_family() -> None:
+    config = {"model_type": "encoder-decoder", "encoder": _bert(), "decoder": _bert()}
+    model = parse_config(config, "config.json")
+    assert model.family is not None and model.family.prefixes == ("encoder",)
+    assert model.family.token_type is not None  # BERT's steps, under encoder.
+    assert model.summary()["stack"] == "encoder"
+    assert "not_shown" not in model.summary()
+
+
+def test_an_encoder_decoder_of_an_unknown_encoder_is_refused_by_name() -> None:
+    from embedcli.errors import EmbedCLIError
+
+    config = {"model_type": "encoder-decoder", "encoder": {"model_type": "nonesuch"}}
+    with pytest.raises(EmbedCLIError, match="nonesuch"):
+        parse_config(config, "config.json")

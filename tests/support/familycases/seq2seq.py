@@ -30,6 +30,23 @@ def _t5gemma(config: Any) -> Any:
     return config
 
 
+def _encoder_decoder(config: Any) -> Any:
+    """EncoderDecoderModel's default: BERT with a BERT decoder, each made small."""
+    for stack in (config.encoder, config.decoder):
+        for name, value in BERT_STACK.items():
+            setattr(stack, name, value)
+    return config
+
+
+BERT_STACK = dict(
+    vocab_size=VOCAB,
+    hidden_size=64,
+    intermediate_size=96,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    max_position_embeddings=96,
+)
+
 SMALL_STACK = dict(
     vocab_size=VOCAB,
     hidden_size=64,
@@ -68,6 +85,13 @@ CASES: tuple[Case, ...] = (
     Case("t5gemma", "t5gemma", kind="seq2seq", configure=_t5gemma),
     _sinusoidal("seamless-m4t", "seamless_m4t", scale_embedding=True),
     _sinusoidal("seamless-m4t-v2", "seamless_m4t_v2", scale_embedding=True),
+    Case(
+        "encoder-decoder",
+        "encoder-decoder",
+        kind="seq2seq",
+        positional="learned",
+        configure=_encoder_decoder,
+    ),
     _relative("umt5", "umt5"),
     _relative("longt5", "longt5"),
     _relative("longt5-tglobal", "longt5", encoder_attention_type="transient-global"),
