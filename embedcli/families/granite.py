@@ -1,4 +1,5 @@
-"""IBM's Granite families: the token embeddings times the config's ``embedding_multiplier``.
+"""IBM's Granite families: the token embeddings times the config's ``embedding_multiplier``;
+Granite's parameter formula (Llama's layout) and Granite 3.3 8B's published config.
 
 Granite SWA and GraniteMoE SWA are not here yet: each layer has its own rope base
 (``layer_rope_theta``, 0 for no rope), which embedcli's rope reading does not take.
@@ -6,12 +7,54 @@ Granite SWA and GraniteMoE SWA are not here yet: each layer has its own rope bas
 
 from __future__ import annotations
 
-from embedcli.families.registry import register, rope_family
+from embedcli.families.params import ATTENTION_BIAS, NULL_KV, RopeDecoder, decoder
+from embedcli.families.registry import Published, register, rope_family
 
 _MULTIPLIER = {"scale": "embedding_multiplier"}  # a Python float: no rounding to the dtype
 
+# GraniteConfig: biases where attention_bias (and mlp_bias) say, untied by default
+_GRANITE = RopeDecoder(
+    "GraniteForCausalLM", mlp_bias="mlp_bias", nullable=NULL_KV, **ATTENTION_BIAS
+)
+
+_GRANITE_3_3_8B = Published(
+    name="granite-3.3-8b",
+    description="Granite 3.3 8B",
+    hub_id="ibm-granite/granite-3.3-8b-instruct",
+    published="8.17B",
+    config={
+        "model_type": "granite",
+        "architectures": ["GraniteForCausalLM"],
+        "vocab_size": 49159,
+        "hidden_size": 4096,
+        "intermediate_size": 12800,
+        "num_hidden_layers": 40,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "max_position_embeddings": 131072,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 10000000.0,
+        "rope_scaling": None,
+        "embedding_multiplier": 12.0,
+        "attention_multiplier": 0.0078125,
+        "residual_multiplier": 0.22,
+        "logits_scaling": 16.0,
+        "attention_bias": False,
+        "mlp_bias": False,
+        "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16",
+    },
+)
+
 register(
-    rope_family("Granite", "granite", arch="Granite", **_MULTIPLIER),
+    rope_family(
+        "Granite",
+        "granite",
+        arch="Granite",
+        parameters=(decoder("granite", _GRANITE),),
+        presets=(_GRANITE_3_3_8B,),
+        **_MULTIPLIER,
+    ),
     rope_family("GraniteMoE", "granitemoe", arch="GraniteMoe", **_MULTIPLIER),
     rope_family("GraniteMoE (shared)", "granitemoeshared", arch="GraniteMoeShared", **_MULTIPLIER),
 )

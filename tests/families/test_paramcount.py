@@ -121,7 +121,14 @@ def test_mixtral_active_parameters() -> None:
     assert counted.total == 46_702_792_704
 
 
-MIXTURES = {"mixtral-8x7b", "qwen3-30b-a3b", "qwen3-235b-a22b"}  # the presets with experts
+MIXTURES = {  # the presets with experts
+    "mixtral-8x7b",
+    "qwen3-30b-a3b",
+    "qwen3-235b-a22b",
+    "gpt-oss-20b",
+    "gpt-oss-120b",
+    "deepseek-v3",
+}
 
 
 @pytest.mark.parametrize("name", sorted(set(PRESETS) - MIXTURES))

@@ -319,3 +319,36 @@ def test_the_rope_scaling_is_named_in_the_text() -> None:
     text = " ".join(run_cli("inspect-shapes", "--preset", "llama-3.1-8b").stdout.split())
     assert "with the model's llama3 rope scaling applied to the frequencies" in text
     assert "None" not in text
+
+
+@pytest.mark.parametrize(
+    ("name", "model_class", "active"),
+    [
+        ("gpt-oss-20b", "GptOssForCausalLM", "3.6B"),  # the model cards' active figures
+        ("gpt-oss-120b", "GptOssForCausalLM", "5.1B"),
+        ("deepseek-v3", "DeepseekV3ForCausalLM", "37B"),
+    ],
+)
+def test_expert_presets_count_as_transformers(name: str, model_class: str, active: str) -> None:
+    """The total is transformers' meta-device model; the active count leaves out the routed
+    experts a token does not run; less the token table (a lookup), it is the model card's figure."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from embedcli.families.registry import count_parameters
+
+    config = dict(preset_entry(name).config)
+    with torch.device("meta"):
+        model = getattr(transformers, model_class)(transformers.AutoConfig.for_model(**config))
+    layer = model.model.layers[-1].mlp
+    experts = layer.experts
+    count = config.get("num_local_experts", config.get("n_routed_experts"))
+    per_expert = sum(p.numel() for p in experts.parameters()) // count
+    moe_layers = config["num_hidden_layers"] - config.get("first_k_dense_replace", 0)
+    counted = count_parameters(config)
+    assert counted.total == sum(p.numel() for p in model.parameters())
+    skipped = (count - config["num_experts_per_tok"]) * per_expert * moe_layers
+    assert counted.active == counted.total - skipped
+    # the makers count what a token computes with: the token table's lookup is left out
+    computed = (counted.active - config["vocab_size"] * config["hidden_size"]) / 1e9
+    digits = len(active[:-1].partition(".")[2])
+    assert f"{computed:.{digits}f}B" == active
