@@ -99,4 +99,9 @@ CASES: tuple[Case, ...] = (
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
-LEFT_OUT: dict[str, str] = {}
+LEFT_OUT: dict[str, str] = {
+    "whisper": (
+        "its encoder, the first stack to run, reads log-mel audio features through two "
+        "convolutions, not token ids; only its decoder reads ids"
+    ),
+}
