@@ -23,6 +23,7 @@ from embedcli.families.params import (
 from embedcli.families.registry import Family, Published, register, rope_family
 
 _SQRT = {"scale": "sqrt_d", "scale_rounding": "dtype"}  # Gemma's normalizer buffer
+_GEMMA4_PREFIXES = ("model", "model.language_model", "language_model.model")
 
 # Gemma2Config: norms before and after attention and MLP, 4 key/value heads of 256, tied
 _GEMMA2 = RopeDecoder(
@@ -164,4 +165,40 @@ register(
         presets=(_GEMMA_3_27B,),
     ),
     rope_family("VaultGemma", "vaultgemma", arch="VaultGemma", **_SQRT),
+    # Gemma 3n's first block reads altup_num_inputs streams stacked, (4, B, T, d): the scaled
+    # token embeddings and three projections of them rescaled to their RMS (AltUp)
+    Family(
+        name="Gemma 3n",
+        model_types=("gemma3n_text", "gemma3n"),
+        architectures=("Gemma3nTextModel", "Gemma3nForCausalLM"),
+        prefixes=_GEMMA4_PREFIXES,
+        **_SQRT,
+        text_config=("gemma3n",),
+        refusal=(
+            "its first block reads a stack of altup_num_inputs streams (the scaled token "
+            "embeddings and their AltUp projections, each rescaled to their root mean square), "
+            "which embedcli does not compute; it shows one (batch, tokens, d_model) input"
+        ),
+    ),
+    # Gemma 4: the first block reads the scaled token embeddings; the per-layer embeddings
+    # (embed_tokens_per_layer, hidden_size_per_layer_input) are each block's side input, not
+    # its hidden states. Rope per layer type, the global layers' head_dim in per_layer_config.
+    Family(
+        name="Gemma 4",
+        model_types=("gemma4_text", "gemma4"),
+        architectures=("Gemma4TextModel", "Gemma4ForCausalLM"),
+        prefixes=_GEMMA4_PREFIXES,
+        **_SQRT,
+        layer_overrides="per_layer_config",
+        text_config=("gemma4",),
+    ),
+    Family(
+        name="Gemma 4 unified",
+        model_types=("gemma4_unified_text", "gemma4_unified"),
+        architectures=("Gemma4UnifiedTextModel", "Gemma4UnifiedForCausalLM"),
+        prefixes=_GEMMA4_PREFIXES,
+        **_SQRT,
+        layer_overrides="per_layer_config",
+        text_config=("gemma4_unified",),
+    ),
 )

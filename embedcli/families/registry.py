@@ -111,6 +111,12 @@ class Family:
     # (field, value): rope only where the config's field holds value, else no positions at all
     # (Granite 4 hybrids: position_embedding_type "rope"; its default, None, and "nope": none)
     rope_when: tuple[str, str] | None = None
+    # a config field of per-layer overrides keyed by layer index (Gemma 4's per_layer_config):
+    # layer 0's head_dim is the first block's; another field overridden there is refused
+    layer_overrides: str | None = None
+    # why embedcli refuses every model of the family: what its first block reads that embedcli
+    # does not compute (Gemma 3n's stack of AltUp streams)
+    refusal: str | None = None
     head: str | None = "lm_head.weight"  # the output head's key (absent: tied)
     requires: tuple[tuple[str, object], ...] = ()  # config fields that must hold these values
     # an encoder-decoder's stacks, in the order they run: the first one the checkpoint has

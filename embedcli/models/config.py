@@ -125,6 +125,8 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     family = family_of(model_type)
     if family is None:  # known by its own model_type only: never through a text_config
         raise unknown_family(model_type, where)
+    if family.refusal is not None:
+        raise ConfigError(f"{where} is a {family.name} model: {family.refusal}")
     text = data
     if model_type in family.text_config:  # a wrapper whose language model has its own config
         for key in family.text_path:  # text_config, or encoder (T5Gemma)
@@ -138,6 +140,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     named = _named(text, family, model_type, where)
     text = with_defaults(named, family_defaults(family, model_type, text))
     _check_types(text, where)
+    text = _layer_zero(family, text, where)
     for name, wanted in family.requires:
         if text.get(name) not in (None, wanted):
             raise ConfigError(
@@ -292,6 +295,24 @@ def _scale(family: Family, text: dict[str, Any], d_model: int | None, where: str
     return 1.0 if value is None else positive(value, family.scale, where)
 
 
+def _layer_zero(family: Family, text: dict[str, Any], where: str) -> dict[str, Any]:
+    """``text`` with the first block's own overrides (its head_dim) where the family keeps
+    per-layer overrides (Gemma 4's per_layer_config, as transformers resolves layer 0's)."""
+    if family.layer_overrides is None or text.get(family.layer_overrides) is None:
+        return text
+    overrides = text[family.layer_overrides]
+    if not isinstance(overrides, dict):
+        raise ConfigError(f"{where}: {family.layer_overrides} must be an object")
+    zero = next((v for k, v in overrides.items() if str(k).isdigit() and int(k) == 0), {})
+    unknown = sorted(set(zero) - {"head_dim", "num_key_value_heads"})
+    if unknown:
+        raise ConfigError(
+            f"{where}: {family.layer_overrides} overrides {', '.join(unknown)} for layer 0, "
+            "which embedcli does not read"
+        )
+    return {**text, "head_dim": zero["head_dim"]} if "head_dim" in zero else text
+
+
 def _token_width(family: Family, text: dict[str, Any], d_model: int | None, where: str) -> Any:
     """The token table's width where a projection follows it (None: no projection runs)."""
     if family.project_in is None:
@@ -399,6 +420,9 @@ def with_defaults(text: dict[str, Any], defaults: dict[str, Any]) -> dict[str, A
         return merged
     if given is not None:
         return merged  # not an object: refused by _check_types
+    legacy = ("rope_theta", "rope_local_base_freq", "rope_scaling")
+    if per_type and given is None and not any(k in text for k in legacy):
+        return merged  # nothing said: the per-type defaults whole (Gemma 4's proportional)
     del merged["rope_parameters"]  # transformers 4's layout, or nothing: defaults fill the rest
     if per_type:
         full = default_rope.get("full_attention", {})

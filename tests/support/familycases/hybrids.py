@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from support.familycases.case import Case
+from support.familycases.case import VOCAB, Case
+from support.familycases.multimodal import small
 
 _LINEAR_THEN_FULL = ["linear_attention", "full_attention"]
 
@@ -69,6 +70,37 @@ def _granite4(rope: str | None) -> Callable[[Any], Any]:
         return _mamba(config)
 
     return configure
+
+
+def _gemma4_text(config: Any, first: str = "sliding_attention") -> Any:
+    """A Gemma 4 language model of two layers (``first``, then the other kind; the global one
+    with its own head_dim in per_layer_config) and per-layer embeddings of 16: built anew,
+    since per_layer_config keeps the real model's layer indices and refuses a shorter stack."""
+    other = {"sliding_attention": "full_attention", "full_attention": "sliding_attention"}
+    data = config.to_dict()
+    for name in ("per_layer_config", "transformers_version", "model_type", "architectures"):
+        data.pop(name, None)
+    data.update(
+        layer_types=[first, other[first]],
+        global_head_dim=32,
+        hidden_size_per_layer_input=16,
+        vocab_size_per_layer_input=VOCAB,
+        sliding_window=16,
+        num_kv_shared_layers=0,
+        enable_moe_block=False,
+        num_experts=None,
+        top_k_experts=None,
+        moe_intermediate_size=None,
+    )
+    known = {*type(config)().to_dict(), "global_head_dim"}
+    return type(config)(**{k: v for k, v in data.items() if k in known})
+
+
+def _gemma4(config: Any) -> Any:
+    """A Gemma 4 wrapper: towers made small, its language model as ``_gemma4_text``'s."""
+    config = small(config)
+    config.text_config = _gemma4_text(config.text_config)
+    return config
 
 
 CASES: tuple[Case, ...] = (
@@ -143,5 +175,33 @@ CASES: tuple[Case, ...] = (
     ),
 )
 
+CASES += (
+    Case("gemma4_text", "gemma4_text", configure=_gemma4_text),
+    # a global layer first: its head_dim (32, per_layer_config's) and proportional rope
+    Case(
+        "gemma4_text_global_first",
+        "gemma4_text",
+        configure=lambda config: _gemma4_text(config, "full_attention"),
+    ),
+    Case("gemma4", "gemma4", kind="image_text", configure=_gemma4),
+    Case("gemma4_unified_text", "gemma4_unified_text", configure=_gemma4_text),
+    Case("gemma4_unified", "gemma4_unified", kind="image_text", configure=_gemma4),
+)
+
 # the group's types of transformers' mappings that no case builds: {model_type: why}
-LEFT_OUT: dict[str, str] = {}
+_ALTUP = (
+    "its first block reads a stack of altup_num_inputs (4) streams, (4, B, T, d): the scaled "
+    "token embeddings and three AltUp projections of them rescaled to their RMS (checked with "
+    "the pre-hook); embedcli refuses it by name (Family.refusal), tests/families/"
+    "test_hybrid_refusals.py"
+)
+_ASSISTANT = (
+    "its forward ignores input_ids: the first block reads the main model's hidden states "
+    "(inputs_embeds through pre_projection) and its shared key/value states, not token ids"
+)
+LEFT_OUT: dict[str, str] = {
+    "gemma3n_text": _ALTUP,
+    "gemma3n": _ALTUP + "; its vision tower also needs timm, which is not installed here",
+    "gemma4_assistant": _ASSISTANT,
+    "gemma4_unified_assistant": _ASSISTANT,
+}
