@@ -37,6 +37,8 @@ register(
         sinusoid="halves_unpadded",
         scale="sqrt_d",
         scale_when="scale_embedding",
+        # it computes its sinusoids in the embeddings' dtype: only float32 is the table here
+        requires=(("dtype", "float32"), ("torch_dtype", "float32")),
         stacks=("encoder", "decoder"),
     ),
     # positions: cumsum(attention_mask) × mask + padding_idx (pads on row padding_idx), which

@@ -115,3 +115,13 @@ def test_an_encoder_decoder_of_an_unknown_encoder_is_refused_by_name() -> None:
     config = {"model_type": "encoder-decoder", "encoder": {"model_type": "nonesuch"}}
     with pytest.raises(EmbedCLIError, match="nonesuch"):
         parse_config(config, "config.json")
+
+
+def test_pegasus_x_in_another_dtype_is_refused_by_name() -> None:
+    from embedcli.errors import ConfigError
+
+    sizes = {"vocab_size": 64, "d_model": 8, "num_attention_heads": 2}
+    config = {"model_type": "pegasus_x", "max_position_embeddings": 32, **sizes}
+    parse_config({**config, "dtype": "float32"}, "config.json")
+    with pytest.raises(ConfigError, match="dtype"):
+        parse_config({**config, "dtype": "bfloat16"}, "config.json")
