@@ -15,9 +15,12 @@ from embedcli.families.registry import Family, family_of, register, rope_family
 
 # where a wrapper keeps its language model: transformers 5's layout, then the older one
 _LANGUAGE = ("model.language_model", "language_model.model")
+_TEXT = ("model.text_model",)  # Emu3's and the VBERT encoders' name for it
 
 
-def _wrapping(name: str, model_type: str, arch: str, text: str, head: str = "") -> Family:
+def _wrapping(
+    name: str, model_type: str, arch: str, text: str, head: str = "", prefixes=_LANGUAGE
+) -> Family:
     """A wrapper of the registered family of ``text`` (its text_config's model_type, which
     the wrapper's config must hold): the language model's input layer, under the wrapper's
     prefixes; ``arch`` names its classes (``{arch}Model``, ``{arch}{head}``)."""
@@ -28,7 +31,7 @@ def _wrapping(name: str, model_type: str, arch: str, text: str, head: str = "") 
         name=name,
         model_types=(model_type,),
         architectures=(f"{arch}Model", f"{arch}{head or 'ForConditionalGeneration'}"),
-        prefixes=_LANGUAGE,
+        prefixes=prefixes,
         text_config=(model_type,),
         requires=(*inner.requires, ("model_type", text)),  # the text model read is this one
         gguf=(),
@@ -55,8 +58,39 @@ register(
     _wrapping("Granite Speech", "granite_speech", "GraniteSpeech", "granite"),
     _wrapping("Granite Speech Plus", "granite_speech_plus", "GraniteSpeechPlus", "granite"),
     _wrapping("Fuyu", "fuyu", "Fuyu", "persimmon", head="ForCausalLM"),
+    replace(  # saved in NeMo's names: the language model under llm.model, its table embed_tokens
+        _wrapping(
+            "Nemotron 3.5 Transcribe", "nemo_speechlm", "Nemotron3_5Transcribe", "nemotron_h"
+        ),
+        token=("embed_tokens.weight", "embeddings.weight"),
+        prefixes=("llm.model", *_LANGUAGE),
+    ),
+    _wrapping("ModernVBERT", "modernvbert", "ModernVBert", "modernbert", "ForMaskedLM", _TEXT),
+    _wrapping("UltraVBERT", "ultravbert", "UltraVBert", "ultrabert", "ForMaskedLM", _TEXT),
     Family(
-        name="Mllama",  # Llama 3.2 Vision: cross-attention layers read the image, not layer 0's input
+        name="Emu3",
+        model_types=("emu3",),
+        architectures=("Emu3Model", "Emu3ForConditionalGeneration"),
+        prefixes=(*_TEXT, "text_model.model"),  # the second: as save_pretrained writes it
+        text_config=("emu3",),
+    ),
+    rope_family("MiniMax M3 VL (text)", "minimax_m3_vl_text", arch="MiniMaxM3VL"),
+    Family(
+        name="GIT",  # GitEmbeddings: word + learned position rows, LayerNorm (no token types)
+        model_types=("git",),
+        architectures=("GitModel", "GitForCausalLM"),
+        token=("embeddings.word_embeddings.weight",),
+        prefixes=("git",),
+        positional="learned",
+        position="embeddings.position_embeddings.weight",
+        norm="embeddings.LayerNorm",
+        head="output.weight",
+        requires=(("position_embedding_type", "absolute"),),
+    ),
+    Family(
+        # Llama 3.2 Vision: its cross-attention layers read the image; for token ids alone
+        # they are skipped, and layer 0 reads the text embeddings
+        name="Mllama",
         model_types=("mllama_text_model", "mllama"),
         architectures=("MllamaTextModel", "MllamaForCausalLM"),
         prefixes=("model", *_LANGUAGE),

@@ -38,6 +38,7 @@ TOWER: dict[str, Any] = dict(
     projection_dim=32,
     num_global_layers=1,
     out_hidden_size=64,  # the text model's width (Qwen's merger projects onto it)
+    audio_hidden_size=32,  # Nemotron 3.5 Transcribe's head reads the audio tower's width
 )
 
 
@@ -81,27 +82,44 @@ def small(config: Any, text: dict[str, Any] | None = None) -> Any:
 
 
 def _with_attention(config: Any) -> None:
-    """Qwen 3.5's layers after SMALL's cut: linear attention only, which its mask code cannot
-    take; the last one made full attention, as every fourth layer is."""
-    layer_types = getattr(config, "layer_types", None)
-    if isinstance(layer_types, list) and "linear_attention" in layer_types:
-        if "full_attention" not in layer_types:
-            config.layer_types = [*layer_types[:-1], "full_attention"]
+    """Every per-layer list cut to the layers built (MiniMax M3's mlp_layer_types); Qwen 3.5's
+    layers after the cut: linear attention only, which its mask code cannot take; the last one
+    made full attention, as every fourth layer is."""
+    layers = getattr(config, "num_hidden_layers", None)
+    for name, value in vars(config).items():
+        if name.endswith("layer_types") and isinstance(value, list) and layers:
+            setattr(config, name, value[:layers])
+    types = getattr(config, "layer_types", None)
+    linear_only = isinstance(types, list) and "full_attention" not in types
+    if linear_only and "linear_attention" in types:
+        config.layer_types = [*types[:-1], "full_attention"]
 
 
-def wrapper(model_type: str, kind: str = "causal", text: dict[str, Any] | None = None) -> Case:
+def _emu3(config: Any) -> Any:
+    """Emu3 made small, with the two entries its vocabulary map must hold (the image token and
+    the end of an image row) inside the tiny vocabulary."""
+    config.vocabulary_map = {"<image>": VOCAB - 1, "<|extra_200|>": VOCAB - 2}
+    return small(config)
+
+
+def wrapper(
+    model_type: str,
+    kind: str = "causal",
+    text: dict[str, Any] | None = None,
+    positional: str = "rope",
+    **fields: Any,
+) -> Case:
     """A multimodal wrapper's case: its sub-configs made small, ``text`` set on its text
-    model."""
-    return Case(model_type, model_type, kind=kind, configure=partial(small, text=text))
+    model, ``fields`` on the config itself."""
+    configure = partial(small, text=text)
+    return Case(model_type, model_type, fields, kind, positional, configure=configure)
 
 
 CASES: tuple[Case, ...] = (
     wrapper("audioflamingo3", "seq2seq"),
-    wrapper("dots3_note", "image_text"),
-    wrapper("dots3_note_text"),
-    wrapper("emu3", "image_text"),
+    Case("emu3", "emu3", kind="image_text", configure=_emu3),
     wrapper("fuyu"),
-    wrapper("git"),
+    wrapper("git", positional="learned"),
     wrapper("glmasr", "seq2seq"),
     wrapper("got_ocr2"),
     wrapper("granite_speech", "seq2seq", text={"embedding_multiplier": 12.0}),
@@ -116,7 +134,7 @@ CASES: tuple[Case, ...] = (
     wrapper("musicflamingo", "seq2seq"),
     wrapper("musicgen"),
     wrapper("musicgen_melody"),
-    wrapper("nemo_speechlm", "seq2seq"),
+    wrapper("nemo_speechlm", "seq2seq", positional="none"),
     wrapper("neomme", "masked"),
     wrapper("omniasr", "seq2seq"),
     wrapper("phi4_multimodal"),
