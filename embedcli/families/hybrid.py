@@ -49,7 +49,6 @@ register(
         architectures=("xLSTMModel", "xLSTMForCausalLM"),
         token=("embeddings.weight",),
         prefixes=("backbone",),
-        width=("embedding_dim",),
         context=(),
         **_NONE,
     ),
@@ -58,5 +57,6 @@ register(
         "RecurrentGemma", "recurrent_gemma", arch="RecurrentGemma", scale="sqrt_d_bfloat16"
     ),
     rope_family("Zamba", "zamba", arch="Zamba", **_NONE),
-    rope_family("Zamba2", "zamba2", arch="Zamba2"),
+    # Zamba2's shared attention blocks turn rope only with use_mem_rope (default false)
+    rope_family("Zamba2", "zamba2", arch="Zamba2", rope_when=("use_mem_rope", True)),
 )

@@ -109,8 +109,9 @@ class Family:
     alibi: AlibiSlopes | None = None  # ALiBi's slopes, where the family has them
     alibi_flag: str | None = None  # a config flag that turns rope into ALiBi (Falcon's)
     # (field, value): rope only where the config's field holds value, else no positions at all
-    # (Granite 4 hybrids: position_embedding_type "rope"; its default, None, and "nope": none)
-    rope_when: tuple[str, str] | None = None
+    # (Granite 4 hybrids: position_embedding_type "rope", not None or "nope"; Zamba2:
+    # use_mem_rope true)
+    rope_when: tuple[str, object] | None = None
     # a config field of per-layer overrides keyed by layer index (Gemma 4's per_layer_config):
     # layer 0's head_dim is the first block's; another field overridden there is refused
     layer_overrides: str | None = None

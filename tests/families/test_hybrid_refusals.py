@@ -47,6 +47,12 @@ def test_granite4_hybrid_has_rope_only_where_position_embedding_type_says_rope(
     assert parse_config(config, "config.json").positional == positional
 
 
+@pytest.mark.parametrize(("value", "positional"), [(True, "rope"), (False, "none")])
+def test_zamba2_has_rope_only_with_use_mem_rope(value: bool, positional: str) -> None:
+    config = {"model_type": "zamba2", **SMALL, "use_mem_rope": value}
+    assert parse_config(config, "config.json").positional == positional
+
+
 def test_granite4_hybrid_default_has_no_positions() -> None:
     """GraniteMoeHybridConfig's position_embedding_type defaults to None: no rotary module."""
     assert parse_config({"model_type": "granitemoehybrid", **SMALL}, "c").positional == "none"

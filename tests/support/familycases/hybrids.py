@@ -173,6 +173,13 @@ CASES: tuple[Case, ...] = (
         dict(use_mem_rope=True, use_mamba_kernels=False),
         configure=_set(layers_block_type=["linear_attention", "hybrid"], hybrid_layer_ids=[1]),
     ),
+    Case(
+        "zamba2_nope",
+        "zamba2",
+        dict(use_mem_rope=False, use_mamba_kernels=False),
+        configure=_set(layers_block_type=["linear_attention", "hybrid"], hybrid_layer_ids=[1]),
+        positional="none",
+    ),
 )
 
 CASES += (
