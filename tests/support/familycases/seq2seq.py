@@ -70,6 +70,13 @@ CASES: tuple[Case, ...] = (
     _learned("bigbird-pegasus", "bigbird_pegasus", attention_type="original_full"),
     _sinusoidal("marian", "marian", scale_embedding=True),
     _sinusoidal("marian-unscaled", "marian", scale_embedding=False),
+    _sinusoidal(
+        "marian-unshared",
+        "marian",
+        share_encoder_decoder_embeddings=False,
+        decoder_vocab_size=200,
+        tie_word_embeddings=False,
+    ),
     _sinusoidal("pegasus", "pegasus", scale_embedding=True),
     _sinusoidal("m2m-100", "m2m_100", scale_embedding=True),
     _sinusoidal("nllb-moe", "nllb-moe", scale_embedding=True),
