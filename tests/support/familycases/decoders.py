@@ -66,6 +66,8 @@ CASES: tuple[Case, ...] = (
     _rope("gpt_neox_japanese-partial", "gpt_neox_japanese", rotary_pct=0.5),
     Case("ctrl", "ctrl", positional="sinusoidal"),
     Case("ctrl-base", "ctrl", kind="base", positional="sinusoidal"),
+    Case("ctrl-bf16", "ctrl", dtype="bfloat16", positional="sinusoidal"),
+    Case("hrm_text-bf16", "hrm_text", dtype="bfloat16", configure=layers),
 )
 
 # cases that build, of types embedcli refuses by name until per-layer-type rope with rope-free
