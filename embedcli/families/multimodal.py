@@ -119,6 +119,7 @@ register(
         architectures=("Qwen3_5TextModel", "Qwen3_5ForCausalLM"),
         prefixes=("model", *_LANGUAGE),
         text_config=("qwen3_5",),
+        mrope_section=(11, 11, 10),  # Qwen3_5TextRotaryEmbedding's default
     ),
     Family(
         name="Qwen 3.5 MoE",
@@ -126,6 +127,7 @@ register(
         architectures=("Qwen3_5MoeTextModel", "Qwen3_5MoeForCausalLM"),
         prefixes=("model", *_LANGUAGE),
         text_config=("qwen3_5_moe",),
+        mrope_section=(11, 11, 10),  # Qwen3_5TextRotaryEmbedding's default
     ),
     rope_family("Moshi (text decoder)", "moshi", arch="Moshi", extra_rows=1),  # vocab_size + 1
 )

@@ -130,6 +130,9 @@ class Family:
     # input layer runs first, its keys under this name (EncoderDecoderModel: "encoder")
     composes: str | None = None
     extra_rows: int = 0  # token-table rows past vocab_size (Mllama's 8, Moshi's 1)
+    # multimodal rope (Qwen2-VL's): transformers' default (temporal, height, width) sections,
+    # where config.json gives no mrope_section; None: one position stream
+    mrope_section: tuple[int, ...] | None = None
     gguf: tuple[str, ...] = ()  # general.architecture values llama.cpp writes for it
     gguf_global_every: int | None = None  # GGUF: every Nth layer global, the rest swa-based
     own_encoding: tuple[str, int] | None = None  # a tiktoken encoding that is its tokenizer

@@ -53,6 +53,7 @@ class ModelConfig:
     # a wrapper's other sub-configs (image and audio towers): {config key: model_type}; their
     # outputs never reach the first block for token ids alone, and embedcli does not show them
     not_shown: dict[str, str] | None = None
+    mrope_section: tuple[int, ...] | None = None  # multimodal rope's (temporal, height, width)
     rope_layer_type: str | None = None  # the first block's layer type, where rope names one
     rope_layer_types: dict[str, str] | None = None  # rope_type per layer type, where several
     sliding_window: int | None = None  # sliding layers' attention window
@@ -64,6 +65,7 @@ class ModelConfig:
             "family": None if self.family is None else self.family.name,
             "stack": self.stack,
             "not_shown": self.not_shown,
+            "mrope": _mrope_summary(self.mrope_section),
             "positional": self.positional,
             "rope_theta": self.rope_theta,
             "rope_bases": self.rope_bases,
@@ -222,6 +224,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         sliding_window=position.get("sliding_window"),
         stack=outer.composes or _stack(family, data),
         not_shown=_not_shown(data, outer),
+        mrope_section=_mrope_section(family, text),
     )
 
 
@@ -245,6 +248,30 @@ def _composed(outer: Family, text: dict[str, Any], where: str) -> tuple[Family, 
         head=None,
     )
     return family, str(inner_type)
+
+
+def _mrope_section(family: Family, text: dict[str, Any]) -> tuple[int, ...] | None:
+    """Multimodal rope's sections, as the model reads them (rope_parameters' mrope_section,
+    else transformers' default); None for a family with one position stream."""
+    if family.mrope_section is None:
+        return None
+    for key in ("rope_parameters", "rope_scaling"):
+        params = text.get(key)
+        if isinstance(params, dict) and isinstance(params.get("mrope_section"), list):
+            return tuple(params["mrope_section"])
+    return family.mrope_section
+
+
+def _mrope_summary(section: tuple[int, ...] | None) -> dict[str, Any] | None:
+    """What multimodal rope does with token ids alone: its three position streams are each the
+    token's position (arange(T)), so every pair's angle is plain rope's."""
+    if section is None:
+        return None
+    return {
+        "section": list(section),
+        "streams": ["temporal", "height", "width"],
+        "text_only": "temporal = height = width = position: the angles are plain rope's",
+    }
 
 
 def _not_shown(data: dict[str, Any], family: Family) -> dict[str, str] | None:

@@ -42,6 +42,15 @@ def _not_shown(model: Any) -> list[str]:
     return [f"not shown: {', '.join(f'{k} ({v})' for k, v in towers.items())}"] if towers else []
 
 
+def _mrope(model: Any) -> list[str]:
+    """Multimodal rope with token ids alone: its three streams, each the token's position."""
+    mrope = (model or {}).get("mrope")
+    if not mrope:
+        return []
+    sections = "/".join(map(str, mrope["section"]))
+    return [f"mrope {sections}: temporal = height = width = position (plain rope's angles)"]
+
+
 def _header(report: EmbedReport, width: int) -> Text:
     cfg, src = report.config, report.source
     source = [f"weights {visible_name(src.weights)}"] if src.trained else [f"seed {cfg.seed}"]
@@ -58,6 +67,7 @@ def _header(report: EmbedReport, width: int) -> Text:
             f"context {cfg.context_length:,}" if cfg.context_limit else "no context limit",
             positions_phrase(cfg, src.model),
             *_not_shown(src.model),
+            *_mrope(src.model),
             *source,
             src.device,
             cfg.dtype,

@@ -55,3 +55,28 @@ def test_a_text_model_names_nothing_as_not_shown() -> None:
     config = {"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096,
               "max_position_embeddings": 4096}  # fmt: skip
     assert "not_shown" not in parse_config(config, "config.json").summary()
+
+
+def test_multimodal_rope_says_what_token_ids_alone_give() -> None:
+    """Qwen 3.5's three position streams are each the token's position for text alone: the
+    angles are plain rope's (test_families holds them to the model's own inv_freq)."""
+    config = {
+        "model_type": "qwen3_5",
+        "text_config": {"model_type": "qwen3_5_text", "vocab_size": 1024, "hidden_size": 64,
+                        "max_position_embeddings": 96,
+                        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                            "partial_rotary_factor": 0.25,
+                                            "mrope_section": [2, 1, 1]}},
+        "vision_config": {"model_type": "qwen3_5_vision"},
+    }  # fmt: skip
+    mrope = parse_config(config, "config.json").summary()["mrope"]
+    assert mrope["section"] == [2, 1, 1]  # the config's, not the default
+    assert mrope["streams"] == ["temporal", "height", "width"]
+    del config["text_config"]["rope_parameters"]["mrope_section"]
+    assert parse_config(config, "config.json").summary()["mrope"]["section"] == [11, 11, 10]
+
+
+def test_one_stream_rope_says_nothing_of_streams() -> None:
+    config = {"model_type": "qwen2", "vocab_size": 1024, "hidden_size": 64,
+              "max_position_embeddings": 96}  # fmt: skip
+    assert "mrope" not in parse_config(config, "config.json").summary()
