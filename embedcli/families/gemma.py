@@ -190,6 +190,7 @@ register(
         prefixes=_GEMMA4_PREFIXES,
         **_SQRT,
         layer_overrides="per_layer_config",
+        derived_overrides=("full_attention", "global_head_dim", 512),
         text_config=("gemma4",),
     ),
     Family(
@@ -199,6 +200,7 @@ register(
         prefixes=_GEMMA4_PREFIXES,
         **_SQRT,
         layer_overrides="per_layer_config",
+        derived_overrides=("full_attention", "global_head_dim", 512),
         text_config=("gemma4_unified",),
     ),
 )

@@ -115,6 +115,9 @@ class Family:
     # a config field of per-layer overrides keyed by layer index (Gemma 4's per_layer_config):
     # layer 0's head_dim is the first block's; another field overridden there is refused
     layer_overrides: str | None = None
+    # (layer type, field, default): where config.json has no such overrides, transformers
+    # derives that type's head_dim from the field (Gemma 4: full_attention, global_head_dim, 512)
+    derived_overrides: tuple[str, str, int] | None = None
     # why embedcli refuses every model of the family: what its first block reads that embedcli
     # does not compute (Gemma 3n's stack of AltUp streams)
     refusal: str | None = None

@@ -142,7 +142,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     named = _named(text, family, model_type, where)
     text = with_defaults(named, family_defaults(family, model_type, text))
     _check_types(text, where)
-    text = _layer_zero(family, text, where)
+    text = _layer_zero(family, text, named, where)
     for name, wanted in family.requires:
         if text.get(name) not in (None, wanted):
             raise ConfigError(
@@ -322,12 +322,22 @@ def _scale(family: Family, text: dict[str, Any], d_model: int | None, where: str
     return 1.0 if value is None else positive(value, family.scale, where)
 
 
-def _layer_zero(family: Family, text: dict[str, Any], where: str) -> dict[str, Any]:
+def _layer_zero(
+    family: Family, text: dict[str, Any], given: dict[str, Any], where: str
+) -> dict[str, Any]:
     """``text`` with the first block's own overrides (its head_dim) where the family keeps
-    per-layer overrides (Gemma 4's per_layer_config, as transformers resolves layer 0's)."""
-    if family.layer_overrides is None or text.get(family.layer_overrides) is None:
+    per-layer overrides (Gemma 4's per_layer_config, as transformers resolves layer 0's); where
+    config.json has none, as transformers derives them (``derived_overrides``), never the
+    defaults' own list, which numbers the default model's layers."""
+    if family.layer_overrides is None:
         return text
-    overrides = text[family.layer_overrides]
+    overrides = given.get(family.layer_overrides)
+    if overrides is None:
+        derived, types = family.derived_overrides, text.get("layer_types")
+        if derived and isinstance(types, list) and types and types[0] == derived[0]:
+            head_dim = given.get(derived[1])
+            return {**text, "head_dim": derived[2] if head_dim is None else head_dim}
+        return text
     if not isinstance(overrides, dict):
         raise ConfigError(f"{where}: {family.layer_overrides} must be an object")
     zero = next((v for k, v in overrides.items() if str(k).isdigit() and int(k) == 0), {})

@@ -74,6 +74,24 @@ def test_gemma4_layer_zero_head_dim_is_per_layer_configs() -> None:
     assert parsed.rope_dim == 32  # proportional turns all of layer 0's 32, not head_dim's 16
 
 
+@pytest.mark.parametrize(
+    ("more", "head_dim"),
+    [({}, 512), ({"global_head_dim": 32}, 32)],
+    ids=["default", "global_head_dim"],
+)
+def test_gemma4_layer_zero_without_per_layer_config_is_as_transformers_derives_it(
+    more: dict, head_dim: int
+) -> None:
+    """Gemma4TextConfig gives every full_attention layer global_head_dim (512 unless given)."""
+    from transformers import Gemma4TextConfig
+
+    types = ["full_attention", "sliding_attention", "full_attention"]
+    text = {"model_type": "gemma4_text", **SMALL, "num_hidden_layers": 3, "layer_types": types}
+    config = Gemma4TextConfig(**{k: v for k, v in {**text, **more}.items() if k != "model_type"})
+    assert config.per_layer_config[0].head_dim == head_dim
+    assert parse_config({**text, **more}, "config.json").rope_dim == head_dim
+
+
 def test_gemma4_layer_zero_override_embedcli_does_not_read_is_refused_by_name() -> None:
     text = {
         "model_type": "gemma4_text",
