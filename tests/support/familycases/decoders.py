@@ -70,9 +70,13 @@ CASES: tuple[Case, ...] = (
     Case("hrm_text-bf16", "hrm_text", dtype="bfloat16", configure=layers),
 )
 
-# cases that build, of types embedcli refuses by name until per-layer-type rope with rope-free
-# layer types (None in rope_parameters) is read: each goes into CASES then
+# cases that build, of types embedcli refuses until it has their step (LEFT_OUT says which):
+# each goes into CASES then
 WAITING: tuple[Case, ...] = (
+    _rope("deepseek_v4", "deepseek_v4"),
+    _rope("hy_v4", "hy_v4"),
+    _rope("granite_swa", "granite_swa", embedding_multiplier=3.0),
+    _rope("granitemoe_swa", "granitemoe_swa", embedding_multiplier=3.0),
     _rope("beam", "beam"),
     _rope("ergo", "ergo"),
     _rope(
@@ -84,9 +88,9 @@ WAITING: tuple[Case, ...] = (
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 _STREAMS = (
-    "builds; its first block reads hc_mult copies of the token embeddings (hyper-connections, "
-    "a (batch, tokens, hc_mult, d) input), a step embedcli does not have yet: refused as a type "
-    "it does not know"
+    "builds (WAITING holds its case); its first block reads hc_mult copies of the token "
+    "embeddings (hyper-connections, a (batch, tokens, hc_mult, d) input), a step embedcli "
+    "does not have yet: refused as a type it does not know"
 )
 _NOPE_TYPES = (
     "builds (WAITING holds its case); its rope_parameters keep one set per layer type with None "
@@ -94,9 +98,9 @@ _NOPE_TYPES = (
     "(tests/families/test_scaled_decoder_refusals.py)"
 )
 _LAYER_THETAS = (
-    "builds; each layer has its own rope base (layer_rope_theta, 0 for no rope) and the model "
-    "keeps one rotary module per base, which embedcli's rope reading does not take yet: refused "
-    "as a type it does not know"
+    "builds (WAITING holds its case); each layer has its own rope base (layer_rope_theta, 0 "
+    "for no rope) and the model keeps one rotary module per base, which embedcli's rope "
+    "reading does not take yet: refused as a type it does not know"
 )
 LEFT_OUT: dict[str, str] = {
     "deepseek_v4": _STREAMS + "; its rope sets are keyed main and compress, not by layer type",
@@ -113,8 +117,9 @@ LEFT_OUT: dict[str, str] = {
     ),
     "blt": (
         "its first block (the local encoder's) reads the byte rows plus hashed n-gram rows "
-        "(compute_hash_embeddings), a step embedcli does not have; the survey's build also ran "
-        "past its time limit; refused as a type it does not know"
+        "(compute_hash_embeddings), a step embedcli does not have (and the survey's generic "
+        "small config leaves its sub-configs at full size: out of memory); refused as a type "
+        "it does not know"
     ),
     "gpt-sw3": (
         "transformers builds it from GPT2Config, so its config.json says model_type gpt2 and "
