@@ -78,6 +78,12 @@ CASES: tuple[Case, ...] = (
         tie_word_embeddings=False,
     ),
     _sinusoidal("pegasus", "pegasus", scale_embedding=True),
+    # in bfloat16: the fixed tables rounded to the tables' dtype, as the models round them
+    Case("marian-bf16", "marian", {"scale_embedding": True}, "seq2seq", "sinusoidal", "bfloat16"),
+    Case("m2m-100-bf16", "m2m_100", {"scale_embedding": True}, "seq2seq", "sinusoidal", "bfloat16"),
+    Case(
+        "blenderbot-bf16", "blenderbot", {"scale_embedding": True}, "seq2seq", "learned", "bfloat16"
+    ),
     _sinusoidal("m2m-100", "m2m_100", scale_embedding=True),
     _sinusoidal("nllb-moe", "nllb-moe", scale_embedding=True),
     # block_size 1: no zero rows padded on (their sequence is not the tokens')
