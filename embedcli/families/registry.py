@@ -308,8 +308,13 @@ def compatibility_table() -> str:
             positions = f"rope, or alibi with `{family.alibi_flag}: true`"
         context = ", ".join(f"`{c}`" for c in family.context) or "none (no limit)"
         steps = " → ".join(family.step_labels)
+        if family.rope_when:
+            field, value = family.rope_when
+            positions = f"rope with `{field}: {json.dumps(value)}`, else none"
         if family.composes:  # EncoderDecoderModel: whatever its encoder's family does
             positions = steps = context = f"its {family.composes}'s family's"
+        if family.refusal:
+            positions, steps = "refused", f"refused: {family.refusal}"
         lines.append(f"| {family.name} | {types} | {positions} | {steps} | {context} |")
     return "\n".join(lines) + "\n"
 
