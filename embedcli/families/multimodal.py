@@ -103,6 +103,7 @@ register(
         architectures=("Llama4TextModel", "Llama4ForCausalLM"),
         prefixes=("model", *_LANGUAGE),
         text_config=("llama4",),
+        rope_layers=("no_rope_layers", "no_rope_layer_interval", 4),  # Llama4TextConfig: 4
     ),
     replace(
         family_of("phi3"),  # Phi-3's text model; its image and audio embedders read no text

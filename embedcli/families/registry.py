@@ -136,6 +136,10 @@ class Family:
     # multimodal rope (Qwen2-VL's): transformers' default (temporal, height, width) sections,
     # where config.json gives no mrope_section; None: one position stream
     mrope_section: tuple[int, ...] | None = None
+    # the config list saying per layer whether it uses rope (1) or not (0), where some layers
+    # have none (Llama 4's no_rope_layers); without it, a rope-free layer every Nth: N from the
+    # second field, else the third (the config class's default)
+    rope_layers: tuple[str, str, int] | None = None
     gguf: tuple[str, ...] = ()  # general.architecture values llama.cpp writes for it
     gguf_global_every: int | None = None  # GGUF: every Nth layer global, the rest swa-based
     own_encoding: tuple[str, int] | None = None  # a tiktoken encoding that is its tokenizer

@@ -54,6 +54,7 @@ class ModelConfig:
     # outputs never reach the first block for token ids alone, and embedcli does not show them
     not_shown: dict[str, str] | None = None
     mrope_section: tuple[int, ...] | None = None  # multimodal rope's (temporal, height, width)
+    rope_free_layers: tuple[int, ...] | None = None  # layers without rope (Llama 4's NoPE)
     rope_layer_type: str | None = None  # the first block's layer type, where rope names one
     rope_layer_types: dict[str, str] | None = None  # rope_type per layer type, where several
     sliding_window: int | None = None  # sliding layers' attention window
@@ -66,6 +67,7 @@ class ModelConfig:
             "stack": self.stack,
             "not_shown": self.not_shown,
             "mrope": _mrope_summary(self.mrope_section),
+            **_rope_free_summary(self.rope_free_layers),
             "positional": self.positional,
             "rope_theta": self.rope_theta,
             "rope_bases": self.rope_bases,
@@ -225,6 +227,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         stack=outer.composes or _stack(family, data),
         not_shown=_not_shown(data, outer),
         mrope_section=_mrope_section(family, text),
+        rope_free_layers=_rope_free_layers(family, text, where),
     )
 
 
@@ -260,6 +263,29 @@ def _mrope_section(family: Family, text: dict[str, Any]) -> tuple[int, ...] | No
         if isinstance(params, dict) and isinstance(params.get("mrope_section"), list):
             return tuple(params["mrope_section"])
     return family.mrope_section
+
+
+def _rope_free_layers(family: Family, text: dict[str, Any], where: str) -> tuple[int, ...] | None:
+    """The layers whose attention uses no rope, as the model reads them: the config's list of
+    1 (rope) and 0, else one in every ``interval`` layers (Llama4TextConfig's rule)."""
+    if family.rope_layers is None:
+        return None
+    field, interval_field, interval_default = family.rope_layers
+    flags = text.get(field)
+    if not flags:
+        layers = count(text.get("num_hidden_layers"), "num_hidden_layers", where)
+        interval = count(text.get(interval_field, interval_default), interval_field, where)
+        flags = [int((i + 1) % interval != 0) for i in range(layers)]
+    if not isinstance(flags, list) or any(f not in (0, 1) for f in flags):
+        raise ConfigError(f"{where}: {field} must be a list of 1 (rope) and 0 (no rope)")
+    return tuple(i for i, flag in enumerate(flags) if flag == 0)
+
+
+def _rope_free_summary(layers: tuple[int, ...] | None) -> dict[str, Any]:
+    """The layers without rope, and whether layer 0 (the first block) uses rope."""
+    if layers is None:
+        return {}
+    return {"rope_free_layers": list(layers), "layer_0_rope": 0 not in layers}
 
 
 def _mrope_summary(section: tuple[int, ...] | None) -> dict[str, Any] | None:

@@ -42,6 +42,16 @@ def _not_shown(model: Any) -> list[str]:
     return [f"not shown: {', '.join(f'{k} ({v})' for k, v in towers.items())}"] if towers else []
 
 
+def _rope_free(model: Any) -> list[str]:
+    """Llama 4's layers without rope, and whether layer 0 (the first block) uses rope."""
+    layers = (model or {}).get("rope_free_layers")
+    if layers is None:
+        return []
+    first = "layer 0 uses rope" if model["layer_0_rope"] else "layer 0 uses no rope"
+    listed = ", ".join(map(str, layers[:6])) + (", …" if len(layers) > 6 else "")
+    return [f"{first}; no rope in layers {listed}" if layers else first]
+
+
 def _mrope(model: Any) -> list[str]:
     """Multimodal rope with token ids alone: its three streams, each the token's position."""
     mrope = (model or {}).get("mrope")
@@ -68,6 +78,7 @@ def _header(report: EmbedReport, width: int) -> Text:
             positions_phrase(cfg, src.model),
             *_not_shown(src.model),
             *_mrope(src.model),
+            *_rope_free(src.model),
             *source,
             src.device,
             cfg.dtype,

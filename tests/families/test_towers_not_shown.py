@@ -80,3 +80,18 @@ def test_one_stream_rope_says_nothing_of_streams() -> None:
     config = {"model_type": "qwen2", "vocab_size": 1024, "hidden_size": 64,
               "max_position_embeddings": 96}  # fmt: skip
     assert "mrope" not in parse_config(config, "config.json").summary()
+
+
+@pytest.mark.parametrize(
+    ("flags", "free", "first"),
+    [(None, [3, 7], True), ([0, 1, 1, 1, 0, 1, 1, 1], [0, 4], False)],
+)
+def test_llama4_says_which_layers_use_no_rope(flags: list | None, free: list, first: bool) -> None:
+    """no_rope_layers (1: rope, 0: none), or by default one rope-free layer in every
+    no_rope_layer_interval (4), as Llama4TextConfig makes it; and whether layer 0 uses rope."""
+    text = {"model_type": "llama4_text", "vocab_size": 1024, "hidden_size": 64,
+            "num_hidden_layers": 8, "max_position_embeddings": 96,
+            "no_rope_layers": flags}  # fmt: skip
+    summary = parse_config({"model_type": "llama4", "text_config": text}, "config.json").summary()
+    assert summary["rope_free_layers"] == free
+    assert summary["layer_0_rope"] is first

@@ -38,7 +38,8 @@ TOWER: dict[str, Any] = dict(
     projection_dim=32,
     num_global_layers=1,
     out_hidden_size=64,  # the text model's width (Qwen's merger projects onto it)
-    audio_hidden_size=32,  # Nemotron 3.5 Transcribe's head reads the audio tower's width
+    audio_hidden_size=32,
+    num_filters=4,  # VibeVoice's acoustic tokenizers: 4 channels, doubled at each stage  # Nemotron 3.5 Transcribe's head reads the audio tower's width
 )
 
 
@@ -76,6 +77,8 @@ def small(config: Any, text: dict[str, Any] | None = None) -> Any:
             _with_attention(sub)
         else:
             _set(sub, TOWER)
+            if isinstance(getattr(sub, "depths", None), list):  # blocks per stage: one each
+                sub.depths = [1] * len(sub.depths)
             small(sub)
     _with_attention(config)
     return config
