@@ -38,8 +38,8 @@ TOWER: dict[str, Any] = dict(
     projection_dim=32,
     num_global_layers=1,
     out_hidden_size=64,  # the text model's width (Qwen's merger projects onto it)
-    audio_hidden_size=32,
-    num_filters=4,  # VibeVoice's acoustic tokenizers: 4 channels, doubled at each stage  # Nemotron 3.5 Transcribe's head reads the audio tower's width
+    audio_hidden_size=32,  # Nemotron 3.5 Transcribe's head reads the audio tower's width
+    num_filters=4,  # VibeVoice's acoustic tokenizers: 4 channels, doubled at each stage
 )
 
 
@@ -90,7 +90,8 @@ def _with_attention(config: Any) -> None:
     made full attention, as every fourth layer is."""
     layers = getattr(config, "num_hidden_layers", None)
     for name, value in vars(config).items():
-        if name.endswith("layer_types") and isinstance(value, list) and layers:
+        per_layer = name.endswith("layer_types") or name == "no_rope_layers"  # Llama 4's
+        if per_layer and isinstance(value, list) and layers:
             setattr(config, name, value[:layers])
     types = getattr(config, "layer_types", None)
     linear_only = isinstance(types, list) and "full_attention" not in types
