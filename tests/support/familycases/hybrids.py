@@ -195,6 +195,33 @@ CASES += (
     Case("gemma4_unified", "gemma4_unified", kind="image_text", configure=_gemma4),
 )
 
+# the scales in bfloat16, as the models apply them to bfloat16 tables: Falcon-H1's and Granite
+# 4's Python-float multipliers, RecurrentGemma's bfloat16 √80, Gemma 4's √64 in the dtype
+CASES += (
+    Case(
+        "falcon_h1_bf16",
+        "falcon_h1",
+        {"embedding_multiplier": 2.3},
+        dtype="bfloat16",
+        configure=_falcon_h1,
+    ),
+    Case(
+        "granitemoehybrid_bf16",
+        "granitemoehybrid",
+        {"embedding_multiplier": 12.3},
+        dtype="bfloat16",
+        configure=_granite4("rope"),
+    ),
+    Case(
+        "recurrent_gemma_80_bf16",
+        "recurrent_gemma",
+        {"hidden_size": 80, "head_dim": 20},
+        dtype="bfloat16",
+        configure=_set(block_types=["recurrent", "attention"], lru_width=80),
+    ),
+    Case("gemma4_text_bf16", "gemma4_text", dtype="bfloat16", configure=_gemma4_text),
+)
+
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 _ALTUP = (
     "its first block reads a stack of altup_num_inputs (4) streams, (4, B, T, d): the scaled "
