@@ -24,6 +24,9 @@ _PADDED = {"max_position_embeddings": 98}
 CASES: tuple[Case, ...] = (
     _learned("megatron-bert", "megatron-bert"),
     _learned("megatron-bert-base", "megatron-bert", kind="base"),
+    Case(
+        "megatron-bert-fp16", "megatron-bert", kind="masked", positional="learned", dtype="float16"
+    ),
     _learned("roberta-prelayernorm", "roberta-prelayernorm", **_PADDED),
     _learned("xlm-roberta-xl", "xlm-roberta-xl", **_PADDED),
     _learned("mra", "mra"),
@@ -34,9 +37,18 @@ CASES: tuple[Case, ...] = (
     _learned("ernie", "ernie"),
     _learned("mpnet", "mpnet", **_PADDED),
     _learned("luke", "luke", **_PADDED, entity_vocab_size=16, entity_emb_size=32),
+    Case(
+        "luke-bf16",
+        "luke",
+        {**_PADDED, "entity_vocab_size": 16, "entity_emb_size": 32},
+        kind="masked",
+        positional="learned",
+        dtype="bfloat16",
+    ),
     Case("xmod", "xmod", _PADDED, kind="masked", positional="learned", configure=_language),
     Case("modernbert", "modernbert", kind="masked"),
     Case("modernbert-base", "modernbert", kind="base"),
+    Case("modernbert-bf16", "modernbert", kind="masked", dtype="bfloat16"),
     Case("nomic_bert", "nomic_bert", kind="masked"),
     Case("gte", "gte", {"type_vocab_size": 2}, kind="masked"),
     Case("jina_embeddings_v3", "jina_embeddings_v3", kind="masked"),
