@@ -72,6 +72,9 @@ class EmbedConfig:
     norm_kind: NormKind = "layernorm"  # the embedding norm's formula (with norm_eps)
     positions_first: bool = False  # positions added before token types (DeBERTa's order)
     mask_multiply: bool = False  # the result times the attention mask (DeBERTa, XLM, ESM)
+    # MobileBERT: the rows of the next, this and the previous token concatenated (zeros past
+    # the ends), 3 x token_width wide, then the projection (which then always runs)
+    trigram: bool = False
     # False where the family has no length limit (ALiBi, T5, Mamba): context_length is then
     # not a limit, and reports say null rather than invent one
     context_limit: bool = True
@@ -175,7 +178,12 @@ class EmbedConfig:
         is placed around the norm (ALBERT, FNet: a Linear even between equal widths)."""
         if self.token_width is None:
             return False
-        return self.token_width != self.d_model or self.projection != "lookup"
+        return self.trigram or self.token_width != self.d_model or self.projection != "lookup"
+
+    @property
+    def projected_width(self) -> int:
+        """Width of what the projection reads: the table's, three tables' with trigram."""
+        return 3 * self.width if self.trigram else self.width
 
     @property
     def sum_width(self) -> int:
@@ -262,6 +270,7 @@ class EmbedConfig:
             "norm_kind": "layernorm",
             "positions_first": False,
             "mask_multiply": False,
+            "trigram": False,
         }
         for name, default in defaults.items():  # said only where a family does something
             if data[name] == default:

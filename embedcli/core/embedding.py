@@ -11,7 +11,7 @@ from torch import nn
 from embedcli.core.broadcast import BroadcastPlan, explain
 from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import torch_dtype
-from embedcli.core.extras import make_extras, normalise, project
+from embedcli.core.extras import make_extras, normalise, project, trigram
 from embedcli.core.positions import rope_angles
 from embedcli.core.shapeplan import TraceStep, with_operations
 from embedcli.core.sinusoids import sinusoids
@@ -38,6 +38,7 @@ class EmbeddingTrace:
     projected_sum: torch.Tensor | None = None  # (B, T, d): DeBERTa's embed_proj, before the norm
     projected_output: torch.Tensor | None = None  # (B, T, d): ALBERT's Linear, after the norm
     masked_embeddings: torch.Tensor | None = None  # (B, T, d): times the attention mask
+    trigram_embeddings: torch.Tensor | None = None  # (B, T, 3w): MobileBERT's three rows
     config: EmbedConfig | None = None  # the module's: each step's operation is said from it
 
     @property
@@ -244,6 +245,9 @@ class InputEmbedding(nn.Module):
             else:  # a Python float, as Granite's embedding_multiplier
                 hidden = hidden * float(config.embed_scale)
             steps["scaled_embeddings"] = hidden
+        if config.trigram:  # MobileBERT: (B, T, w) -> (B, T, 3w)
+            hidden = trigram(hidden)
+            steps["trigram_embeddings"] = hidden
         projection = config.projection if self.project_in is not None else None
         if projection == "lookup":  # OPT: (B, T, w) -> (B, T, d)
             hidden = project(hidden, self.project_in, self.project_bias)
@@ -277,7 +281,7 @@ class InputEmbedding(nn.Module):
             steps["masked_embeddings"] = hidden
         names = ("position_ids", "position_embeddings", "rope_angles", "scaled_embeddings")
         names += ("projected_embeddings", "token_type_embeddings", "embedding_layernorm")
-        names += ("projected_sum", "projected_output", "masked_embeddings")
+        names += ("projected_sum", "projected_output", "masked_embeddings", "trigram_embeddings")
         return EmbeddingTrace(
             input_ids=input_ids,
             token_embeddings=looked_up,

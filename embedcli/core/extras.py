@@ -60,7 +60,7 @@ def make_extras(
 
     found = Extras()
     if config.projects:
-        found.project_in = tensor("project_in", config.d_model, config.width)
+        found.project_in = tensor("project_in", config.d_model, config.projected_width)
         found.project_bias = given.get("project_bias")
     if config.token_types:
         found.token_type = tensor("token_type", 1, config.sum_width)
@@ -72,6 +72,14 @@ def make_extras(
                 given.get("norm_bias") if checkpoint else tensor("norm_bias", config.norm_width)
             )
     return found
+
+
+def trigram(hidden: torch.Tensor) -> torch.Tensor:
+    """(B, T, w) -> (B, T, 3w): each token's row beside the next token's and the previous
+    token's (zeros past the ends), as MobileBERT concatenates them: [next, this, previous]."""
+    after = nn.functional.pad(hidden[:, 1:], [0, 0, 0, 1, 0, 0], value=0.0)  # row t + 1
+    before = nn.functional.pad(hidden[:, :-1], [0, 0, 1, 0, 0, 0], value=0.0)  # row t - 1
+    return torch.cat([after, hidden, before], dim=2)
 
 
 def project(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:

@@ -83,6 +83,8 @@ def planned_trace(
     ]
     if config.embed_scale != 1.0:
         steps.append(TraceStep.planned("scaled_embeddings", (b, t, config.width), dtype))
+    if config.trigram:
+        steps.append(TraceStep.planned("trigram_embeddings", (b, t, config.projected_width), dtype))
     projection = config.projection if config.projects else None
     if projection == "lookup":
         steps.append(TraceStep.planned("projected_embeddings", tokens, dtype))  # (B, T, w) @ W.T

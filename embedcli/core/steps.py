@@ -20,6 +20,7 @@ STEP_ORDER = (
     "input_ids",
     "token_embeddings",
     "scaled_embeddings",
+    "trigram_embeddings",
     "projected_embeddings",
     "token_type_embeddings",
     "position_ids",
@@ -38,6 +39,7 @@ STEP_ORDER = (
 STEP_LABELS = {
     "token_embeddings": "lookup",
     "scaled_embeddings": "× scale",
+    "trigram_embeddings": "[next, this, previous] rows",
     "projected_embeddings": "project_in",
     "token_type_embeddings": "+ token type 0",
     "position_embeddings": "+ positions",
@@ -172,7 +174,7 @@ def _position_rows(config: EmbedConfig) -> str:
 def _input_formula(config: EmbedConfig, names: Collection[str]) -> str:
     """What the first block reads, as the sum and the steps that made it."""
     token = "token_embeddings"
-    for name in ("scaled_embeddings", "projected_embeddings"):
+    for name in ("scaled_embeddings", "trigram_embeddings", "projected_embeddings"):
         if name in names:
             token = name
     terms = [token]
@@ -207,7 +209,7 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
     if name == "scaled_embeddings":
         return f"token_embeddings × {scale_text(config)}, the model's input scaling"
     if name == "projected_embeddings":
-        return f"project_in: a linear map from width {config.token_width} to d_model"
+        return f"project_in: a linear map from width {config.projected_width} to d_model"
     if name == "token_type_embeddings":
         return "token_type_embedding(0): every token of segment A, added"
     if name == "embedding_layernorm":
@@ -219,6 +221,8 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
     if name in ("projected_sum", "projected_output"):
         where = "the sum, before the norm" if name == "projected_sum" else "after the norm"
         return f"a Linear from width {config.width} to d_model {config.d_model}, on {where}"
+    if name == "trigram_embeddings":
+        return "the next, this and the previous token's rows side by side (zeros past the ends)"
     if name == "masked_embeddings":
         return "times the attention mask: padding rows become 0"
     if name == "position_ids":

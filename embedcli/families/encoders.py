@@ -172,3 +172,23 @@ register(
         head="cls.predictions.decoder.weight",
     ),
 )
+
+register(
+    Family(
+        name="MobileBERT",
+        model_types=("mobilebert",),
+        architectures=("MobileBertModel", "MobileBertForMaskedLM"),
+        prefixes=("mobilebert",),
+        trigram=True,  # [next, this, previous] rows of the narrow table, side by side
+        project_in="embeddings.embedding_transformation.weight",  # Linear(3 x embedding_size, d)
+        project_bias=True,
+        project_when="always",
+        width=("embedding_size",),
+        positions_first=True,  # + positions + token types
+        norm_kind="nonorm",  # weight * x + bias
+        head="cls.predictions.decoder.weight",
+        # a LayerNorm instead of NoNorm, or no trigram, is not computed: refused by name
+        requires=(("trigram_input", True), ("normalization_type", "no_norm")),
+        **_TABLES,
+    ),
+)

@@ -104,6 +104,7 @@ class Family:
     norm_bias: bool = True  # the embedding norm has a bias (norm + ".bias")
     positions_first: bool = False  # positions added before token types (DeBERTa's order)
     mask_multiply: bool = False  # the result times the attention mask (DeBERTa, XLM, ESM)
+    trigram: bool = False  # MobileBERT's [next, this, previous] rows before its projection
     context: tuple[str, ...] = ("max_position_embeddings",)  # the context fields; (): no limit
     rope_dim: RopeDim = "head"  # the rule for the dimensions rope rotates
     alibi: AlibiSlopes | None = None  # ALiBi's slopes, where the family has them
@@ -157,6 +158,7 @@ class Family:
         taken = {
             "token_embeddings": True,
             "scaled_embeddings": bool(self.scale),
+            "trigram_embeddings": self.trigram,
             "projected_embeddings": projected and self.projection == "lookup",
             "token_type_embeddings": bool(self.token_type),
             "position_embeddings": self.positional in ("learned", "sinusoidal"),

@@ -104,6 +104,7 @@ class ModelConfig:
             norm_kind=family.norm_kind,
             positions_first=family.positions_first,
             mask_multiply=family.mask_multiply,
+            trigram=family.trigram,
             context_limit=self.context_length is not None,
         )
         return fields

@@ -149,7 +149,7 @@ def _check_extras(
     wanted: dict[str, tuple[object, ...]] = {
         "norm_weight": (normed,),
         "norm_bias": (normed,),
-        "project_in": (d_model, width),
+        "project_in": (d_model, 3 * width if family and family.trigram and width else width),
         "project_bias": (d_model,),
         "token_type": (None, summed),  # any number of types, at least one
     }

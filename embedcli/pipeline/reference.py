@@ -162,6 +162,11 @@ def reference_embeddings(
             hidden = hidden * torch.tensor(config.embed_scale, dtype=dtype)
         else:
             hidden = hidden * config.embed_scale
+    if config.trigram:  # MobileBERT: [row t + 1, row t, row t - 1], zeros past the ends
+        zero = torch.zeros_like(hidden[:, :1])
+        after = torch.cat([hidden[:, 1:], zero], dim=1)
+        before = torch.cat([zero, hidden[:, :-1]], dim=1)
+        hidden = torch.cat([after, hidden, before], dim=2)
     hidden = _after_lookup(config, hidden, _held(extras, dtype), _added(config, rows, position))
     if config.mask_multiply:  # the pads' rows become zeros; the others are multiplied by 1
         mask = torch.ones_like(ids) if attention_mask is None else attention_mask.cpu()

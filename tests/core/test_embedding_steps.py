@@ -35,7 +35,7 @@ def _extras(config: EmbedConfig, bias: bool = True) -> dict[str, torch.Tensor]:
         "norm_bias": torch.randn(config.norm_width),
     }
     if config.projects:
-        found["project_in"] = torch.randn(config.d_model, config.width)
+        found["project_in"] = torch.randn(config.d_model, config.projected_width)
         if bias:
             found["project_bias"] = torch.randn(config.d_model)
     return found
@@ -128,6 +128,7 @@ def test_nonorm_is_mobilebert_s() -> None:
         {"mask_multiply": True, "norm_kind": "nonorm"},
         {"norm_kind": "rmsnorm", "token_types": False},
         {"token_width": W, "projection": "after_norm", "positional": "sinusoidal"},
+        {"token_width": W, "trigram": True, "norm_kind": "nonorm", "positions_first": True},
     ],
 )
 def test_the_reference_and_the_shape_plan_agree_with_the_module(fields: dict) -> None:

@@ -64,6 +64,13 @@ CASES: tuple[Case, ...] = (
         positional="learned",
     ),
     Case("flaubert", "flaubert", kind="masked", positional="learned"),
+    Case(
+        "mobilebert",
+        "mobilebert",
+        {"embedding_size": 16, "intra_bottleneck_size": 32, "true_hidden_size": 32},
+        kind="masked",
+        positional="learned",
+    ),
     Case("roformer", "roformer", {"embedding_size": 32}, kind="masked"),
 )
 
