@@ -91,7 +91,7 @@ register(
         # Llama 3.2 Vision: its cross-attention layers read the image; for token ids alone
         # they are skipped, and layer 0 reads the text embeddings
         name="Mllama",
-        model_types=("mllama_text_model", "mllama"),
+        model_types=("mllama",),  # its text model alone is no type transformers can load
         architectures=("MllamaTextModel", "MllamaForCausalLM"),
         prefixes=("model", *_LANGUAGE),
         text_config=("mllama",),

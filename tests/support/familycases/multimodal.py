@@ -137,7 +137,6 @@ CASES: tuple[Case, ...] = (
     wrapper("moss_transcribe_diarize"),
     wrapper("musicflamingo", "seq2seq"),
     wrapper("nemo_speechlm", "seq2seq", positional="none"),
-    wrapper("neomme", "masked"),
     wrapper("omniasr", "seq2seq"),
     wrapper("phi4_multimodal"),
     wrapper("qwen2_audio", "seq2seq"),
@@ -146,13 +145,15 @@ CASES: tuple[Case, ...] = (
     wrapper("qwen3_5_moe_text"),
     wrapper("qwen3_5_text"),
     wrapper("qwen3_asr", "seq2seq"),
-    wrapper("qwen4_exp", "image_text"),
-    wrapper("qwen4_exp_text"),
     wrapper("ultravbert", "masked"),
     wrapper("vibevoice_asr", "seq2seq"),
     wrapper("voxtral", "seq2seq"),
-    wrapper("voxtral_realtime", "seq2seq"),
 )
+
+# not read yet (no case, not left out: work to do): dots3_note and dots3_note_text (DSA
+# indexed attention, per_layer_config to cut), neomme (lookup, ALBERT-style projection, then an
+# RMSNorm without weight), qwen4_exp and qwen4_exp_text (per-layer n-gram embeddings; the QSA
+# indexer fields to set)
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 LEFT_OUT: dict[str, str] = {
