@@ -13,5 +13,6 @@ register(
         name="Cohere Compass (text)",
         model_types=("cohere_compass_text",),
         architectures=("CohereCompassTextModel", "CohereCompassForCausalLM"),
+        rope_per_layer=True,
     ),
 )

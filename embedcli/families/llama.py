@@ -178,7 +178,14 @@ register(
     rope_family("LongCat-Flash", "longcat_flash", arch="LongcatFlash"),
     rope_family("A.X K2", "axk2", arch="AXK2", rope_dim="qk_rope"),
     rope_family("Beam", "beam", arch="Beam"),
-    rope_family("Ergo", "ergo", arch="Ergo"),
+    # its checkpoints keep the original names (transformers renames them on load, and back)
+    rope_family(
+        "Ergo",
+        "ergo",
+        arch="Ergo",
+        token=("embed_tokens.weight", "tok_embeddings.weight"),
+        head="output.weight",
+    ),
     rope_family(
         "Dory",
         "dory",

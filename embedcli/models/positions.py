@@ -112,14 +112,16 @@ def per_layer_rope(family: Family) -> bool:
     """Whether the family's code keeps one rope per layer type (Gemma 3, OLMo 3): its
     transformers defaults (families/defaults.json, read from the config classes) nest
     ``rope_parameters`` by layer type. Every other family reads one flat set for all layers."""
-    return _nested(family.defaults().get("rope_parameters"))
+    return family.rope_per_layer or _nested(family.defaults().get("rope_parameters"))
 
 
 def _nested(params: Any) -> bool:
+    """One set per layer type; ``None`` for a layer type without rope (a conv or linear
+    attention layer of a hybrid stack)."""
     return (
         isinstance(params, dict)
-        and bool(params)
-        and all(isinstance(v, dict) for v in params.values())
+        and any(isinstance(v, dict) for v in params.values())
+        and all(isinstance(v, dict) or v is None for v in params.values())
     )
 
 
@@ -160,7 +162,9 @@ def _rope_sets(
             "nested ones): embedcli does not guess which applies"
         )
     if nested:
-        return {str(k): v for k, v in params.items()}, first or next(iter(params))
+        return {str(k): v for k, v in params.items() if isinstance(v, dict)}, first or next(
+            iter(params)
+        )
     merged: dict[str, Any] = {}
     for source in (params, text.get("rope_scaling")):
         if isinstance(source, dict):
@@ -177,8 +181,13 @@ def _rope_sets(
 
 def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -> dict[str, Any]:
     sets, first = _rope_sets(family, text, where)
+    without = None  # the first block's layer type, where it has no rope (a hybrid's conv)
     if first not in sets:
-        raise ConfigError(f"{where}: layer type {first!r} has no rope_parameters")
+        types = text.get("layer_types")
+        later = [t for t in types if t in sets] if isinstance(types, list) else []
+        if not later:
+            raise ConfigError(f"{where}: layer type {first!r} has no rope_parameters")
+        without, first = first, later[0]  # the angles are those of the first rope layers
     label = (lambda name: f"{name} rope_theta") if len(sets) > 1 else (lambda _: "rope_theta")
     bases = {
         name: positive(
@@ -210,6 +219,7 @@ def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -
         "rope_scaling": rope_type if rope_type != "default" else None,
         "rope_scaling_params": scaling,
         "rope_layer_type": first if len(sets) > 1 or first != "default" else None,
+        "rope_not_in_first_block": without,
         "rope_layer_types": {
             name: p.get("rope_type") or p.get("type") or "default" for name, p in sets.items()
         }

@@ -92,6 +92,15 @@ def _holds_parameters(module: Any) -> bool:
     return next(module.parameters(), None) is not None
 
 
+def _init_weights(model: Any, module: Any) -> None:
+    """transformers' own initialisation of ``module``'s tensors; through the base model where
+    the head class's reads attributes only the base model has (xLSTM's ``embeddings``)."""
+    try:
+        model._init_weights(module)
+    except AttributeError:
+        model.base_model._init_weights(module)
+
+
 def first_block_input(
     folder: Path, ids: torch.Tensor, mask: torch.Tensor, dtype: torch.dtype, head: str | None
 ) -> tuple[torch.Tensor | None, str]:
@@ -124,9 +133,7 @@ def first_block_input(
         if not own:
             continue
         module.to_empty(device="cpu", recurse=False)
-        model._init_weights(
-            module
-        )  # buffers (rotary frequencies, scales) as transformers sets them
+        _init_weights(model, module)  # buffers (rotary frequencies, scales) as transformers sets
         for key, parameter in module.named_parameters(recurse=False):
             full = f"{name}.{key}" if name else key
             if full in tensors:

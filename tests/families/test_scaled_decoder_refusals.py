@@ -1,6 +1,7 @@
 """Decoders whose input layer hangs on a config field embedcli cannot read as transformers does
-(HRM's derived embedding scale; rope per layer type with rope-free types: Beam, Ergo, Cohere
-Compass) are refused by the field's name: never a number computed without it."""
+(HRM's derived embedding scale) are refused by the field's name: never a number computed without
+it; rope kept per layer type with rope-free types (Beam, Ergo, Cohere Compass) is read as
+the rope layers use it."""
 
 from __future__ import annotations
 
@@ -32,10 +33,32 @@ def test_hrm_text_with_its_embedding_scale_is_read() -> None:
 
 
 @pytest.mark.parametrize("model_type", ["beam", "ergo", "cohere_compass_text"])
-def test_rope_per_layer_type_with_rope_free_types_is_refused(model_type: str) -> None:
+def test_a_first_block_without_rope_shows_the_rope_layers_angles(model_type: str) -> None:
     """Their rope_parameters hold one set per layer type, and None for a type without rope:
-    embedcli does not yet say which one the first block uses."""
+    where block 0 has none, the angles are those of the first layers that have one, and the
+    config says which layer type block 0 is."""
     rope = {"full_attention": None, "sliding_attention": {"rope_type": "default"}}
-    config = {"model_type": model_type, **SMALL, "rope_parameters": rope}
-    with pytest.raises(ConfigError, match="rope_parameters"):
+    layer_types = ["full_attention", "sliding_attention"]
+    config = {
+        "model_type": model_type,
+        **SMALL,
+        "rope_parameters": rope,
+        "layer_types": layer_types,
+    }
+    read = parse_config(config, "config.json")
+    assert read.rope_not_in_first_block == "full_attention"
+    assert read.rope_layer_type == "sliding_attention"
+
+
+@pytest.mark.parametrize("model_type", ["beam", "ergo", "cohere_compass_text"])
+def test_rope_in_no_layer_the_model_has_is_refused(model_type: str) -> None:
+    rope = {"full_attention": None, "sliding_attention": {"rope_type": "default"}}
+    layer_types = ["full_attention", "full_attention"]
+    config = {
+        "model_type": model_type,
+        **SMALL,
+        "rope_parameters": rope,
+        "layer_types": layer_types,
+    }
+    with pytest.raises(ConfigError, match="has no rope_parameters"):
         parse_config(config, "config.json")

@@ -62,6 +62,12 @@ def _kolibri1_1(config: Any) -> Any:
     return config
 
 
+def _lfm3(config: Any) -> Any:
+    """LFM 3's two layers: a convolution first (no rope), then a full-attention layer."""
+    config.layer_types = ["conv", "full_attention"]
+    return config
+
+
 CASES: tuple[Case, ...] = (
     _rope("iquestcoder", "iquestcoder"),
     _rope("jetmoe", "jetmoe"),
@@ -69,7 +75,7 @@ CASES: tuple[Case, ...] = (
     _rope("kolibri1_1", "kolibri1_1", configure=_kolibri1_1),
     _rope("laguna", "laguna"),
     _rope("lara_mini", "lara_mini"),
-    _rope("lfm3", "lfm3"),
+    _rope("lfm3", "lfm3", configure=_lfm3),
     _rope("mellum", "mellum"),
     # partial_rotary_factor 0.334 of head_dim 48: 16 rotated dimensions, as of the real 192
     _rope("mimo_v2_flash", "mimo_v2_flash", head_dim=48),
