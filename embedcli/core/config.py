@@ -75,6 +75,9 @@ class EmbedConfig:
     # MobileBERT: the rows of the next, this and the previous token concatenated (zeros past
     # the ends), 3 x token_width wide, then the projection (which then always runs)
     trigram: bool = False
+    # ESM's token dropout: rows of this (mask) token id zeroed, every row then × (1 - 0.15 × 0.8)
+    # / (1 - the share of mask tokens among the sequence's unpadded tokens)
+    token_dropout_id: int | None = None
     # False where the family has no length limit (ALiBi, T5, Mamba): context_length is then
     # not a limit, and reports say null rather than invent one
     context_limit: bool = True
@@ -271,6 +274,7 @@ class EmbedConfig:
             "positions_first": False,
             "mask_multiply": False,
             "trigram": False,
+            "token_dropout_id": None,
         }
         for name, default in defaults.items():  # said only where a family does something
             if data[name] == default:

@@ -11,7 +11,7 @@ from torch import nn
 from embedcli.core.broadcast import BroadcastPlan, explain
 from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import torch_dtype
-from embedcli.core.extras import make_extras, normalise, project, trigram
+from embedcli.core.extras import make_extras, normalise, project, token_dropout, trigram
 from embedcli.core.positions import rope_angles
 from embedcli.core.shapeplan import TraceStep, with_operations
 from embedcli.core.sinusoids import sinusoids
@@ -39,6 +39,7 @@ class EmbeddingTrace:
     projected_output: torch.Tensor | None = None  # (B, T, d): ALBERT's Linear, after the norm
     masked_embeddings: torch.Tensor | None = None  # (B, T, d): times the attention mask
     trigram_embeddings: torch.Tensor | None = None  # (B, T, 3w): MobileBERT's three rows
+    token_dropout_embeddings: torch.Tensor | None = None  # (B, T, w): ESM's rescaled rows
     config: EmbedConfig | None = None  # the module's: each step's operation is said from it
 
     @property
@@ -245,6 +246,10 @@ class InputEmbedding(nn.Module):
             else:  # a Python float, as Granite's embedding_multiplier
                 hidden = hidden * float(config.embed_scale)
             steps["scaled_embeddings"] = hidden
+        if config.token_dropout_id is not None:  # ESM: (B, T, w), mask rows zeroed, rescaled
+            mask = None if attention_mask is None else attention_mask.to(hidden.device)
+            hidden = token_dropout(hidden, input_ids, config.token_dropout_id, mask)
+            steps["token_dropout_embeddings"] = hidden
         if config.trigram:  # MobileBERT: (B, T, w) -> (B, T, 3w)
             hidden = trigram(hidden)
             steps["trigram_embeddings"] = hidden
@@ -282,6 +287,7 @@ class InputEmbedding(nn.Module):
         names = ("position_ids", "position_embeddings", "rope_angles", "scaled_embeddings")
         names += ("projected_embeddings", "token_type_embeddings", "embedding_layernorm")
         names += ("projected_sum", "projected_output", "masked_embeddings", "trigram_embeddings")
+        names += ("token_dropout_embeddings",)
         return EmbeddingTrace(
             input_ids=input_ids,
             token_embeddings=looked_up,

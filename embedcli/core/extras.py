@@ -82,6 +82,22 @@ def trigram(hidden: torch.Tensor) -> torch.Tensor:
     return torch.cat([after, hidden, before], dim=2)
 
 
+MASK_RATIO_TRAIN = 0.15 * 0.8  # ESM's: the share of tokens masked in all its training runs
+
+
+def token_dropout(
+    hidden: torch.Tensor, ids: torch.Tensor, mask_id: int, attention_mask: torch.Tensor | None
+) -> torch.Tensor:
+    """ESM's token dropout at inference: the mask token's rows zeroed, then every row scaled
+    by (1 - 0.12) / (1 - the sequence's observed share of mask tokens), as EsmEmbeddings does
+    (in float32 for the share, back to the rows' dtype)."""
+    masked = ids == mask_id  # (B, T)
+    hidden = hidden.masked_fill(masked.unsqueeze(-1), 0.0)
+    lengths = attention_mask.sum(-1) if attention_mask is not None else ids.shape[1]
+    observed = masked.sum(-1).float() / lengths  # (B,)
+    return (hidden * (1 - MASK_RATIO_TRAIN) / (1 - observed)[:, None, None]).to(hidden.dtype)
+
+
 def project(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     """(B, T, w) -> (B, T, d): nn.Linear's computation, with its bias where there is one."""
     return nn.functional.linear(hidden, weight, bias)

@@ -20,6 +20,7 @@ STEP_ORDER = (
     "input_ids",
     "token_embeddings",
     "scaled_embeddings",
+    "token_dropout_embeddings",
     "trigram_embeddings",
     "projected_embeddings",
     "token_type_embeddings",
@@ -39,6 +40,7 @@ STEP_ORDER = (
 STEP_LABELS = {
     "token_embeddings": "lookup",
     "scaled_embeddings": "× scale",
+    "token_dropout_embeddings": "token dropout's × 0.88 / (1 - masked share)",
     "trigram_embeddings": "[next, this, previous] rows",
     "projected_embeddings": "project_in",
     "token_type_embeddings": "+ token type 0",
@@ -174,7 +176,8 @@ def _position_rows(config: EmbedConfig) -> str:
 def _input_formula(config: EmbedConfig, names: Collection[str]) -> str:
     """What the first block reads, as the sum and the steps that made it."""
     token = "token_embeddings"
-    for name in ("scaled_embeddings", "trigram_embeddings", "projected_embeddings"):
+    steps = ("scaled_embeddings", "token_dropout_embeddings", "trigram_embeddings")
+    for name in (*steps, "projected_embeddings"):
         if name in names:
             token = name
     terms = [token]
@@ -228,6 +231,11 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
     if name == "position_ids":
         return _position_rows(config)
     if positional == "sinusoidal" and name == "position_embeddings":
+    if name == "token_dropout_embeddings":
+        return (
+            f"rows of mask token {config.token_dropout_id} zeroed, all × (1 - 0.12) / (1 - the "
+            "sequence's share of mask tokens): ESM's token dropout at inference"
+        )
         layout = "sines, then cosines" if config.sinusoid == "halves" else "sin/cos"
         return f"{layout} table[position_ids]: fixed, no parameters"
     if name == "position_embeddings":

@@ -192,3 +192,20 @@ register(
         **_TABLES,
     ),
 )
+
+register(
+    Family(
+        name="ESM",
+        model_types=("esm",),
+        architectures=("EsmModel", "EsmForMaskedLM"),
+        token=("embeddings.word_embeddings.weight",),
+        prefixes=("esm",),
+        positional="rope",  # ESM-2's rotary positions over one head, base 10000
+        token_dropout="token_dropout",
+        mask_multiply=True,  # (embeddings * attention_mask).to(dtype)
+        head="lm_head.decoder.weight",
+        # ESM-1's learned positions (numbered from padding_idx) and its LayerNorm before the
+        # first block are not computed: refused by name
+        requires=(("position_embedding_type", "rotary"), ("emb_layer_norm_before", False)),
+    ),
+)

@@ -105,6 +105,7 @@ class Family:
     positions_first: bool = False  # positions added before token types (DeBERTa's order)
     mask_multiply: bool = False  # the result times the attention mask (DeBERTa, XLM, ESM)
     trigram: bool = False  # MobileBERT's [next, this, previous] rows before its projection
+    token_dropout: str | None = None  # ESM's flag: its mask token's rows dropped and rescaled
     context: tuple[str, ...] = ("max_position_embeddings",)  # the context fields; (): no limit
     rope_dim: RopeDim = "head"  # the rule for the dimensions rope rotates
     alibi: AlibiSlopes | None = None  # ALiBi's slopes, where the family has them
@@ -161,6 +162,7 @@ class Family:
             "trigram_embeddings": self.trigram,
             "projected_embeddings": projected and self.projection == "lookup",
             "token_type_embeddings": bool(self.token_type),
+            "token_dropout_embeddings": bool(self.token_dropout),
             "position_embeddings": self.positional in ("learned", "sinusoidal"),
             "projected_sum": projected and self.projection == "before_norm",
             "embedding_layernorm": bool(self.norm),

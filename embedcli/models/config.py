@@ -49,6 +49,7 @@ class ModelConfig:
     alibi_slopes: tuple[float, ...] | None = None
     relative: dict[str, int] | None = None  # T5: buckets and max distance
     heads: int | None = None
+    token_dropout_id: int | None = None  # ESM's mask token id, where its token dropout is on
     stack: str | None = None  # an encoder-decoder's stack whose first block is shown
     # a wrapper's other sub-configs (image and audio towers): {config key: model_type}; their
     # outputs never reach the first block for token ids alone, and embedcli does not show them
@@ -107,6 +108,7 @@ class ModelConfig:
             trigram=family.trigram,
             context_limit=self.context_length is not None,
         )
+            token_dropout_id=self.token_dropout_id,
         return fields
 
 
@@ -218,6 +220,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         norm_eps=_norm_eps(family, text, where),
         dtype=dtype if dtype in DTYPES else None,
         unknown_dtype=None if dtype is None or dtype in DTYPES else dtype,
+        token_dropout_id=_token_dropout_id(family, text, where),
         rope_bases=position.get("rope_bases"),
         alibi_slopes=position.get("alibi_slopes"),
         relative=position.get("relative"),
@@ -391,6 +394,19 @@ def _token_width(family: Family, text: dict[str, Any], d_model: int | None, wher
 def _norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
     """The LayerNorm's eps from the field the family's code reads (none: torch's 1e-5)."""
     if family.norm is None:
+def _token_dropout_id(family: Family, text: dict[str, Any], where: str) -> int | None:
+    """ESM's mask token id where its token dropout flag is on (None: off)."""
+    if family.token_dropout is None or not text.get(family.token_dropout):
+        return None
+    mask_id = text.get("mask_token_id")
+    if isinstance(mask_id, bool) or not isinstance(mask_id, int) or mask_id < 0:
+        raise ConfigError(
+            f"{where}: {family.token_dropout} zeroes the rows of mask_token_id, which must be "
+            f"a non-negative integer, got {mask_id!r}"
+        )
+    return mask_id
+
+
         return None
     key = _first_key(text, *family.norm_eps) if family.norm_eps else None
     if key is None:

@@ -162,6 +162,8 @@ def reference_embeddings(
             hidden = hidden * torch.tensor(config.embed_scale, dtype=dtype)
         else:
             hidden = hidden * config.embed_scale
+    if config.token_dropout_id is not None:  # ESM: its mask token's rows zeroed, rescaled
+        hidden = _token_dropout(hidden, ids, config.token_dropout_id, attention_mask)
     if config.trigram:  # MobileBERT: [row t + 1, row t, row t - 1], zeros past the ends
         zero = torch.zeros_like(hidden[:, :1])
         after = torch.cat([hidden[:, 1:], zero], dim=1)
@@ -172,6 +174,21 @@ def reference_embeddings(
         mask = torch.ones_like(ids) if attention_mask is None else attention_mask.cpu()
         hidden = hidden * mask.to(dtype)[:, :, None]
     return hidden.double(), source
+
+
+def _token_dropout(
+    hidden: torch.Tensor, ids: torch.Tensor, mask_id: int, attention_mask: torch.Tensor | None
+) -> torch.Tensor:
+    """ESM's formula: zeros for the mask token, then × 0.88 / (1 - observed share), the share
+    a float32 count over the unpadded tokens."""
+    import torch
+
+    is_mask = (ids == mask_id).unsqueeze(-1)  # (B, T, 1)
+    hidden = torch.where(is_mask, torch.zeros((), dtype=hidden.dtype), hidden)
+    counted = ids.shape[1] if attention_mask is None else attention_mask.cpu().sum(-1)
+    share = (ids == mask_id).sum(-1).float() / counted
+    scaled = hidden * (1 - 0.15 * 0.8) / (1 - share)[:, None, None]
+    return scaled.to(hidden.dtype)
 
 
 def _held(extras: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str, torch.Tensor]:

@@ -17,12 +17,18 @@ BASE = {"vocab_size": 100, "hidden_size": 64, "num_attention_heads": 4}
     [
         ("deberta", "position_biased_input", False),  # relative-only positions
         ("deberta-v2", "type_vocab_size", 2),  # token types added
+        ("mobilebert", "normalization_type", "layer_norm"),
+        ("mobilebert", "trigram_input", False),
+        ("esm", "position_embedding_type", "absolute"),  # ESM-1's learned positions
+        ("esm", "emb_layer_norm_before", True),
     ],
 )
 def test_what_is_not_computed_is_refused_by_name(
     model_type: str, field: str, value: object
 ) -> None:
-    config = {**BASE, "model_type": model_type, "position_biased_input": True, field: value}
+    config = {**BASE, "model_type": model_type, "position_biased_input": True}
+    config.update({"position_embedding_type": "rotary", "emb_layer_norm_before": False})
+    config[field] = value
     with pytest.raises(ConfigError, match=field):
         parse_config(config, "config.json")
 
@@ -40,7 +46,7 @@ def test_distilbert_s_eps_is_its_modules() -> None:
     assert config.norm_eps == 1e-12
 
 
-@pytest.mark.parametrize("name", ["deberta", "xlm", "albert"])
+@pytest.mark.parametrize("name", ["deberta", "xlm", "albert", "esm"])
 def test_padded_batches_are_exact(name: str, tmp_path) -> None:
     """Two sequences of different lengths: the pads' rows zeroed by the attention mask where
     the model multiplies by it (DeBERTa, XLM), as the model itself gives them."""
@@ -56,7 +62,7 @@ def test_padded_batches_are_exact(name: str, tmp_path) -> None:
     case = next(c for c in CASES if c.name == name)
     folder = build(case, tmp_path / name)
     out = tmp_path / "out.pt"
-    args = ["embed", "--weights", str(folder), "--ids", "5,17,200,42,9", "--ids", "8,33"]
+    args = ["embed", "--weights", str(folder), "--ids", "5,17,200,42,9", "--ids", "8,200"]
     result = make_runner().invoke(app, [*args, "--pad-id", "1", "-o", str(out), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -67,6 +73,8 @@ def test_padded_batches_are_exact(name: str, tmp_path) -> None:
     assert torch.equal(got, expected), (got - expected).abs().max()
     masked = any(s["name"] == "masked_embeddings" for s in report["steps"])
     assert masked == (name != "albert")
+    dropped = any(s["name"] == "token_dropout_embeddings" for s in report["steps"])
+    assert dropped == (name == "esm")
 
 
 def test_roformer_s_angles_are_its_sinusoidal_table(tmp_path) -> None:

@@ -71,6 +71,18 @@ CASES: tuple[Case, ...] = (
         kind="masked",
         positional="learned",
     ),
+    Case(
+        "esm",
+        "esm",
+        {
+            "position_embedding_type": "rotary",
+            "token_dropout": True,
+            "emb_layer_norm_before": False,
+            "pad_token_id": 1,
+            "mask_token_id": 200,  # among the ids embedded: its row is dropped
+        },
+        kind="masked",
+    ),
     Case("roformer", "roformer", {"embedding_size": 32}, kind="masked"),
 )
 
