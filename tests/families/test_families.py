@@ -262,8 +262,12 @@ def test_an_unknown_model_type_is_refused_not_guessed(
 def test_every_registry_family_has_a_case() -> None:
     from embedcli.families.registry import FAMILIES
 
+    from support.familycases import LEFT_OUT
+
     covered = {case.model_type for case in CASES}
-    missing = [t for f in FAMILIES for t in f.model_types if t not in covered]
+    # a family registered to be refused whole (Gemma 3n's AltUp stack) is left out, with why
+    refused = {t for f in FAMILIES if f.refusal for t in f.model_types if t in LEFT_OUT}
+    missing = [t for f in FAMILIES for t in f.model_types if t not in covered | refused]
     assert not missing, f"model types without a tiny model: {missing}"
 
 

@@ -98,4 +98,9 @@ CASES: tuple[Case, ...] = (
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
-LEFT_OUT: dict[str, str] = {}
+LEFT_OUT: dict[str, str] = {
+    "nanochat": (
+        "refused (a type embedcli does not know): right after the lookup it takes an RMSNorm "
+        "with no weight, in float32, a norm step embedcli does not have yet"
+    ),
+}

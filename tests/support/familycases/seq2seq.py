@@ -117,4 +117,19 @@ LEFT_OUT: dict[str, str] = {
         "its encoder, the first stack to run, reads log-mel audio features through two "
         "convolutions, not token ids; only its decoder reads ids"
     ),
+    # these build, and embedcli refuses them by name (a type it does not know) until it has
+    # their step: never a guess
+    "led": (
+        "refused: its encoder pads input_ids with pad_token_id to a multiple of "
+        "attention_window before the lookup, so its first block reads more rows than the ids "
+        "given; embedcli has no padding step yet"
+    ),
+    "fsmt": (
+        "refused: its encoder's table has src_vocab_size rows while vocab_size names the "
+        "target's, and its first block reads (T, B, d): embedcli reads neither yet"
+    ),
+    "t5gemma2": (
+        "refused: its encoder replaces the rows of eoi_token_index with a learned "
+        "eoi_embedding after the scaled lookup, a row override embedcli does not have yet"
+    ),
 }
