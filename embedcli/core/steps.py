@@ -224,6 +224,11 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
     if name in ("projected_sum", "projected_output"):
         where = "the sum, before the norm" if name == "projected_sum" else "after the norm"
         return f"a Linear from width {config.width} to d_model {config.d_model}, on {where}"
+    if name == "token_dropout_embeddings":
+        return (
+            f"rows of mask token {config.token_dropout_id} zeroed, all × (1 - 0.12) / (1 - the "
+            "sequence's share of mask tokens): ESM's token dropout at inference"
+        )
     if name == "trigram_embeddings":
         return "the next, this and the previous token's rows side by side (zeros past the ends)"
     if name == "masked_embeddings":
@@ -231,11 +236,6 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
     if name == "position_ids":
         return _position_rows(config)
     if positional == "sinusoidal" and name == "position_embeddings":
-    if name == "token_dropout_embeddings":
-        return (
-            f"rows of mask token {config.token_dropout_id} zeroed, all × (1 - 0.12) / (1 - the "
-            "sequence's share of mask tokens): ESM's token dropout at inference"
-        )
         layout = "sines, then cosines" if config.sinusoid == "halves" else "sin/cos"
         return f"{layout} table[position_ids]: fixed, no parameters"
     if name == "position_embeddings":

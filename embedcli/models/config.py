@@ -106,9 +106,9 @@ class ModelConfig:
             positions_first=family.positions_first,
             mask_multiply=family.mask_multiply,
             trigram=family.trigram,
+            token_dropout_id=self.token_dropout_id,
             context_limit=self.context_length is not None,
         )
-            token_dropout_id=self.token_dropout_id,
         return fields
 
 
@@ -218,9 +218,9 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         padding_idx=padding_idx,
         token_width=_token_width(family, text, d_model, where),
         norm_eps=_norm_eps(family, text, where),
+        token_dropout_id=_token_dropout_id(family, text, where),
         dtype=dtype if dtype in DTYPES else None,
         unknown_dtype=None if dtype is None or dtype in DTYPES else dtype,
-        token_dropout_id=_token_dropout_id(family, text, where),
         rope_bases=position.get("rope_bases"),
         alibi_slopes=position.get("alibi_slopes"),
         relative=position.get("relative"),
@@ -391,9 +391,6 @@ def _token_width(family: Family, text: dict[str, Any], d_model: int | None, wher
     return width if width is not None and width != d_model else None
 
 
-def _norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
-    """The LayerNorm's eps from the field the family's code reads (none: torch's 1e-5)."""
-    if family.norm is None:
 def _token_dropout_id(family: Family, text: dict[str, Any], where: str) -> int | None:
     """ESM's mask token id where its token dropout flag is on (None: off)."""
     if family.token_dropout is None or not text.get(family.token_dropout):
@@ -407,6 +404,9 @@ def _token_dropout_id(family: Family, text: dict[str, Any], where: str) -> int |
     return mask_id
 
 
+def _norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
+    """The LayerNorm's eps from the field the family's code reads (none: torch's 1e-5)."""
+    if family.norm is None:
         return None
     key = _first_key(text, *family.norm_eps) if family.norm_eps else None
     if key is None:
