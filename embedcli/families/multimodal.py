@@ -130,5 +130,12 @@ register(
         text_config=("qwen3_5_moe",),
         mrope_section=(11, 11, 10),  # Qwen3_5TextRotaryEmbedding's default
     ),
+    Family(
+        name="Dots 3 Note",  # its text model's embed_tokens; rope per layer type
+        model_types=("dots3_note_text", "dots3_note"),
+        architectures=("Dots3NoteTextModel", "Dots3NoteForCausalLM"),
+        prefixes=("model", *_LANGUAGE),
+        text_config=("dots3_note",),
+    ),
     rope_family("Moshi (text decoder)", "moshi", arch="Moshi", extra_rows=1),  # vocab_size + 1
 )

@@ -98,7 +98,18 @@ def _init_weights(model: Any, module: Any) -> None:
     try:
         model._init_weights(module)
     except AttributeError:
-        model.base_model._init_weights(module)
+        try:
+            model.base_model._init_weights(module)
+        except AttributeError:  # a wrapper's config lacks a field its text model's has (Dots 3
+            _owner(model, module)._init_weights(module)  # Note's initializer_range)
+
+
+def _owner(model: Any, module: Any) -> Any:
+    """The innermost transformers model holding ``module`` (a wrapper's language model)."""
+    from transformers import PreTrainedModel
+
+    owners = [m for m in model.modules() if isinstance(m, PreTrainedModel)]
+    return next(m for m in reversed(owners) if any(x is module for x in m.modules()))
 
 
 def first_block_input(
