@@ -196,9 +196,10 @@ CASES: tuple[Case, ...] = (
     wrapper("voxtral", "seq2seq"),
 )
 
-# not read yet (no case, not left out: work to do): neomme (lookup, ALBERT-style projection, then an
-# RMSNorm without weight), qwen4_exp and qwen4_exp_text (per-layer n-gram embeddings; the QSA
-# indexer fields to set)
+# not read yet (no case, not left out: work to do): neomme (lookup, ALBERT-style projection,
+# then an RMSNorm without weight: a norm kind embedcli lacks), qwen4_exp and qwen4_exp_text
+# (the first block reads the embeddings repeated hc_count times, its hyper-connection streams;
+# their cases need the QSA indexer fields set)
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 LEFT_OUT: dict[str, str] = {
