@@ -72,7 +72,7 @@ STEP_OPERATIONS = {
 NOTHING_ADDED = {
     "rope": "rope adds nothing here",
     "alibi": "ALiBi biases attention scores instead",
-    "relative": "T5's relative buckets bias attention instead",
+    "relative": "relative positions bias attention instead (T5's buckets, DeBERTa's)",
     "none": "no positions",
 }
 

@@ -113,9 +113,8 @@ register(
             architectures=(f"{arch}Model", f"{arch}ForMaskedLM"),
             token=("embeddings.word_embeddings.weight",),
             prefixes=("deberta",),
-            positional="learned",
-            position="embeddings.position_embeddings.weight",
-            positions_first=True,
+            positional="relative",  # disentangled attention: nothing added before block 0
+            relative_buckets=False,
             project_in="embeddings.embed_proj.weight",  # only where embedding_size differs
             projection="before_norm",
             width=("embedding_size",),
@@ -123,12 +122,17 @@ register(
             norm_kind=kind,
             mask_multiply=True,
             head="lm_predictions.lm_head.decoder.weight",
-            # relative-only positions and token types are not computed: refused by name
-            requires=(("position_biased_input", True), ("type_vocab_size", 0)),
+            # as every published DeBERTa: positions only inside attention, no token types;
+            # position_biased_input (a learned table added) and type_vocab_size are refused
+            requires=(
+                ("position_biased_input", False),
+                ("relative_attention", True),
+                ("type_vocab_size", 0),
+            ),
         )
         for name, model_type, arch, kind in (
             ("DeBERTa", "deberta", "Deberta", "float32"),
-            ("DeBERTa-v2", "deberta-v2", "DebertaV2", "layernorm"),
+            ("DeBERTa-v2 and v3", "deberta-v2", "DebertaV2", "layernorm"),
         )
     ),
 )

@@ -106,6 +106,9 @@ class Family:
     mask_multiply: bool = False  # the result times the attention mask (DeBERTa, XLM, ESM)
     trigram: bool = False  # MobileBERT's [next, this, previous] rows before its projection
     token_dropout: str | None = None  # ESM's flag: its mask token's rows dropped and rescaled
+    # relative positions read from T5's bucket fields; False: computed inside attention from
+    # fields that change nothing before the first block (DeBERTa's relative embeddings)
+    relative_buckets: bool = True
     context: tuple[str, ...] = ("max_position_embeddings",)  # the context fields; (): no limit
     rope_dim: RopeDim = "head"  # the rule for the dimensions rope rotates
     alibi: AlibiSlopes | None = None  # ALiBi's slopes, where the family has them

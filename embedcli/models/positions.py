@@ -71,7 +71,7 @@ def read_positions(family: Family, text: dict[str, Any], where: str) -> dict[str
             f"{where}: hidden size {width} is not a multiple of {heads} attention heads "
             "(and no head_dim is given): the config does not describe a model"
         )
-    if family.positional == "relative":
+    if family.positional == "relative" and family.relative_buckets:
         relative = {}
         for key, name in (("relative_attention_num_buckets", "num_buckets"),
                           ("relative_attention_max_distance", "max_distance")):  # fmt: skip

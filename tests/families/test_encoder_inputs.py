@@ -15,7 +15,7 @@ BASE = {"vocab_size": 100, "hidden_size": 64, "num_attention_heads": 4}
 @pytest.mark.parametrize(
     ("model_type", "field", "value"),
     [
-        ("deberta", "position_biased_input", False),  # relative-only positions
+        ("deberta", "position_biased_input", True),  # a learned table added
         ("deberta-v2", "type_vocab_size", 2),  # token types added
         ("mobilebert", "normalization_type", "layer_norm"),
         ("mobilebert", "trigram_input", False),
@@ -26,7 +26,8 @@ BASE = {"vocab_size": 100, "hidden_size": 64, "num_attention_heads": 4}
 def test_what_is_not_computed_is_refused_by_name(
     model_type: str, field: str, value: object
 ) -> None:
-    config = {**BASE, "model_type": model_type, "position_biased_input": True}
+    config = {**BASE, "model_type": model_type, "position_biased_input": False}
+    config["relative_attention"] = True
     config.update({"position_embedding_type": "rotary", "emb_layer_norm_before": False})
     config[field] = value
     with pytest.raises(ConfigError, match=field):
