@@ -213,3 +213,13 @@ register(
         requires=(("position_embedding_type", "rotary"), ("emb_layer_norm_before", False)),
     ),
 )
+
+register(
+    Family(
+        name="ESM C",
+        model_types=("esmc",),
+        architectures=("EsmcModel", "EsmcForMaskedLM"),
+        prefixes=("esmc",),  # embed_tokens, then rope inside attention: nothing before block 0
+        head="lm_head.decoder.weight",
+    ),
+)
