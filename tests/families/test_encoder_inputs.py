@@ -102,3 +102,39 @@ def test_roformer_s_angles_are_its_sinusoidal_table(tmp_path) -> None:
     assert angles.shape[1] == half
     assert torch.allclose(table[:, :half], angles.sin(), atol=1e-6)
     assert torch.allclose(table[:, half:], angles.cos(), atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["albert", "deberta", "mobilebert", "esm"])
+def test_streaming_and_shapes_run_the_same_steps(name: str, tmp_path) -> None:
+    """--lines and inspect-shapes (on the CPU and planned without torch) go through the new
+    steps too, in the same order as embed's batch."""
+    import json
+
+    from support.familycases.encoders import CASES
+    from support.familymodels import build
+    from support.helpers import make_runner
+
+    from embedcli.cli import app
+
+    runner = make_runner()
+    folder = build(next(c for c in CASES if c.name == name), tmp_path / name)
+    text = "Hello, world! The quick brown fox."
+    batch = json.loads(
+        runner.invoke(app, ["embed", "--weights", str(folder), text, "--json"]).stdout
+    )
+    (tmp_path / "one.txt").write_text(text + "\n")
+    lines = runner.invoke(
+        app, ["embed", "--weights", str(folder), "--lines", "-f", str(tmp_path / "one.txt")]
+    )
+    assert lines.exit_code == 0, lines.output
+    assert (
+        json.loads(lines.stdout.splitlines()[0])["input_embeddings"] == batch["input_embeddings"][0]
+    )
+    shapes = runner.invoke(
+        app, ["inspect-shapes", "--weights", str(folder), "--device", "cpu", "--json"]
+    )
+    planned = runner.invoke(app, ["inspect-shapes", "--weights", str(folder), "--json"])
+    assert shapes.exit_code == 0 and planned.exit_code == 0, shapes.output + planned.output
+    on_cpu = [(t["name"], t["shape"]) for t in json.loads(shapes.stdout)["tensors"]]
+    assert on_cpu == [(t["name"], t["shape"]) for t in json.loads(planned.stdout)["tensors"]]
+    assert [n for n, _ in on_cpu] == [s["name"] for s in batch["steps"]]
