@@ -222,8 +222,8 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
         norm = NORM_NAMES[config.norm_kind]
         return f"{norm} over {over}, eps {config.norm_eps:g}, before block 0"
     if name in ("projected_sum", "projected_output"):
-        where = "the sum, before the norm" if name == "projected_sum" else "after the norm"
-        return f"a Linear from width {config.width} to d_model {config.d_model}, on {where}"
+        where = "on the sum, before the norm" if name == "projected_sum" else "after the norm"
+        return f"a Linear from width {config.width} to d_model {config.d_model}, {where}"
     if name == "token_dropout_embeddings":
         return (
             f"rows of mask token {config.token_dropout_id} zeroed, all × (1 - 0.12) / (1 - the "

@@ -89,7 +89,7 @@ def addition_view(
         else None
     )
     source = "scaled_embeddings" if scaled else "token_embeddings"
-    if config.token_width:
+    if config.projects and config.projection == "lookup":  # OPT's, MobileBERT's
         source = "projected_embeddings"
     if config.token_types:
         source = f"{source} + token_type_embeddings"
