@@ -149,9 +149,16 @@ def positions_phrase(config: EmbedConfig, model: Mapping[str, Any] | None = None
         return (
             f"relative positions ({rel['num_buckets']} buckets, max distance {rel['max_distance']})"
         )
-    if positional == "rope" and (model.get("rope_bases") or model.get("rope_scaling")):
+    if positional == "rope" and (
+        model.get("rope_bases") or model.get("rope_scaling") or model.get("rope_not_in_first_block")
+    ):
         said = [f"θ {v:g} ({k})" for k, v in (model.get("rope_bases") or {}).items()]
-        if model.get("rope_layer_types") and model.get("rope_layer_type"):
+        if model.get("rope_not_in_first_block"):  # a hybrid whose block 0 is a conv
+            said.append(
+                f"layer 0 ({model['rope_not_in_first_block']}) has none; angles of its "
+                f"{model.get('rope_layer_type')} layers"
+            )
+        elif model.get("rope_layer_types") and model.get("rope_layer_type"):
             said.append(f"layer 0: {model['rope_layer_type']}")
         if model.get("rope_scaling"):
             said.append(f"{model['rope_scaling']} scaling")

@@ -146,6 +146,9 @@ class Family:
     # second field, else the third (the config class's default)
     rope_layers: tuple[str, str, int] | None = None
     gguf: tuple[str, ...] = ()  # general.architecture values llama.cpp writes for it
+    # its code reads rope_parameters[layer_type] though its defaults keep no nested sets
+    # (Cohere Compass: {}); otherwise told by the defaults (models.positions.per_layer_rope)
+    rope_per_layer: bool = False
     gguf_global_every: int | None = None  # GGUF: every Nth layer global, the rest swa-based
     own_encoding: tuple[str, int] | None = None  # a tiktoken encoding that is its tokenizer
     parameters: tuple[Formula, ...] = ()  # parameter formulas, per model_type
@@ -162,10 +165,10 @@ class Family:
         taken = {
             "token_embeddings": True,
             "scaled_embeddings": bool(self.scale),
+            "token_dropout_embeddings": bool(self.token_dropout),
             "trigram_embeddings": self.trigram,
             "projected_embeddings": projected and self.projection == "lookup",
             "token_type_embeddings": bool(self.token_type),
-            "token_dropout_embeddings": bool(self.token_dropout),
             "position_embeddings": self.positional in ("learned", "sinusoidal"),
             "projected_sum": projected and self.projection == "before_norm",
             "embedding_layernorm": bool(self.norm),

@@ -58,6 +58,7 @@ class ModelConfig:
     rope_free_layers: tuple[int, ...] | None = None  # layers without rope (Llama 4's NoPE)
     rope_layer_type: str | None = None  # the first block's layer type, where rope names one
     rope_layer_types: dict[str, str] | None = None  # rope_type per layer type, where several
+    rope_not_in_first_block: str | None = None  # layer 0's type, where it has no rope (conv)
     sliding_window: int | None = None  # sliding layers' attention window
 
     def summary(self) -> dict[str, Any]:
@@ -76,6 +77,7 @@ class ModelConfig:
             "rope_attention_factor": dict(self.rope_scaling_params or ()).get("attention_factor"),
             "rope_layer_type": self.rope_layer_type,
             "rope_layer_types": self.rope_layer_types,
+            "rope_not_in_first_block": self.rope_not_in_first_block,
             "sliding_window": self.sliding_window,
             "alibi_slopes": None if self.alibi_slopes is None else list(self.alibi_slopes),
             "relative_attention": self.relative,
@@ -227,6 +229,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         heads=position.get("heads"),
         rope_layer_type=position.get("rope_layer_type"),
         rope_layer_types=position.get("rope_layer_types"),
+        rope_not_in_first_block=position.get("rope_not_in_first_block"),
         sliding_window=position.get("sliding_window"),
         stack=outer.composes or _stack(family, data),
         not_shown=_not_shown(data, outer),
