@@ -60,7 +60,10 @@ def rope_angles(
     """RoPE's rotation angle for each position and pair of dimensions: pos * inv_freq_i, with
     r the dimensions rotated (one attention head's) and theta the model's base, the model's
     scaling applied for the positions read (max position + 1, as the model's forward sees)."""
-    seq_len = int(position_ids.max()) + 1 if position_ids.numel() else None
+    if position_ids.device.type == "meta":  # a shape plan: no values, and none change a shape
+        seq_len = position_ids.shape[-1] if position_ids.ndim else None
+    else:
+        seq_len = int(position_ids.max()) + 1 if position_ids.numel() else None
     inverse = rope_inverse_frequencies(dim, theta, scaling, position_ids.device, seq_len)
     return position_ids.float().unsqueeze(-1) * inverse  # (..., T, 1) * (r/2,) -> (..., T, r/2)
 
