@@ -179,13 +179,18 @@ def _rope_sets(
     return {first or "default": merged}, first or "default"
 
 
+# Layer types whose attention rotates queries and keys: a config that gives no rope set for the
+# first block's is refused (transformers may fill its own default; embedcli does not guess it).
+_ROPE_ATTENTION = frozenset({"full_attention", "sliding_attention", "chunked_attention"})
+
+
 def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -> dict[str, Any]:
     sets, first = _rope_sets(family, text, where)
     without = None  # the first block's layer type, where it has no rope (a hybrid's conv)
     if first not in sets:
         types = text.get("layer_types")
         later = [t for t in types if t in sets] if isinstance(types, list) else []
-        if not later:
+        if not later or first in _ROPE_ATTENTION:  # attention with rope, its set missing
             raise ConfigError(f"{where}: layer type {first!r} has no rope_parameters")
         without, first = first, later[0]  # the angles are those of the first rope layers
     label = (lambda name: f"{name} rope_theta") if len(sets) > 1 else (lambda _: "rope_theta")
