@@ -144,10 +144,11 @@ def test_rope_frequencies_are_the_models(
     frequencies = rotary_inverse_frequencies(model)
     report, _ = _embed(folder, tmp_path, *_ids_arg(IDS))
     angles = torch.tensor(report["rope_angles"])  # (T, r/2)
-    if not frequencies:  # GPT-J, CodeGen: a fixed table of sines, then cosines, per position
-        sincos = dict(model.named_buffers())[
-            next(n for n, _ in model.named_buffers() if n.endswith("embed_positions"))
-        ]
+    if not frequencies:  # GPT-J, CodeGen, RoFormer: a fixed table of sines, then cosines
+        tensors = {**dict(model.named_buffers()), **dict(model.named_parameters())}
+        sincos = next(  # a buffer in GPT-J and CodeGen, a frozen parameter in RoFormer
+            t for n, t in tensors.items() if n.endswith(("embed_positions", "embed_positions.weight"))
+        )
         half = sincos.shape[1] // 2
         rows = sincos[: angles.shape[0]].float()
         assert torch.allclose(rows[:, :half], angles.sin(), atol=1e-6)
