@@ -89,8 +89,7 @@ def read_positions(family: Family, text: dict[str, Any], where: str) -> dict[str
 
 
 def _alibi(family: Family, text: dict[str, Any], heads: int | None, where: str) -> dict[str, Any]:
-    # lazy: this module is loaded at start-up (the presets); the formulas are not
-    from embedcli.core.positions import alibi_slopes
+    from embedcli.core.positions import alibi_slopes  # lazy: start-up
 
     if heads is None:
         raise ConfigError(f"{where}: ALiBi needs the head count (num_attention_heads)")
@@ -212,7 +211,7 @@ def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -
     scaling = _scaling(rope_type, params, text, where, nested)
     dim = _rope_dim(family, text, params, heads, where, rope_type == "proportional")
     if scaling and dim is not None:
-        from embedcli.core.positions import check_scaling_pairs
+        from embedcli.core.positions import check_scaling_pairs  # lazy: start-up
 
         wrong = check_scaling_pairs(scaling, dim)
         if wrong:
@@ -350,7 +349,7 @@ def _scaling(
         partial = params.get("partial_rotary_factor", text.get("partial_rotary_factor", 1.0))
         values["partial_rotary_factor"] = positive(partial, "partial_rotary_factor", where)
     if rope_type in ("yarn", "longrope"):
-        from embedcli.core.rope import rope_attention_factor
+        from embedcli.core.rope import rope_attention_factor  # lazy: start-up
 
         values["attention_factor"] = rope_attention_factor(tuple(values.items()))
     return tuple(values.items())

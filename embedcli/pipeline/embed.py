@@ -16,6 +16,7 @@ from embedcli.core.broadcast import BroadcastPlan
 from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import check_dtype_on_device, dtype_size, resolve_device
 from embedcli.core.memory import available_memory, format_bytes, host_available_memory
+from embedcli.core.rope import rope_attention_factor, rope_sequence_length
 from embedcli.errors import (
     InputTextError,
     MemoryLimitError,
@@ -433,8 +434,6 @@ def _rope_numbers(
 ) -> dict[str, Any]:
     """Beside rope's angles: the attention factor on cos and sin (yarn, longrope), and the
     sequence length dynamic scaling's angles are for."""
-    from embedcli.core.rope import rope_attention_factor, rope_sequence_length
-
     if angles is None or position_ids is None:
         return {}
     length = int(position_ids.max()) + 1 if position_ids.numel() else 0
