@@ -5,16 +5,16 @@ base and scaling, tying, input scaling), read once and checked.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from embedcli.core.config import DTYPES
-from embedcli.core.steps import round_to
 from embedcli.errors import ConfigError, WeightsError
 from embedcli.families.registry import Family, family_of, unknown_family
-from embedcli.models.positions import count, positive, read_positions
+from embedcli.models import familyfields
+from embedcli.models.familyfields import first_key
+from embedcli.models.positions import count, read_positions
 
 CONFIG_FILE = "config.json"
 MAX_JSON_BYTES = 64 << 20  # a config or an index; the largest published index is a few MB
@@ -68,8 +68,8 @@ class ModelConfig:
             "family": None if self.family is None else self.family.name,
             "stack": self.stack,
             "not_shown": self.not_shown,
-            "mrope": _mrope_summary(self.mrope_section),
-            **_rope_free_summary(self.rope_free_layers),
+            "mrope": familyfields.mrope_summary(self.mrope_section),
+            **familyfields.rope_free_summary(self.rope_free_layers),
             "positional": self.positional,
             "rope_theta": self.rope_theta,
             "rope_bases": self.rope_bases,
@@ -115,14 +115,7 @@ class ModelConfig:
 
 
 def _first(data: dict[str, Any], *names: str) -> Any:
-    return data.get(_first_key(data, *names) or "")
-
-
-def _first_key(data: dict[str, Any], *names: str) -> str | None:
-    for name in names:
-        if data.get(name) is not None:
-            return name
-    return None
+    return data.get(first_key(data, *names) or "")
 
 
 def parse_config(data: Any, where: str) -> ModelConfig:
@@ -145,20 +138,20 @@ def parse_config(data: Any, where: str) -> ModelConfig:
             raise ConfigError(f"{where}: a {model_type} config keeps its {path} as an object")
     outer = family
     if family.composes is not None:  # EncoderDecoderModel: its encoder's own family, below it
-        family, model_type = _composed(family, text, where)
+        family, model_type = familyfields.composed(family, text, where)
     named = _named(text, family, model_type, where)
     text = with_defaults(named, family_defaults(family, model_type, text))
     _check_types(text, where)
-    text = _layer_zero(family, text, named, where)
+    text = familyfields.layer_zero(family, text, named, where)
     for name, wanted in family.requires:
         if text.get(name) not in (None, wanted):
             raise ConfigError(
                 f"{where}: {family.name} with {name} {text[name]!r} computes its positions "
                 f"another way; embedcli reads only {name} {wanted!r}"
             )
-    d_key = _first_key(text, "n_embd", "hidden_size", "d_model") or "hidden_size"
+    d_key = first_key(text, "n_embd", "hidden_size", "d_model") or "hidden_size"
     d_model = count(text.get(d_key), d_key, where)
-    context_key = _first_key(text, *family.context) if family.context else None
+    context_key = first_key(text, *family.context) if family.context else None
     context = count(text.get(context_key), context_key, where) if context_key else None
     positional = family.positional
     if family.rope_when and text.get(family.rope_when[0]) != family.rope_when[1]:
@@ -208,7 +201,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         rope_scaling=position.get("rope_scaling"),
         rope_scaling_params=position.get("rope_scaling_params"),
         tie_word_embeddings=tied if isinstance(tied, bool) else None,
-        embed_scale=_scale(family, text, d_model, where),
+        embed_scale=familyfields.input_scale(family, text, d_model, where),
         keys={
             "d_model": d_key,
             "context_length": (context_key or "max_position_embeddings")
@@ -218,9 +211,9 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         scale_rounding=family.scale_rounding,
         position_offset=offset,
         padding_idx=padding_idx,
-        token_width=_token_width(family, text, d_model, where),
-        norm_eps=_norm_eps(family, text, where),
-        token_dropout_id=_token_dropout_id(family, text, where),
+        token_width=familyfields.token_width(family, text, d_model, where),
+        norm_eps=familyfields.norm_eps(family, text, where),
+        token_dropout_id=familyfields.token_dropout_id(family, text, where),
         dtype=dtype if dtype in DTYPES else None,
         unknown_dtype=None if dtype is None or dtype in DTYPES else dtype,
         rope_bases=position.get("rope_bases"),
@@ -231,193 +224,11 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         rope_layer_types=position.get("rope_layer_types"),
         rope_not_in_first_block=position.get("rope_not_in_first_block"),
         sliding_window=position.get("sliding_window"),
-        stack=outer.composes or _stack(family, data),
-        not_shown=_not_shown(data, outer),
-        mrope_section=_mrope_section(family, text),
-        rope_free_layers=_rope_free_layers(family, text, where),
+        stack=outer.composes or familyfields.stack_shown(family, data),
+        not_shown=familyfields.towers_not_shown(data, outer),
+        mrope_section=familyfields.mrope_section(family, text),
+        rope_free_layers=familyfields.rope_free_layers(family, text, where),
     )
-
-
-def _composed(outer: Family, text: dict[str, Any], where: str) -> tuple[Family, str]:
-    """The family of a composed model's sub-config (EncoderDecoderModel's encoder), its keys
-    under the sub-model's name (``encoder.embeddings...``), and that sub-config's model_type."""
-    inner_type = text.get("model_type")
-    inner = family_of(inner_type)
-    key = outer.composes
-    if inner is None:
-        raise unknown_family(inner_type, f"{where}'s {key}")
-    if inner.composes is not None or inner.text_config or inner.stacks:
-        raise ConfigError(
-            f"{where}: a {outer.model_type} whose {key} is a {inner.name} model (itself made "
-            "of sub-models) is not read; its encoder must be one stack"
-        )
-    family = replace(
-        inner,
-        name=f"{inner.name}, as the {key} of {outer.name}",
-        prefixes=(key,),
-        head=None,
-    )
-    return family, str(inner_type)
-
-
-def _mrope_section(family: Family, text: dict[str, Any]) -> tuple[int, ...] | None:
-    """Multimodal rope's sections, as the model reads them (rope_parameters' mrope_section,
-    else transformers' default); None for a family with one position stream."""
-    if family.mrope_section is None:
-        return None
-    for key in ("rope_parameters", "rope_scaling"):
-        params = text.get(key)
-        if isinstance(params, dict) and isinstance(params.get("mrope_section"), list):
-            return tuple(params["mrope_section"])
-    return family.mrope_section
-
-
-def _rope_free_layers(family: Family, text: dict[str, Any], where: str) -> tuple[int, ...] | None:
-    """The layers whose attention uses no rope, as the model reads them: the config's list of
-    1 (rope) and 0, else one in every ``interval`` layers (Llama4TextConfig's rule)."""
-    if family.rope_layers is None:
-        return None
-    field, interval_field, interval_default = family.rope_layers
-    flags = text.get(field)
-    if not flags:
-        layers = count(text.get("num_hidden_layers"), "num_hidden_layers", where)
-        interval = count(text.get(interval_field, interval_default), interval_field, where)
-        flags = [int((i + 1) % interval != 0) for i in range(layers)]
-    if not isinstance(flags, list) or any(f not in (0, 1) for f in flags):
-        raise ConfigError(f"{where}: {field} must be a list of 1 (rope) and 0 (no rope)")
-    return tuple(i for i, flag in enumerate(flags) if flag == 0)
-
-
-def _rope_free_summary(layers: tuple[int, ...] | None) -> dict[str, Any]:
-    """The layers without rope, and whether layer 0 (the first block) uses rope."""
-    if layers is None:
-        return {}
-    return {"rope_free_layers": list(layers), "layer_0_rope": 0 not in layers}
-
-
-def _mrope_summary(section: tuple[int, ...] | None) -> dict[str, Any] | None:
-    """What multimodal rope does with token ids alone: its three position streams are each the
-    token's position (arange(T)), so every pair's angle is plain rope's."""
-    if section is None:
-        return None
-    return {
-        "section": list(section),
-        "streams": ["temporal", "height", "width"],
-        "text_only": "temporal = height = width = position: the angles are plain rope's",
-    }
-
-
-def _not_shown(data: dict[str, Any], family: Family) -> dict[str, str] | None:
-    """A multimodal config's sub-configs other than its language model's: the towers (vision,
-    audio, ...) that embedcli does not show, by config key, with their model_type."""
-    towers = {
-        key: value["model_type"]
-        for key, value in data.items()
-        if key not in ("text_config", family.text_path[0], *family.stacks)
-        and isinstance(value, dict)
-        and isinstance(value.get("model_type"), str)
-    }
-    return towers or None
-
-
-def _stack(family: Family, data: dict[str, Any]) -> str | None:
-    """The stack whose first block embedcli shows: the one that runs first (the encoder), or
-    the decoder of a checkpoint saved from the family's decoder-only class (BartForCausalLM)."""
-    if not family.stacks:
-        return None
-    architectures = data.get("architectures")
-    named = architectures if isinstance(architectures, list) else []
-    if named and all(str(a).endswith("ForCausalLM") for a in named) and "decoder" in family.stacks:
-        return "decoder"
-    return family.stacks[0]
-
-
-def _scale(family: Family, text: dict[str, Any], d_model: int | None, where: str) -> float:
-    """The factor the family multiplies token embeddings by (1.0: none)."""
-    if family.scale is None:
-        return 1.0
-    if family.scale == "sqrt_d":
-        if family.scale_when is not None and not text.get(family.scale_when, True):
-            return 1.0
-        if d_model is None:
-            raise ConfigError(f"{where}: {family.name} scales by sqrt(hidden_size): give it")
-        return math.sqrt(d_model)
-    if family.scale == "sqrt_d_bfloat16":  # RecurrentGemma's normalizer: a bfloat16 buffer
-        if d_model is None:
-            raise ConfigError(f"{where}: {family.name} scales by sqrt(hidden_size): give it")
-        return round_to(math.sqrt(d_model), "bfloat16")
-    value = text.get(family.scale)
-    if value is None and family.scale not in family.defaults():  # HRM's: 1 / initializer_range
-        raise ConfigError(
-            f"{where}: {family.name} derives {family.scale} from other fields where config.json "
-            f"leaves it out, and embedcli does not guess it: give {family.scale}"
-        )
-    return 1.0 if value is None else positive(value, family.scale, where)
-
-
-def _layer_zero(
-    family: Family, text: dict[str, Any], given: dict[str, Any], where: str
-) -> dict[str, Any]:
-    """``text`` with the first block's own overrides (its head_dim) where the family keeps
-    per-layer overrides (Gemma 4's per_layer_config, as transformers resolves layer 0's); where
-    config.json has none, as transformers derives them (``derived_overrides``), never the
-    defaults' own list, which numbers the default model's layers."""
-    if family.layer_overrides is None:
-        return text
-    overrides = given.get(family.layer_overrides)
-    if overrides is None:
-        derived, types = family.derived_overrides, text.get("layer_types")
-        if derived and isinstance(types, list) and types and types[0] == derived[0]:
-            head_dim = given.get(derived[1])
-            return {**text, "head_dim": derived[2] if head_dim is None else head_dim}
-        return text
-    if not isinstance(overrides, dict):
-        raise ConfigError(f"{where}: {family.layer_overrides} must be an object")
-    zero = next((v for k, v in overrides.items() if str(k).isdigit() and int(k) == 0), {})
-    unknown = sorted(set(zero) - {"head_dim", "num_key_value_heads"})
-    if unknown:
-        raise ConfigError(
-            f"{where}: {family.layer_overrides} overrides {', '.join(unknown)} for layer 0, "
-            "which embedcli does not read"
-        )
-    return {**text, "head_dim": zero["head_dim"]} if "head_dim" in zero else text
-
-
-def _token_width(family: Family, text: dict[str, Any], d_model: int | None, where: str) -> Any:
-    """The token table's width where a projection follows it (None: no projection runs)."""
-    if family.project_in is None:
-        return None
-    key = _first_key(text, *family.width)
-    width = count(text.get(key), key, where) if key else d_model
-    if family.project_when == "always":
-        return width
-    return width if width is not None and width != d_model else None
-
-
-def _token_dropout_id(family: Family, text: dict[str, Any], where: str) -> int | None:
-    """ESM's mask token id where its token dropout flag is on (None: off)."""
-    if family.token_dropout is None or not text.get(family.token_dropout):
-        return None
-    mask_id = text.get("mask_token_id")
-    if isinstance(mask_id, bool) or not isinstance(mask_id, int) or mask_id < 0:
-        raise ConfigError(
-            f"{where}: {family.token_dropout} zeroes the rows of mask_token_id, which must be "
-            f"a non-negative integer, got {mask_id!r}"
-        )
-    return mask_id
-
-
-def _norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
-    """The LayerNorm's eps from the field the family's code reads (none: torch's 1e-5)."""
-    if family.norm is None:
-        return None
-    key = _first_key(text, *family.norm_eps) if family.norm_eps else None
-    if key is None:
-        return family.norm_eps_default
-    value = positive(text[key], key, where)
-    if value >= 1:
-        raise ConfigError(f"{where}: {key} must be below 1, got {value:g}")
-    return value
 
 
 _TYPES = {  # fields that must have this JSON type when present
