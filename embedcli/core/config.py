@@ -8,6 +8,10 @@ from typing import Any, Literal, get_args
 from embedcli.core.sinusoids import Sinusoid
 from embedcli.errors import ConfigError, InputTextError, SequenceTooLongError
 
+# Sinusoid layouts whose family computes the table in the embeddings' dtype (Pegasus-X: pe in
+# inputs_embeds.dtype), not in float32 and then cast: only float32 is exact here.
+TABLE_DTYPE_SINUSOIDS = frozenset({"halves_unpadded"})
+
 Positional = Literal["learned", "sinusoidal", "rope", "alibi", "relative", "none"]
 POSITIONAL_FAMILIES: tuple[Positional, ...] = get_args(Positional)
 # rope, alibi (a bias per head on the attention scores) and relative (T5's buckets) act inside
@@ -109,6 +113,13 @@ class EmbedConfig:
         self._check_family_fields()
         if self.dtype not in DTYPES:
             raise ConfigError(f"unknown dtype {self.dtype!r}; choose one of: {', '.join(DTYPES)}")
+        if self.positional == "sinusoidal" and self.sinusoid in TABLE_DTYPE_SINUSOIDS:
+            if self.dtype != "float32":
+                raise ConfigError(
+                    f"this family computes its sinusoids in the embeddings' own dtype "
+                    f"({self.dtype} here), which embedcli does not reproduce: only float32 is "
+                    "exact; use --dtype float32"
+                )
         if (
             isinstance(self.seed, bool)
             or not isinstance(self.seed, int)

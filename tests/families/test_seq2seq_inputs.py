@@ -125,3 +125,22 @@ def test_pegasus_x_in_another_dtype_is_refused_by_name() -> None:
     parse_config({**config, "dtype": "float32"}, "config.json")
     with pytest.raises(ConfigError, match="dtype"):
         parse_config({**config, "dtype": "bfloat16"}, "config.json")
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_pegasus_xs_sinusoids_in_another_dtype_are_refused(tmp_path: Path, dtype: str) -> None:
+    """Pegasus-X computes its table in the embeddings' dtype (exp and sin in bfloat16), not in
+    float32 then cast: embedcli's float32 table cast would differ (342 of 1,024 values at
+    bfloat16, measured), so any dtype but float32 is refused, and float32 stays exact."""
+    case = next(c for c in CASES if c.model_type == "pegasus_x")
+    folder = str(build(case, tmp_path / case.name))
+    refused = make_runner().invoke(
+        app, ["embed", "--weights", folder, "--ids", "5,6,7", "--dtype", dtype]
+    )
+    assert refused.exit_code == 1, refused.output
+    assert refused.stderr.startswith("Error: this family computes its sinusoids in the embeddings'")
+    assert f"({dtype} here)" in refused.stderr and "Traceback" not in refused.output
+    kept = make_runner().invoke(
+        app, ["embed", "--weights", folder, "--ids", "5,6,7", "--dtype", "float32"]
+    )
+    assert kept.exit_code == 0, kept.output
