@@ -146,8 +146,8 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     for name, wanted in family.requires:
         if text.get(name) not in (None, wanted):
             raise ConfigError(
-                f"{where}: {family.name} with {name} {text[name]!r} computes its positions "
-                f"another way; embedcli reads only {name} {wanted!r}"
+                f"{where}: embedcli reads {family.name} only with {name} {wanted!r} (its "
+                f"input layer is computed another way with {name} {text[name]!r})"
             )
     d_key = first_key(text, "n_embd", "hidden_size", "d_model") or "hidden_size"
     d_model = count(text.get(d_key), d_key, where)

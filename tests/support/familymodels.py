@@ -198,7 +198,10 @@ def first_blocks(model: nn.Module) -> nn.Module:
             and len(module)
             and next(module[0].parameters(), None) is not None
         ):
-            return module[0]
+            block = module[0]
+            while isinstance(block, nn.ModuleList):  # Funnel: blocks of layers
+                block = block[0]
+            return block
     raise AssertionError("no block list found")
 
 

@@ -87,6 +87,14 @@ CASES: tuple[Case, ...] = (
     ),
     Case("esmc", "esmc", {"num_key_value_heads": 4}, kind="masked"),  # no grouped queries
     Case("roformer", "roformer", {"embedding_size": 32}, kind="masked"),
+    # three blocks of one layer each (the later ones pool): the first layer's input is read
+    Case(
+        "funnel",
+        "funnel",
+        {"block_sizes": [1, 1, 1], "d_inner": 96, "d_head": 16},
+        kind="masked",
+        positional="relative",
+    ),
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}

@@ -46,6 +46,7 @@ CASES: tuple[Case, ...] = (
         dtype="bfloat16",
     ),
     Case("xmod", "xmod", _PADDED, kind="masked", positional="learned", configure=_language),
+    _learned("ibert", "ibert", **_PADDED, quant_mode=False),
     Case("modernbert", "modernbert", kind="masked"),
     Case("modernbert-base", "modernbert", kind="base"),
     Case("modernbert-bf16", "modernbert", kind="masked", dtype="bfloat16"),
