@@ -142,9 +142,10 @@ register(
     _encoder("LUKE", "luke", "Luke", "luke", positions_first=True, **_ROBERTA_LIKE),
     # X-MOD's language adapters sit in the layers; its input layer is RoBERTa's
     _encoder("X-MOD", "xmod", "Xmod", "roberta", **_ROBERTA_LIKE),
-    # I-BERT without quant_mode: RoBERTa's sum, then IntLayerNorm's formula written out
-    # ((x - mean) / sqrt(eps + var), in the tables' dtype: exact in float32, as its checkpoints
-    # are published; its integer-only mode, which quantizes every table, is refused by name)
+    # I-BERT without quant_mode: RoBERTa's sum, then IntLayerNorm's formula written out,
+    # (x - mean) / sqrt(eps + var), which it computes in the tables' own dtype: the float32
+    # statistics here are exact in float32, one rounding off in float16 or bfloat16 (--verify
+    # says so); quant_mode, which quantizes every table and the norm, is refused by name
     _encoder(
         "I-BERT",
         "ibert",

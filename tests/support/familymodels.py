@@ -188,7 +188,8 @@ LANGUAGE_BLOCKS = ("language_model.layers", "language_model.model.layers", "text
 
 def first_blocks(model: nn.Module) -> nn.Module:
     """The first block: element 0 of the first ModuleList whose elements hold parameters (a
-    multimodal model's language model's, not its vision tower's)."""
+    multimodal model's language model's, not its vision tower's; the first layer of the first
+    block where the blocks are lists of layers, as Funnel's)."""
     for name, module in model.named_modules():
         if name.endswith(LANGUAGE_BLOCKS):
             return module[0]

@@ -46,7 +46,7 @@ CASES: tuple[Case, ...] = (
         dtype="bfloat16",
     ),
     Case("xmod", "xmod", _PADDED, kind="masked", positional="learned", configure=_language),
-    _learned("ibert", "ibert", **_PADDED, quant_mode=False),
+    _learned("ibert", "ibert", **_PADDED, quant_mode=False),  # quant_mode True is refused
     Case("modernbert", "modernbert", kind="masked"),
     Case("modernbert-base", "modernbert", kind="base"),
     Case("modernbert-bf16", "modernbert", kind="masked", dtype="bfloat16"),
@@ -64,4 +64,15 @@ CASES: tuple[Case, ...] = (
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
-LEFT_OUT: dict[str, str] = {}
+LEFT_OUT: dict[str, str] = {
+    "roc_bert": (
+        "with concat_input (its default, and its published model's) each token's row is "
+        "concatenated with a shape row and a pronunciation row (from ids embedcli does not "
+        "take; row 0 without them) and put through a Linear before BERT's sum and LayerNorm"
+    ),
+    "neomme": (
+        "after the Linear from its embedding_rank-wide table comes an RMSNorm with no weight "
+        "(x times (mean(x^2) + eps)^-0.5, in float32), a norm step embedcli does not have; "
+        "a full-attention first layer also reads a second token table (value_embeddings)"
+    ),
+}
