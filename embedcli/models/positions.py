@@ -178,8 +178,9 @@ def _rope_sets(
     return {first or "default": merged}, first or "default"
 
 
-# Layer types whose attention rotates queries and keys: a config that gives no rope set for the
-# first block's is refused (transformers may fill its own default; embedcli does not guess it).
+# Layer types whose attention rotates queries and keys unless rope_parameters says None for them
+# (Cohere 2's global layers): a config that gives no set for the first block's is refused
+# (transformers may fill its own default; embedcli does not guess it).
 _ROPE_ATTENTION = frozenset({"full_attention", "sliding_attention", "chunked_attention"})
 
 
@@ -189,7 +190,9 @@ def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -
     if first not in sets:
         types = text.get("layer_types")
         later = [t for t in types if t in sets] if isinstance(types, list) else []
-        if not later or first in _ROPE_ATTENTION:  # attention with rope, its set missing
+        given = text.get("rope_parameters")
+        said_none = isinstance(given, dict) and first in given and given[first] is None
+        if not later or (first in _ROPE_ATTENTION and not said_none):  # its set missing
             raise ConfigError(f"{where}: layer type {first!r} has no rope_parameters")
         without, first = first, later[0]  # the angles are those of the first rope layers
     label = (lambda name: f"{name} rope_theta") if len(sets) > 1 else (lambda _: "rope_theta")
