@@ -1,7 +1,8 @@
 """Encoders whose input layer goes past BERT's (token type 0 and learned positions, then a
 LayerNorm): a Linear after the norm from a narrower table (ALBERT, ELECTRA, ConvBERT, RemBERT;
 FNet's between equal widths), DeBERTa's positions-then-projection and its float32 LayerNorm and
-attention mask, DistilBERT's fixed eps, BigBird's optional √d scale.
+attention mask, DistilBERT's fixed eps, BigBird's optional √d scale; Funnel's LayerNorm of the
+token rows alone (its positions and token types live inside attention).
 """
 
 from __future__ import annotations
@@ -221,5 +222,22 @@ register(
         architectures=("EsmcModel", "EsmcForMaskedLM"),
         prefixes=("esmc",),  # embed_tokens, then rope inside attention: nothing before block 0
         head="lm_head.decoder.weight",
+    ),
+)
+
+register(
+    Family(
+        name="Funnel Transformer",
+        model_types=("funnel",),
+        architectures=("FunnelModel", "FunnelForMaskedLM"),
+        token=("embeddings.word_embeddings.weight",),
+        prefixes=("funnel",),
+        # relative positions (relative_shift or factorized) and the token types' segment
+        # matrix are built inside attention: the first block reads LayerNorm(token rows)
+        positional="relative",
+        relative_buckets=False,
+        norm="embeddings.layer_norm",  # eps: layer_norm_eps (1e-9 by default)
+        context=(),  # positional encodings are computed for any length
+        head="lm_head.weight",
     ),
 )

@@ -84,6 +84,8 @@ def _blocks(model: Any) -> Any:
             return module
     for module in model.modules():
         if isinstance(module, nn.ModuleList) and len(module) and _holds_parameters(module[0]):
+            while isinstance(module[0], nn.ModuleList):  # Funnel's blocks: a list per block
+                module = module[0]
             return module
     return None
 

@@ -87,11 +87,6 @@ CASES: tuple[Case, ...] = (
     ),
     Case("esmc", "esmc", {"num_key_value_heads": 4}, kind="masked"),  # no grouped queries
     Case("roformer", "roformer", {"embedding_size": 32}, kind="masked"),
-)
-
-# cases that build, of types embedcli refuses until --verify can run them (LEFT_OUT says
-# why): each goes into CASES then, with its registry entry
-WAITING: tuple[Case, ...] = (
     # three blocks of one layer each (the later ones pool): the first layer's input is read
     Case(
         "funnel",
@@ -104,13 +99,6 @@ WAITING: tuple[Case, ...] = (
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 LEFT_OUT: dict[str, str] = {
-    "funnel": (
-        "builds (WAITING holds its case) and embedcli's steps give its first block's input "
-        "exactly (a LayerNorm of the token rows: its relative positions and token types act "
-        "inside attention), but its blocks are a list of lists, whose first layer embed "
-        "--verify's transformers reference (pipeline/hfreference.py) does not find yet: refused "
-        "as a type it does not know"
-    ),
     "layoutlm": (
         "its first block reads the sum of the token, position and token-type rows with six "
         "rows of four 2-D position tables (x and y of the box's corners, its height and "
