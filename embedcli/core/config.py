@@ -113,13 +113,13 @@ class EmbedConfig:
         self._check_family_fields()
         if self.dtype not in DTYPES:
             raise ConfigError(f"unknown dtype {self.dtype!r}; choose one of: {', '.join(DTYPES)}")
-        if self.positional == "sinusoidal" and self.sinusoid in TABLE_DTYPE_SINUSOIDS:
-            if self.dtype != "float32":
-                raise ConfigError(
-                    f"this family computes its sinusoids in the embeddings' own dtype "
-                    f"({self.dtype} here), which embedcli does not reproduce: only float32 is "
-                    "exact; use --dtype float32"
-                )
+        in_table_dtype = self.sinusoid in TABLE_DTYPE_SINUSOIDS
+        if self.positional == "sinusoidal" and in_table_dtype and self.dtype != "float32":
+            raise ConfigError(
+                f"this family computes its sinusoids in the embeddings' own dtype "
+                f"({self.dtype} here), which embedcli does not reproduce: only float32 is "
+                "exact; use --dtype float32"
+            )
         if (
             isinstance(self.seed, bool)
             or not isinstance(self.seed, int)

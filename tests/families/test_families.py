@@ -147,7 +147,9 @@ def test_rope_frequencies_are_the_models(
     if not frequencies:  # GPT-J, CodeGen, RoFormer: a fixed table of sines, then cosines
         tensors = {**dict(model.named_buffers()), **dict(model.named_parameters())}
         sincos = next(  # a buffer in GPT-J and CodeGen, a frozen parameter in RoFormer
-            t for n, t in tensors.items() if n.endswith(("embed_positions", "embed_positions.weight"))
+            t
+            for n, t in tensors.items()
+            if n.endswith(("embed_positions", "embed_positions.weight"))
         )
         half = sincos.shape[1] // 2
         rows = sincos[: angles.shape[0]].float()
@@ -261,9 +263,9 @@ def test_an_unknown_model_type_is_refused_not_guessed(
 
 
 def test_every_registry_family_has_a_case() -> None:
-    from embedcli.families.registry import FAMILIES
-
     from support.familycases import LEFT_OUT
+
+    from embedcli.families.registry import FAMILIES
 
     covered = {case.model_type for case in CASES}
     # a family registered to be refused whole (Gemma 3n's AltUp stack) is left out, with why

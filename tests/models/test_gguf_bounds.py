@@ -325,4 +325,6 @@ def test_gguf_errors_name_the_file_as_it_was_given(
     monkeypatch.chdir(tmp_path.parent)
     given = f"{tmp_path.name}/model.gguf"
     for command in COMMANDS:
-        expect_error(invoke(command, Path(given)), f"{given} (GGUF metadata): rope_scaling linear factor")
+        expect_error(
+            invoke(command, Path(given)), f"{given} (GGUF metadata): rope_scaling linear factor"
+        )
