@@ -25,8 +25,10 @@ ScaleRounding = Literal["dtype", "float"]  # the input scale rounded to the tabl
 # from the table's width to d_model, after the embedding norm)
 Projection = Literal["lookup", "before_norm", "after_norm"]
 # nonorm: MobileBERT's weight * x + bias; float32: a LayerNorm written out in float32
-# (DeBERTa's: mean, variance, (x - mean) / sqrt(variance + eps), then weight * x + bias)
-NormKind = Literal["layernorm", "rmsnorm", "nonorm", "float32"]
+# (DeBERTa's: mean, variance, (x - mean) / sqrt(variance + eps), then weight * x + bias);
+# weightless_rmsnorm: an RMSNorm in float32 with no weight at all, cast back (nanochat's)
+NormKind = Literal["layernorm", "rmsnorm", "nonorm", "float32", "weightless_rmsnorm"]
+WEIGHTLESS_NORMS: frozenset[str] = frozenset({"weightless_rmsnorm"})  # no tensor to read
 DType = Literal["float32", "float16", "bfloat16"]
 DTYPES: tuple[DType, ...] = get_args(DType)
 

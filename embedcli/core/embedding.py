@@ -34,7 +34,7 @@ class EmbeddingTrace:
     scaled_embeddings: torch.Tensor | None = None  # (B, T, w): times the model's embed_scale
     projected_embeddings: torch.Tensor | None = None  # (B, T, d): OPT's project_in
     token_type_embeddings: torch.Tensor | None = None  # (B, T, d): BERT's type 0, added
-    embedding_layernorm: torch.Tensor | None = None  # (B, T, d): a LayerNorm of the sum
+    embedding_layernorm: torch.Tensor | None = None  # (B, T, d): the norm of the sum
     projected_sum: torch.Tensor | None = None  # (B, T, d): DeBERTa's embed_proj, before the norm
     projected_output: torch.Tensor | None = None  # (B, T, d): ALBERT's Linear, after the norm
     masked_embeddings: torch.Tensor | None = None  # (B, T, d): times the attention mask
@@ -272,7 +272,7 @@ class InputEmbedding(nn.Module):
         if projection == "before_norm":  # DeBERTa's embed_proj: (B, T, w) -> (B, T, d)
             hidden = project(hidden, self.project_in, self.project_bias)
             steps["projected_sum"] = hidden
-        if self.norm_weight is not None:
+        if config.norm_eps is not None:  # (B, T, d): a norm, with a weight or without
             hidden = normalise(hidden, config, self.norm_weight, self.norm_bias)
             steps["embedding_layernorm"] = hidden
         if projection == "after_norm":  # ALBERT's, ELECTRA's: (B, T, w) -> (B, T, d)

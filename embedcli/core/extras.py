@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from embedcli.core.config import EmbedConfig
+from embedcli.core.config import WEIGHTLESS_NORMS, EmbedConfig
 from embedcli.errors import WeightsError
 
 
@@ -23,7 +23,7 @@ class Extras:
     project_in: torch.Tensor | None = None  # (d, w): the projection's weight
     project_bias: torch.Tensor | None = None  # (d,): its bias, where the family's has one
     token_type: torch.Tensor | None = None  # (n, sum_width): the token-type table
-    norm_weight: torch.Tensor | None = None  # (norm_width,)
+    norm_weight: torch.Tensor | None = None  # (norm_width,); None: no norm, or a weightless one
     norm_bias: torch.Tensor | None = None  # (norm_width,); None: a norm without a bias
 
 
@@ -64,7 +64,7 @@ def make_extras(
         found.project_bias = given.get("project_bias")
     if config.token_types:
         found.token_type = tensor("token_type", 1, config.sum_width)
-    if config.norm_eps is not None:
+    if config.norm_eps is not None and config.norm_kind not in WEIGHTLESS_NORMS:
         found.norm_weight = tensor("norm_weight", config.norm_width)
         if config.norm_kind != "rmsnorm":
             checkpoint = not meta and not seeded
@@ -106,13 +106,17 @@ def project(hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | Non
 def normalise(
     hidden: torch.Tensor,
     config: EmbedConfig,
-    weight: torch.Tensor,
+    weight: torch.Tensor | None,
     bias: torch.Tensor | None,
 ) -> torch.Tensor:
     """The embedding norm of ``config.norm_kind`` over the last dimension, as the families'
     modules compute it: nn.LayerNorm; an RMSNorm in float32, its weight applied in the input's
-    dtype (Llama's); MobileBERT's NoNorm (weight * x + bias, no statistics); DeBERTa's LayerNorm
-    written out in float32."""
+    dtype (Llama's); nanochat's RMSNorm in float32 with no weight, cast back to the input's
+    dtype; MobileBERT's NoNorm (weight * x + bias, no statistics); DeBERTa's LayerNorm written
+    out in float32."""
+    if config.norm_kind == "weightless_rmsnorm":  # NanoChatRMSNorm: _norm(x.float()).type_as(x)
+        x = hidden.float()
+        return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + config.norm_eps)).to(hidden.dtype)
     if config.norm_kind == "nonorm":
         return hidden * weight + bias  # (B, T, d)
     if config.norm_kind == "float32":  # DeBERTa's own LayerNorm

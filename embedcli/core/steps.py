@@ -57,6 +57,7 @@ NORM_NAMES = {
     "rmsnorm": "RMSNorm",
     "nonorm": "NoNorm",
     "float32": "LayerNorm in float32",
+    "weightless_rmsnorm": "weightless RMSNorm",
 }
 
 # What each traced tensor is where the configuration changes nothing of it.
@@ -227,6 +228,11 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
             return "NoNorm: weight × x + bias, no statistics"
         over = "d_model" if config.norm_width == config.d_model else f"width {config.norm_width}"
         norm = NORM_NAMES[config.norm_kind]
+        if config.norm_kind == "weightless_rmsnorm":
+            return (
+                f"{norm}: x × rsqrt(mean(x²) + eps) over {over}, eps {config.norm_eps:g}, "
+                "in float32, before block 0"
+            )
         return f"{norm} over {over}, eps {config.norm_eps:g}, before block 0"
     if name in ("projected_sum", "projected_output"):
         where = "on the sum, before the norm" if name == "projected_sum" else "after the norm"

@@ -6,11 +6,13 @@
   shows no positions for them.
 - ModernBERT-decoder: ModernBERT's input layer (a LayerNorm, without a bias unless
   ``norm_bias``), rope in attention, one set per layer type.
+- nanochat: an RMSNorm with no weight at all (``NanoChatModel.norm``, the same module that
+  closes the stack), in float32 and cast back; rope in attention.
 """
 
 from __future__ import annotations
 
-from embedcli.families.registry import Family, register
+from embedcli.families.registry import Family, register, rope_family
 
 
 def _inkling(name: str, model_type: str, arch: str, **keys: object) -> Family:
@@ -52,5 +54,15 @@ register(
         norm_bias=False,
         head="decoder.weight",
         requires=(("norm_bias", False),),
+    ),
+    # NanoChatRMSNorm: x.float() * rsqrt(mean(x²) + eps), .type_as(x); eps rms_norm_eps, whose
+    # class default (1e-6) is read where config.json leaves it out
+    rope_family(
+        "nanochat",
+        "nanochat",
+        arch="NanoChat",
+        norm_kind="weightless_rmsnorm",
+        norm_eps=("rms_norm_eps",),
+        norm_eps_default=1e-6,
     ),
 )

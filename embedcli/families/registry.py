@@ -25,6 +25,7 @@ from functools import cache
 from typing import Any, Literal
 
 from embedcli.core.config import (
+    WEIGHTLESS_NORMS,
     NormKind,
     Positional,
     PositionIds,
@@ -88,7 +89,8 @@ class Family:
     scale_when: str | None = None  # a config flag that switches the sqrt_d scale on
     scale_rounding: ScaleRounding = "float"  # "dtype": rounded to the tables' dtype (Gemma)
     token_type: str | None = None  # the token-type table's key (type 0 is added)
-    norm: str | None = None  # an embedding LayerNorm's key prefix (weight and bias)
+    # an embedding norm's key prefix (weight and bias); a weightless norm_kind needs none
+    norm: str | None = None
     norm_eps: tuple[str, ...] = ("layer_norm_eps",)  # its eps fields; (): norm_eps_default
     norm_eps_default: float = 1e-5  # the eps where no field gives one (DistilBERT's is 1e-12)
     project_in: str | None = None  # a projection's weight key: from a narrower table (OPT)
@@ -100,7 +102,8 @@ class Family:
     # "always": the Linear exists whatever the widths (ALBERT, RemBERT, FNet)
     project_when: Literal["narrower", "always"] = "narrower"
     width: tuple[str, ...] = ("word_embed_proj_dim",)  # the table-width fields; none: d_model
-    norm_kind: NormKind = "layernorm"  # the embedding norm's formula: rmsnorm, nonorm
+    # the embedding norm's formula: rmsnorm, nonorm; weightless_rmsnorm runs without a norm key
+    norm_kind: NormKind = "layernorm"
     norm_bias: bool = True  # the embedding norm has a bias (norm + ".bias")
     positions_first: bool = False  # positions added before token types (DeBERTa's order)
     mask_multiply: bool = False  # the result times the attention mask (DeBERTa, XLM, ESM)
@@ -156,6 +159,12 @@ class Family:
     layouts: tuple[Layout, ...] = ()  # bare checkpoints of the family, by key
 
     @property
+    def normed(self) -> bool:
+        """Whether a norm runs before the first block: one with tensors under ``norm``, or one
+        without any (nanochat's weightless RMSNorm)."""
+        return self.norm is not None or self.norm_kind in WEIGHTLESS_NORMS
+
+    @property
     def steps(self) -> tuple[str, ...]:
         """The steps before the first block, in order, named as the trace names the tensors
         they make (core.steps.STEP_ORDER): what `embed` shows for a model of this family (the
@@ -171,7 +180,7 @@ class Family:
             "token_type_embeddings": bool(self.token_type),
             "position_embeddings": self.positional in ("learned", "sinusoidal"),
             "projected_sum": projected and self.projection == "before_norm",
-            "embedding_layernorm": bool(self.norm),
+            "embedding_layernorm": self.normed,
             "projected_output": projected and self.projection == "after_norm",
             "masked_embeddings": self.mask_multiply,
         }

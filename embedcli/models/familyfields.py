@@ -191,8 +191,9 @@ def token_dropout_id(family: Family, text: dict[str, Any], where: str) -> int | 
 
 
 def norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:
-    """The LayerNorm's eps from the field the family's code reads (none: torch's 1e-5)."""
-    if family.norm is None:
+    """The embedding norm's eps from the field the family's code reads (none: the family's
+    ``norm_eps_default``, torch's 1e-5 unless it says otherwise)."""
+    if not family.normed:
         return None
     key = first_key(text, *family.norm_eps) if family.norm_eps else None
     if key is None:

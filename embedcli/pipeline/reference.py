@@ -238,17 +238,22 @@ def _after_lookup(
     if place == "before_norm":
         hidden = linear(hidden)
     if config.norm_eps is not None:
-        hidden = _norm(config, hidden, extras["norm_weight"], extras.get("norm_bias"))
+        hidden = _norm(config, hidden, extras.get("norm_weight"), extras.get("norm_bias"))
     return linear(hidden) if place == "after_norm" else hidden
 
 
 def _norm(
-    config: EmbedConfig, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None
+    config: EmbedConfig, x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None
 ) -> torch.Tensor:
     """The embedding norm, from its formula: LayerNorm (torch's kernel, as every family's
-    module calls it), RMSNorm in float32 (its weight then in the input's dtype), NoNorm."""
+    module calls it), RMSNorm in float32 (its weight then in the input's dtype, or none at
+    all: nanochat's), NoNorm."""
     import torch
 
+    if config.norm_kind == "weightless_rmsnorm":
+        wide = x.float()
+        mean_square = wide.pow(2).mean(dim=-1, keepdim=True)
+        return (wide * torch.rsqrt(mean_square + config.norm_eps)).to(x.dtype)
     if config.norm_kind == "nonorm":
         return x * weight + bias
     if config.norm_kind == "float32":  # DeBERTa's: the statistics in float32, by formula

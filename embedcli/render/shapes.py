@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from embedcli.core.broadcast import BroadcastPlan
-from embedcli.core.steps import rope_formula, scale_is_root_d, scale_text
+from embedcli.core.steps import NORM_NAMES, rope_formula, scale_is_root_d, scale_text
 from embedcli.render.common import (
     WIDE,
     add_row,
@@ -136,8 +136,8 @@ def _rope_scaling(config: EmbedConfig, model: Mapping[str, Any] | None) -> str:
 
 
 def _normed(source: str, config: EmbedConfig) -> str:
-    """The tensor the first block reads: ``source``, or its LayerNorm (BLOOM, BERT)."""
-    return f"LayerNorm({source})" if config.norm_eps is not None else source
+    """The tensor the first block reads: ``source``, or its norm (BLOOM's LayerNorm)."""
+    return f"{NORM_NAMES[config.norm_kind]}({source})" if config.norm_eps is not None else source
 
 
 def broadcast_view(plan: BroadcastPlan, *, width: int = 100, plain: bool = True) -> RenderableType:

@@ -107,6 +107,26 @@ def test_rmsnorm_is_llama_s() -> None:
     )
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_a_weightless_rmsnorm_is_nanochat_s(dtype: torch.dtype) -> None:
+    """No tensor at all: the rows in float32, x * rsqrt(mean(x²) + eps), cast back, bit for bit
+    as NanoChatRMSNorm and as the plain formula, in every dtype; a checkpoint needs no norm."""
+    from transformers.models.nanochat.modeling_nanochat import NanoChatRMSNorm
+
+    config = _config(norm_kind="weightless_rmsnorm", norm_eps=1e-6, token_types=False)
+    module = _module(config, {}).to(dtype)  # no extras given: none is needed
+    assert module.norm_weight is None and module.norm_bias is None
+    trace = module.trace(IDS)
+    summed = trace.token_embeddings + trace.position_embeddings
+    wide = summed.float()
+    formula = (wide * torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + 1e-6)).to(dtype)
+    assert trace.input_embeddings.dtype == dtype
+    assert torch.equal(trace.input_embeddings, NanoChatRMSNorm(eps=1e-6)(summed))
+    assert torch.equal(trace.input_embeddings, formula)
+    assert not torch.equal(trace.input_embeddings, summed)  # the norm ran
+    assert trace.embedding_layernorm is trace.input_embeddings
+
+
 def test_nonorm_is_mobilebert_s() -> None:
     from transformers.models.mobilebert.modeling_mobilebert import NoNorm
 
@@ -127,6 +147,7 @@ def test_nonorm_is_mobilebert_s() -> None:
         {"token_width": W, "projection": "before_norm", "positions_first": True},
         {"mask_multiply": True, "norm_kind": "nonorm"},
         {"norm_kind": "rmsnorm", "token_types": False},
+        {"norm_kind": "weightless_rmsnorm", "token_types": False},
         {"token_width": W, "projection": "after_norm", "positional": "sinusoidal"},
         {"token_width": W, "trigram": True, "norm_kind": "nonorm", "positions_first": True},
     ],
@@ -136,6 +157,8 @@ def test_the_reference_and_the_shape_plan_agree_with_the_module(fields: dict) ->
     extras = _extras(config)
     if config.norm_kind == "rmsnorm":
         del extras["norm_bias"], extras["token_type"]
+    if config.norm_kind == "weightless_rmsnorm":  # nanochat's: no tensor to read
+        extras = {}
     module = _module(config, extras)
     trace = module.trace(IDS, attention_mask=MASK)
 

@@ -73,6 +73,7 @@ def _family_steps(draw: st.DrawFn, d_model: int, family: str) -> dict:
         "token_width": draw(st.sampled_from([None, max(1, d_model // 2)])),
         "token_types": draw(st.booleans()),
         "norm_eps": draw(st.sampled_from([None, 1e-5])),
+        "norm_kind": draw(st.sampled_from(["layernorm", "weightless_rmsnorm"])),
         "position_offset": draw(st.integers(1, 3)) if ids == "mask" else draw(st.integers(0, 3)),
         "position_ids": ids if family in ("learned", "sinusoidal") else "arange",
         "padding_idx": 1,
