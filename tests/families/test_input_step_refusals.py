@@ -1,6 +1,7 @@
-"""A BERT-shaped encoder whose config turns on an input step embedcli does not compute is
+"""An encoder or decoder whose config turns on an input step embedcli does not compute is
 refused by the field's name, whether the config.json says it or leaves it to transformers'
-default: never a number computed as if it were off."""
+default: never a number computed as if it were off (ERNIE's task rows, ModernBERT's and
+ModernBERT-decoder's LayerNorm with a bias, TrOCR's sinusoids or missing embedding LayerNorm)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ SMALL = {
 REFUSED = [
     ("ernie", "use_task_id", True),  # a task-type row added after the positions
     ("modernbert", "norm_bias", True),  # a LayerNorm with a bias
+    ("modernbert-decoder", "norm_bias", True),
+    ("trocr", "use_learned_position_embeddings", False),  # fairseq sinusoids from the pads
+    ("trocr", "layernorm_embedding", False),  # no LayerNorm before the first block
 ]
 
 
@@ -54,10 +58,7 @@ def test_transformers_default_of_the_field_is_the_one_read(
         parse_config(config, "config.json")
 
 
-@pytest.mark.parametrize(
-    ("model_type", "field", "value"),
-    [("ernie", "use_task_id", False), ("modernbert", "norm_bias", False)],
-)
-def test_the_same_field_off_is_read(model_type: str, field: str, value: object) -> None:
-    parsed = parse_config({"model_type": model_type, **SMALL, field: value}, "config.json")
-    assert parsed.family is not None and parsed.family.model_types == (model_type,)
+@pytest.mark.parametrize(("model_type", "field", "value"), REFUSED)
+def test_the_other_value_is_read(model_type: str, field: str, value: object) -> None:
+    parsed = parse_config({"model_type": model_type, **SMALL, field: not value}, "config.json")
+    assert parsed.family is not None and model_type in parsed.family.model_types
