@@ -62,15 +62,20 @@ def test_proportional_rope_covers_the_whole_head() -> None:
     assert dict(model.rope_scaling_params)["partial_rotary_factor"] == 0.25
 
 
+GEMMA3 = {  # a Gemma 3 text model's sizes; each test gives its own rope_parameters
+    "model_type": "gemma3_text",
+    "vocab_size": 64,
+    "hidden_size": 64,
+    "num_attention_heads": 4,
+    "head_dim": 16,
+    "num_hidden_layers": 2,
+    "layer_types": ["sliding_attention", "full_attention"],
+}
+
+
 def test_layer_types_say_which_layer_zero_uses_and_sliding_windows_are_reported() -> None:
     gemma3 = {
-        "model_type": "gemma3_text",
-        "vocab_size": 64,
-        "hidden_size": 64,
-        "num_attention_heads": 4,
-        "head_dim": 16,
-        "num_hidden_layers": 2,
-        "layer_types": ["sliding_attention", "full_attention"],
+        **GEMMA3,
         "sliding_window": 16,
         "rope_parameters": {
             "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
@@ -147,13 +152,7 @@ def test_what_embedcli_cannot_be_sure_of_is_refused_by_name(fields: dict, messag
 
 def test_a_nested_yarn_truncate_is_refused() -> None:
     gemma3 = {
-        "model_type": "gemma3_text",
-        "vocab_size": 64,
-        "hidden_size": 64,
-        "num_attention_heads": 4,
-        "head_dim": 16,
-        "num_hidden_layers": 2,
-        "layer_types": ["sliding_attention", "full_attention"],
+        **GEMMA3,
         "rope_parameters": {
             "full_attention": {"rope_type": "yarn", **YARN, "truncate": False},
             "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
