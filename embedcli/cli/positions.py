@@ -119,8 +119,11 @@ RopeScaling = Annotated[
     str | None,
     typer.Option(
         "--rope-scaling",
-        help="rope's frequency scaling: linear:FACTOR, llama3:FACTOR (Llama 3.1's low 1, "
-        "high 4, original 8192) or llama3:FACTOR:LOW:HIGH:ORIGINAL. \\[default: none]",
+        help="rope's frequency scaling, any type transformers computes: linear:FACTOR, "
+        "llama3:FACTOR[:LOW:HIGH:ORIGINAL] (Llama 3.1's 1, 4, 8192), dynamic:FACTOR:CONTEXT, "
+        "yarn:FACTOR:ORIGINAL[:NAME=VALUE...], "
+        "longrope:FACTOR:ORIGINAL:SHORT:LONG (comma lists, a factor per pair), "
+        "proportional:FACTOR[:PARTIAL]. \\[default: none]",
         metavar="SPEC",
         show_default=False,
         rich_help_panel=ROPE,

@@ -207,3 +207,16 @@ def test_positions_json_gives_the_attention_factor_and_dynamic_length() -> None:
     longrope = runner.invoke(app, [*base, "--rope-scaling", "longrope:4:16:1,2:3,4"])
     assert longrope.exit_code == 2
     assert "longrope's short_factor has 2 factors for 4 pairs" in longrope.stderr
+
+
+def test_the_help_names_every_spec_form() -> None:
+    """--rope-scaling's help lists every type the flag accepts (it named two of six)."""
+    from support.helpers import make_runner
+
+    from embedcli.cli import app
+    from embedcli.core.positions import SCALING_FORMS
+
+    shown = make_runner().invoke(app, ["positions", "--help"], env={"COLUMNS": "200"}).stdout
+    flat = " ".join(shown.replace("│", " ").split())
+    for kind in SCALING_FORMS:
+        assert f"{kind}:FACTOR" in flat, kind
