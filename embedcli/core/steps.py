@@ -159,7 +159,9 @@ def positions_phrase(config: EmbedConfig, model: Mapping[str, Any] | None = None
                 f"layer 0 ({model['rope_not_in_first_block']}) has none; angles of its "
                 f"{model.get('rope_layer_type')} layers"
             )
-        elif model.get("rope_layer_types") and model.get("rope_layer_type"):
+        elif model.get("rope_layer_type") and (
+            model.get("rope_layer_types") or model.get("rope_bases")
+        ):  # the first block's layer type, or its own base (Granite SWA's layer_rope_theta)
             said.append(f"layer 0: {model['rope_layer_type']}")
         if model.get("rope_scaling"):
             said.append(f"{model['rope_scaling']} scaling")

@@ -1,8 +1,10 @@
 """IBM's Granite families: the token embeddings times the config's ``embedding_multiplier``;
 Granite's parameter formula (Llama's layout) and Granite 3.3 8B's published config.
 
-Granite SWA and GraniteMoE SWA are not here yet: each layer has its own rope base
-(``layer_rope_theta``, 0 for no rope), which embedcli's rope reading does not take.
+Granite SWA and GraniteMoE SWA give each layer its own rope base (``layer_rope_theta``, 0 for
+no rope; rope_theta only where the list is not given) and keep one rotary module per base:
+the first block's angles are layer 0's base, or, where layer 0 has none, the first rope
+layer's. Their attention sinks and sliding windows act inside attention.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from embedcli.families.params import ATTENTION_BIAS, NULL_KV, RopeDecoder, decod
 from embedcli.families.registry import Published, register, rope_family
 
 _MULTIPLIER = {"scale": "embedding_multiplier"}  # a Python float: no rounding to the dtype
+_PER_LAYER = {"layer_thetas": "layer_rope_theta"}  # each layer's own rope base, 0: none
 
 # GraniteConfig: biases where attention_bias (and mlp_bias) say, untied by default
 _GRANITE = RopeDecoder(
@@ -57,4 +60,8 @@ register(
     ),
     rope_family("GraniteMoE", "granitemoe", arch="GraniteMoe", **_MULTIPLIER),
     rope_family("GraniteMoE (shared)", "granitemoeshared", arch="GraniteMoeShared", **_MULTIPLIER),
+    rope_family("Granite SWA", "granite_swa", arch="GraniteSWA", **_MULTIPLIER, **_PER_LAYER),
+    rope_family(
+        "GraniteMoE SWA", "granitemoe_swa", arch="GraniteMoeSWA", **_MULTIPLIER, **_PER_LAYER
+    ),
 )

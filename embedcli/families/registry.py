@@ -148,6 +148,9 @@ class Family:
     # have none (Llama 4's no_rope_layers); without it, a rope-free layer every Nth: N from the
     # second field, else the third (the config class's default)
     rope_layers: tuple[str, str, int] | None = None
+    # the config list of each layer's own rope base, 0 for a layer without rope (Granite SWA's
+    # layer_rope_theta): it replaces rope_theta layer by layer, one rotary module per base
+    layer_thetas: str | None = None
     gguf: tuple[str, ...] = ()  # general.architecture values llama.cpp writes for it
     # its code reads rope_parameters[layer_type] though its defaults keep no nested sets
     # (Cohere Compass: {}); otherwise told by the defaults (models.positions.per_layer_rope)

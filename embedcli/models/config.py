@@ -156,7 +156,12 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     positional = family.positional
     if family.rope_when and text.get(family.rope_when[0]) != family.rope_when[1]:
         positional = "none"  # the attention layers have no rotary module
+    thetas = familyfields.layer_thetas(family, text, where)
+    if thetas is not None and not any(thetas):
+        positional = "none"  # every layer's own base is 0: no layer has rope
     position = read_positions(replace(family, positional=positional), text, where)
+    if thetas and positional == "rope":  # each layer's own base (Granite SWA)
+        position.update(familyfields.layer_rope(str(family.layer_thetas), thetas))
     if position.get("alibi") and family.positional == "rope":
         positional, context = "alibi", None  # Falcon with alibi: true: no length limit
     padding_idx = None

@@ -1,6 +1,7 @@
 """The family-specific fields of a model's ``config.json``: a composed model's inner family,
-multimodal rope sections, rope-free layers, the towers not shown, the input scale, what layer 0
-is, the token table's width and the embedding norm's epsilon; each read and checked."""
+multimodal rope sections, rope-free layers, each layer's own rope base, the towers not shown,
+the input scale, what layer 0 is, the token table's width and the embedding norm's epsilon;
+each read and checked."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from embedcli.core.steps import round_to
+from embedcli.core.steps import number, round_to
 from embedcli.errors import ConfigError
 from embedcli.families.registry import Family, family_of, unknown_family
 from embedcli.models.positions import count, positive
@@ -57,7 +58,11 @@ def mrope_section(family: Family, text: dict[str, Any]) -> tuple[int, ...] | Non
 
 def rope_free_layers(family: Family, text: dict[str, Any], where: str) -> tuple[int, ...] | None:
     """The layers whose attention uses no rope, as the model reads them: the config's list of
-    1 (rope) and 0, else one in every ``interval`` layers (Llama4TextConfig's rule)."""
+    1 (rope) and 0, else one in every ``interval`` layers (Llama4TextConfig's rule); or the
+    layers whose own rope base is 0 (Granite SWA's), where some are."""
+    if family.layer_thetas is not None:
+        thetas = layer_thetas(family, text, where) or ()
+        return tuple(i for i, theta in enumerate(thetas) if not theta) or None
     if family.rope_layers is None:
         return None
     field, interval_field, interval_default = family.rope_layers
@@ -69,6 +74,73 @@ def rope_free_layers(family: Family, text: dict[str, Any], where: str) -> tuple[
     if not isinstance(flags, list) or any(f not in (0, 1) for f in flags):
         raise ConfigError(f"{where}: {field} must be a list of 1 (rope) and 0 (no rope)")
     return tuple(i for i, flag in enumerate(flags) if flag == 0)
+
+
+def layer_thetas(family: Family, text: dict[str, Any], where: str) -> tuple[float, ...] | None:
+    """Each layer's own rope base (0: that layer has no rope), as the model reads them: entry i
+    for layer i, over the num_hidden_layers layers (entries past them are never read); None
+    where the family keeps no such list or config.json gives none (every layer: rope_theta). A
+    list shorter than the layers, or an entry neither 0 nor a base above 1, is refused."""
+    field = family.layer_thetas
+    value = None if field is None else text.get(field)
+    if field is None or value is None:
+        return None
+    layers = count(text.get("num_hidden_layers"), "num_hidden_layers", where)
+    if layers is None:
+        raise ConfigError(f"{where}: {field} is read layer by layer: give num_hidden_layers")
+    if not isinstance(value, list) or len(value) < layers:
+        raise ConfigError(
+            f"{where}: {field} must be a list of one rope base per layer (0: no rope), "
+            f"{layers} for num_hidden_layers {layers}; got {repr(value)[:60]}"
+        )
+    for i, theta in enumerate(value[:layers]):
+        if not _zero_or_base(theta):
+            raise ConfigError(
+                f"{where}: {field}[{i}] must be 0 (no rope in layer {i}) or a rope base above "
+                f"1, got {repr(theta)[:40]}"
+            )
+    return tuple(float(theta) for theta in value[:layers])
+
+
+def _zero_or_base(value: Any) -> bool:
+    """0 (no rope), or a finite number above 1 (a rope base, as rope_theta must be)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return value == 0 or (math.isfinite(float(value)) and value > 1)
+    except OverflowError:  # an integer past a float's range
+        return False
+
+
+def layer_rope(field: str, thetas: tuple[float, ...]) -> dict[str, Any]:
+    """The rope fields that per-layer bases decide, as transformers picks each layer's rotary
+    module by its base: the first block's base (layer 0's; where it is 0, block 0 has no rope
+    and the first rope layer's angles are shown), every base with the layers that use it."""
+    users: dict[float, list[int]] = {}
+    for i, theta in enumerate(thetas):
+        if theta:
+            users.setdefault(theta, []).append(i)
+    first = thetas[0] or next(iter(users))
+    bases = {_layers(layers): theta for theta, layers in users.items()}
+    return {
+        "rope_theta": first,
+        "rope_bases": bases if len(bases) > 1 else None,
+        "rope_layer_type": f"{field} {number(first)}",
+        "rope_layer_types": None,
+        "rope_not_in_first_block": None if thetas[0] else f"{field} 0",
+    }
+
+
+def _layers(indices: list[int]) -> str:
+    """``layer 3``, ``layers 0, 4, 8``, ``layers 1-3, 5-7``: runs of three or more as ranges."""
+    runs: list[list[int]] = []
+    for i in indices:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    said = [str(a) if a == b else f"{a}, {b}" if b == a + 1 else f"{a}-{b}" for a, b in runs]
+    return ("layer " if len(indices) == 1 else "layers ") + ", ".join(said)
 
 
 def rope_free_summary(layers: tuple[int, ...] | None) -> dict[str, Any]:

@@ -244,7 +244,7 @@ def rope_report(encoding: Encoding, rows: int, similarity: bool) -> RopeReport:
     if bases:
         listed = ", ".join(f"{name} {_number(base)}" for name, base in bases.items())
         notes += (
-            f"each layer type has its base ({listed}); the first block's, "
+            f"the layers' rope bases differ ({listed}); the first block's, "
             f"{_number(encoding.rope_theta)}, is drawn",
         )
     parameters = "nothing is added to the input embeddings, and nothing is learned (0 parameters)"

@@ -87,3 +87,31 @@ def test_each_rope_types_angles_are_the_models(case: Case, tmp_path: Path) -> No
         assert f"attention multiplies cos and sin by {report['rope_attention_factor']:.6g}" in text
     if kind == "dynamic":
         assert f"dynamic scaling for a sequence of {report['rope_sequence_length']}" in text
+
+
+LAYER_BASES = [
+    Case(f"granite_swa-rope-{kind}", "granite_swa", {"layer_rope_theta": [5e4, 1e4],
+         "rope_parameters": {"rope_type": kind, "rope_theta": 10000.0, **TYPES[kind]}})
+    for kind in ("linear", "dynamic", "yarn", "longrope", "llama3")
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", LAYER_BASES, ids=lambda c: c.name)
+def test_a_layers_own_base_is_scaled_as_its_rotary_module(case: Case, tmp_path: Path) -> None:
+    """Granite SWA builds each base's rotary module from rope_parameters with that base put
+    in: the scaling acts on layer 0's own base (50000), never on rope_theta's 10000."""
+    folder = tmp_path / case.name
+    build(case, folder)
+    model = load(folder, case)
+    first = next(iter(rotary_inverse_frequencies(model).values()))  # block 0's module
+    result = runner.invoke(
+        app, ["embed", "--weights", str(folder), "--ids", "5,17,200,42", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["config"]["rope_theta"] == 5e4
+    assert torch.equal(torch.tensor(report["rope_angles"])[1], first)
+    (rotary,) = [
+        m for m in model.model.rotary_embs if m.config.rope_parameters["rope_theta"] == 5e4
+    ]
+    assert report["rope_attention_factor"] == pytest.approx(rotary.attention_scaling, rel=1e-15)

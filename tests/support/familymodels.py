@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -244,7 +245,11 @@ def first_block_input(
 
 
 def rotary_inverse_frequencies(model: Any) -> dict[str, torch.Tensor]:
-    """The inverse frequencies of the model's rotary module(s), by buffer name."""
+    """The inverse frequencies of the model's rotary module(s), by buffer name; where each
+    layer has its own base, the modules its forward picks, the first block's first."""
+    per_layer = _per_layer_bases(model)
+    if per_layer:
+        return per_layer
     found: dict[str, torch.Tensor] = {}
     for name, buffer in model.named_buffers():
         if name.endswith("inv_freq") and "original" not in name.rsplit(".", 1)[-1]:
@@ -253,6 +258,23 @@ def rotary_inverse_frequencies(model: Any) -> dict[str, torch.Tensor]:
                 found[name] = frequencies
     language = {n: f for n, f in found.items() if "language_model" in n}
     return language or found  # a wrapper's language model's, not its audio tower's
+
+
+def _per_layer_bases(model: Any) -> dict[str, torch.Tensor] | None:
+    """Granite SWA's rotary modules as its forward uses them: layer i's is the one whose
+    rope_theta is layer_rope_theta[i] (0: none), in the order the layers first use them, so
+    block 0's (or the first rope layer's) comes first; the model's rotary_emb is unused."""
+    config = model.config.get_text_config()
+    thetas = getattr(config, "layer_rope_theta", None)
+    if not thetas:
+        return None
+    by_base = {
+        module.config.rope_parameters["rope_theta"]: (name, module.inv_freq)
+        for name, module in model.named_modules()
+        if re.search(r"rotary_embs\.\d+$", name)
+    }
+    used = [t for t in dict.fromkeys(thetas[: config.num_hidden_layers]) if t]
+    return {by_base[t][0]: by_base[t][1].detach().float() for t in used}
 
 
 def config_of(folder: Path) -> dict[str, Any]:

@@ -70,6 +70,18 @@ CASES: tuple[Case, ...] = (
     Case("hrm_text-bf16", "hrm_text", dtype="bfloat16", configure=layers),
     _rope("beam", "beam"),
     _rope("ergo", "ergo"),
+    # layer 0's own base (50000), not rope_theta's 10000: one rotary module per base
+    _rope("granite_swa", "granite_swa", embedding_multiplier=3.0, layer_rope_theta=[5e4, 1e4]),
+    # layer 0 without rope: the angles are layer 1's (20000)
+    _rope("granite_swa-nope0", "granite_swa", embedding_multiplier=3.0, layer_rope_theta=[0, 2e4]),
+    Case(
+        "granite_swa-bf16",
+        "granite_swa",
+        {"embedding_multiplier": 3.0, "layer_rope_theta": [5e4, 0]},
+        dtype="bfloat16",
+        configure=layers,
+    ),
+    _rope("granitemoe_swa", "granitemoe_swa", embedding_multiplier=3.0, layer_rope_theta=[2e4, 0]),
     _rope(
         "cohere_compass_text",
         "cohere_compass_text",
@@ -82,8 +94,6 @@ CASES: tuple[Case, ...] = (
 WAITING: tuple[Case, ...] = (
     _rope("deepseek_v4", "deepseek_v4"),
     _rope("hy_v4", "hy_v4"),
-    _rope("granite_swa", "granite_swa", embedding_multiplier=3.0),
-    _rope("granitemoe_swa", "granitemoe_swa", embedding_multiplier=3.0),
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
@@ -92,16 +102,9 @@ _STREAMS = (
     "embeddings (hyper-connections, a (batch, tokens, hc_mult, d) input), a step embedcli "
     "does not have yet: refused as a type it does not know"
 )
-_LAYER_THETAS = (
-    "builds (WAITING holds its case); each layer has its own rope base (layer_rope_theta, 0 "
-    "for no rope) and the model keeps one rotary module per base, which embedcli's rope "
-    "reading does not take yet: refused as a type it does not know"
-)
 LEFT_OUT: dict[str, str] = {
     "deepseek_v4": _STREAMS + "; its rope sets are keyed main and compress, not by layer type",
     "hy_v4": _STREAMS,
-    "granite_swa": _LAYER_THETAS,
-    "granitemoe_swa": _LAYER_THETAS,
     "cpmant": (
         "its first block reads prompt_length prompt rows put before the ids, and a segment "
         "table's row (2 for an id other than 0) added to each token's: steps embedcli does not "
