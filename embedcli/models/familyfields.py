@@ -207,6 +207,11 @@ def input_scale(family: Family, text: dict[str, Any], d_model: int | None, where
             f"{where}: {family.name} derives {family.scale} from other fields where config.json "
             f"leaves it out, and embedcli does not guess it: give {family.scale}"
         )
+    if value is None and family.defaults().get(family.scale) is not None:
+        raise ConfigError(  # null given where the class defaults to a number: forward fails
+            f"{where}: {family.scale} is null, and {family.name}'s model multiplies by it: "
+            "give a number"
+        )
     return 1.0 if value is None else positive(value, family.scale, where)
 
 

@@ -145,3 +145,13 @@ def test_layer_rope_theta_without_the_layer_count_is_refused() -> None:
     del config["num_hidden_layers"]
     with pytest.raises(ConfigError, match="layer_rope_theta is read layer by layer"):
         parse_config(config, "config.json")
+
+
+@pytest.mark.parametrize("model_type", ["granite", "granitemoe", "granitemoe_swa"])
+def test_a_null_embedding_multiplier_is_refused_not_read_as_one(model_type: str) -> None:
+    """transformers keeps null and its forward multiplies by it (a TypeError): there is no
+    input to show, and 1.0 would be a guess."""
+    config = {"model_type": model_type, **SMALL, "embedding_multiplier": None}
+    with pytest.raises(ConfigError, match="embedding_multiplier is null"):
+        parse_config(config, "config.json")
+    assert parse_config({"model_type": model_type, **SMALL}, "config.json").embed_scale == 1.0
