@@ -5,13 +5,28 @@ document models built on Qwen2, Qwen3, Llama, Granite and Persimmon (their langu
 For token ids alone (no image, no audio), the first block of the language model reads what the
 language model's own input layer computes: the wrapper adds nothing. Image and audio towers are
 not shown; ``embed`` names them from the config's sub-configs.
+
+Llama 4's parameter formula (its text model: routed experts beside a shared one in the MoE
+layers, a dense MLP of intermediate_size_mlp in the others) and Maverick's published text
+config, whose count leaves out the vision tower and its projector.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from embedcli.families.registry import Family, family_of, register, rope_family
+from embedcli.errors import ConfigError
+from embedcli.families.params import (
+    Fields,
+    Formula,
+    ParameterCount,
+    attention,
+    gated_mlp,
+    linear,
+    rms_norm,
+)
+from embedcli.families.params import head as lm_head  # _wrapping's head is a name
+from embedcli.families.registry import Family, Published, family_of, register, rope_family
 
 # where a wrapper keeps its language model: transformers 5's layout, then the older one
 _LANGUAGE = ("model.language_model", "language_model.model")
@@ -41,6 +56,81 @@ def _wrapping(
         layouts=(),
     )
 
+
+def _moe_layers(f: Fields, layers: int) -> int:
+    """How many layers hold experts: those moe_layers lists, else every
+    interleave_moe_layer_step-th (Llama4TextConfig's rule; its default step: 1, every layer)."""
+    listed = f.config.get("moe_layers")
+    if listed is None:
+        step = f.size("interleave_moe_layer_step", default=1)
+        return len(range(step - 1, layers, step))
+    if not isinstance(listed, list) or not all(
+        isinstance(i, int) and not isinstance(i, bool) for i in listed
+    ):
+        raise ConfigError(f"the {f.where}'s moe_layers must be a list of layer numbers")
+    return sum(1 for i in range(layers) if i in listed)
+
+
+def _llama4_text(f: Fields) -> ParameterCount:
+    """Llama4ForCausalLM: Llama's attention (its qk norm has no weight), and in each MoE layer a
+    router, num_local_experts gated MLPs of intermediate_size and a shared one as wide; the
+    other layers keep a gated MLP of intermediate_size_mlp. Defaults: Llama4TextConfig's."""
+    vocab, d = f.size("vocab_size"), f.size("hidden_size")
+    layers, heads = f.size("num_hidden_layers"), f.size("num_attention_heads")
+    inner, experts = f.size("intermediate_size"), f.size("num_local_experts")
+    dense_inner = f.size("intermediate_size_mlp", default=16384)  # Llama4TextConfig: 16384
+    k = f.size("num_experts_per_tok", default=1)  # Llama4TextConfig: 1
+    kv = f.size("num_key_value_heads", default=8)  # Llama4TextConfig: 8 (its int: no null)
+    head_dim = f.size("head_dim", default=128)  # Llama4TextConfig: 128 (its int: no null)
+    if k > experts:
+        raise ConfigError(
+            f"the {f.where}'s num_experts_per_tok {k} exceeds its {experts} num_local_experts"
+        )
+    sparse = _moe_layers(f, layers)
+    bias = f.flag("attention_bias", False)  # on q, k, v and o alike
+    layer = attention(d, heads, kv, head_dim, bias, bias) + 2 * rms_norm(d)
+    expert = gated_mlp(d, inner)
+    moe = linear(d, experts, bias=False) + experts * expert + expert  # router, routed, shared
+    tied = f.flag("tie_word_embeddings", False)  # Llama4TextConfig: untied
+    outside = vocab * d + rms_norm(d) + lm_head(vocab, d, tied)
+    total = outside + layers * layer + sparse * moe + (layers - sparse) * gated_mlp(d, dense_inner)
+    return ParameterCount(total, total - sparse * (experts - k) * expert, experts, k)
+
+
+# the text model of Llama 4 Maverick (Llama4ForConditionalGeneration's text_config, a
+# Llama4ForCausalLM): its count leaves out the vision tower and projector (under 1B of the
+# hub's 400B)
+_LLAMA_4_MAVERICK = Published(
+    name="llama-4-maverick",
+    description="Llama 4 Maverick 17B-128E (its text model)",
+    hub_id="meta-llama/Llama-4-Maverick-17B-128E",
+    published="400B",
+    config={
+        "model_type": "llama4_text",
+        "architectures": ["Llama4ForCausalLM"],
+        "vocab_size": 202048,
+        "hidden_size": 5120,
+        "intermediate_size": 8192,
+        "intermediate_size_mlp": 16384,
+        "num_hidden_layers": 48,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_local_experts": 128,
+        "num_experts_per_tok": 1,
+        "interleave_moe_layer_step": 2,  # experts in every second layer, from layer 1
+        "max_position_embeddings": 1048576,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 500000.0,
+        "rope_scaling": None,  # only Scout scales its rope (llama_models' Llama 4 ModelArgs)
+        "attention_chunk_size": 8192,
+        "no_rope_layers": [1, 1, 1, 0] * 12,  # no rope in every 4th layer, as Llama4TextConfig
+        "use_qk_norm": False,  # weightless: no parameters either way
+        "attention_bias": False,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    },
+)
 
 register(
     _wrapping("Qwen2-Audio", "qwen2_audio", "Qwen2Audio", "qwen2"),
@@ -104,6 +194,8 @@ register(
         prefixes=("model", *_LANGUAGE),
         text_config=("llama4",),
         rope_layers=("no_rope_layers", "no_rope_layer_interval", 4),  # Llama4TextConfig: 4
+        parameters=(Formula("llama4_text", "Llama4ForCausalLM", _llama4_text),),
+        presets=(_LLAMA_4_MAVERICK,),
     ),
     replace(
         family_of("phi3"),  # Phi-3's text model; its image and audio embedders read no text

@@ -121,6 +121,30 @@ def test_mixtral_active_parameters() -> None:
     assert counted.total == 46_702_792_704
 
 
+# Llama 4 Scout's text model, from Maverick's: 16 experts in every layer (its rope scaling,
+# llama3 with high_freq_factor equal to low_freq_factor, counts nothing)
+SCOUT = {"num_local_experts": 16, "interleave_moe_layer_step": 1}
+
+
+@pytest.mark.parametrize(
+    ("edits", "experts", "moe_layers"), [({}, 128, 24), (SCOUT, 16, 48)], ids=["maverick", "scout"]
+)
+def test_llama4_active_parameters(edits: dict, experts: int, moe_layers: int) -> None:
+    """Llama 4's MoE layers run 1 routed expert beside the shared one; Maverick has them in
+    every second layer (the others dense), Scout in every layer. Meta's "17B active" counts
+    the token table, unlike gpt-oss's and DeepSeek-V3's cards."""
+    config = edited("llama-4-maverick", edits)
+    model, counted = build(config), count_parameters(config)
+    sparse = [layer.feed_forward for layer in model.model.layers if layer.is_moe_layer]
+    assert len(sparse) == moe_layers
+    per_expert, left = divmod(numel(sparse[0].experts), experts)
+    assert left == 0
+    assert (counted.experts, counted.experts_per_token) == (experts, 1)
+    assert counted.total == numel(model)
+    assert counted.active == numel(model) - moe_layers * (experts - 1) * per_expert
+    assert f"{counted.active / 1e9:.0f}B" == "17B"
+
+
 MIXTURES = {  # the presets with experts
     "mixtral-8x7b",
     "qwen3-30b-a3b",
@@ -128,6 +152,7 @@ MIXTURES = {  # the presets with experts
     "gpt-oss-20b",
     "gpt-oss-120b",
     "deepseek-v3",
+    "llama-4-maverick",
 }
 
 
@@ -224,6 +249,13 @@ VARIANTS = [
     ("opt-6.7b", {"word_embed_proj_dim": DROP, "enable_bias": False}),
     ("opt-6.7b", {"word_embed_proj_dim": None}),
     ("opt-6.7b", {"layer_norm_elementwise_affine": False, "do_layer_norm_before": False}),
+    ("llama-4-maverick", SCOUT),
+    ("llama-4-maverick", {"moe_layers": [0, 5, 47, 60], "intermediate_size_mlp": DROP}),
+    ("llama-4-maverick", {"moe_layers": [], "interleave_moe_layer_step": 3}),  # the list wins
+    ("llama-4-maverick", {"attention_bias": True, "tie_word_embeddings": True}),
+    ("llama-4-maverick", {"num_experts_per_tok": 4, "intermediate_size_mlp": 4096, "head_dim": 64}),
+    ("llama-4-maverick", {"num_key_value_heads": DROP, "head_dim": DROP}),
+    ("llama-4-maverick", {"num_experts_per_tok": DROP, "interleave_moe_layer_step": DROP}),
     ("falcon-40b", {"num_kv_heads": DROP, "bias": True, "tie_word_embeddings": False}),
     ("falcon-40b", {"parallel_attn": False, "ffn_hidden_size": 20000}),
     ("falcon-40b", {"num_kv_heads": None, "ffn_hidden_size": None}),
@@ -320,6 +352,12 @@ HOSTILE = [
     ("qwen2.5-7b", {"head_dim": None}, "head_dim"),  # no such field: transformers fails on it
     ("mixtral-8x7b", {"num_local_experts": DROP}, "num_local_experts"),
     ("mixtral-8x7b", {"num_experts_per_tok": 9}, "num_experts_per_tok"),
+    ("llama-4-maverick", {"num_experts_per_tok": 129}, "num_experts_per_tok"),
+    ("llama-4-maverick", {"num_local_experts": DROP}, "num_local_experts"),
+    ("llama-4-maverick", {"num_key_value_heads": None}, "num_key_value_heads"),  # an int
+    ("llama-4-maverick", {"head_dim": None}, "head_dim"),  # Llama4TextConfig: an int
+    ("llama-4-maverick", {"moe_layers": "odd"}, "moe_layers"),
+    ("llama-4-maverick", {"moe_layers": [1, True]}, "moe_layers"),
     ("falcon-40b", {"new_decoder_architecture": False}, "new_decoder_architecture"),
     ("falcon-40b", {"new_decoder_architecture": DROP}, "new_decoder_architecture"),
     ("falcon-40b", {"num_ln_in_parallel_attn": 3}, "num_ln_in_parallel_attn"),
