@@ -175,7 +175,19 @@ def _rope_sets(
         local = {"rope_theta": text["rope_local_base_freq"], "rope_type": "default"}
         sets = {"full_attention": merged, "sliding_attention": local}
         return sets, first or "full_attention"
+    types = text.get("layer_types")
+    if first and _rope_free_kind(first) and isinstance(types, list):
+        attending = [t for t in types if isinstance(t, str) and not _rope_free_kind(t)]
+        if attending:  # one set, for the attention layers: block 0 (conv, mamba) has none
+            return {attending[0]: merged}, first
     return {first or "default": merged}, first or "default"
+
+
+def _rope_free_kind(layer_type: str) -> bool:
+    """A hybrid's layer type without rotary attention: a convolution, a state-space or
+    recurrent layer, linear attention (LFM2's conv, Jamba's mamba, Qwen3-Next's
+    linear_attention)."""
+    return "attention" not in layer_type or layer_type == "linear_attention"
 
 
 # Layer types whose attention rotates queries and keys unless rope_parameters says None for them

@@ -241,12 +241,19 @@ def rope_report(encoding: Encoding, rows: int, similarity: bool) -> RopeReport:
                scaling_words(scaling))  # fmt: skip
     bases = encoding.rope_bases
     notes = _scaling_note(scaling, rows)
+    drawn = (
+        f"block 0 ({encoding.rope_not_in_first_block}) has no rope: the first rope layers' base"
+        if encoding.rope_not_in_first_block
+        else "the first block's"
+    )
     if bases:
         listed = ", ".join(f"{name} {_number(base)}" for name, base in bases.items())
         notes += (
-            f"the layers' rope bases differ ({listed}); the first block's, "
+            f"the layers' rope bases differ ({listed}); {drawn}, "
             f"{_number(encoding.rope_theta)}, is drawn",
         )
+    elif encoding.rope_not_in_first_block:
+        notes += (f"{drawn}, {_number(encoding.rope_theta)}, is drawn",)
     parameters = "nothing is added to the input embeddings, and nothing is learned (0 parameters)"
     if similarity:
         return _rope_similarity(encoding, rows, inverse, details, notes, parameters, scaling)

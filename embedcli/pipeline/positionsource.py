@@ -67,6 +67,7 @@ class Encoding:
     rope_dim: int | None = None  # rotated dimensions of one head (r): r/2 pairs
     rope_scaling: Scaling | None = None  # any type, as rope_angles takes it
     rope_bases: dict[str, float] | None = None  # other layer types' bases (Gemma 3)
+    rope_not_in_first_block: str | None = None  # block 0's kind, where it has no rope
     heads: int | None = None
     slopes: tuple[float, ...] | None = None
     slope_rule: str = "press"  # press (the paper, BLOOM, Falcon) or mpt
@@ -186,6 +187,8 @@ def _model_rope(model: ModelConfig, where: str, family: str | None) -> Encoding:
         rope_dim=model.rope_dim,
         rope_scaling=model.rope_scaling_params,
         rope_bases=dict(bases) if bases else None,
+        rope_not_in_first_block=model.rope_not_in_first_block
+        or ("layer 0" if 0 in (model.rope_free_layers or ()) else None),
         model_family=family,
     )
 

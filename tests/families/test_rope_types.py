@@ -115,3 +115,28 @@ def test_a_layers_own_base_is_scaled_as_its_rotary_module(case: Case, tmp_path: 
         m for m in model.model.rotary_embs if m.config.rope_parameters["rope_theta"] == 5e4
     ]
     assert report["rope_attention_factor"] == pytest.approx(rotary.attention_scaling, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("lfm2", "block 0 (conv) has no rope: the first rope layers' base, 1,000,000, is drawn"),
+        ("granite_swa-nope0", "block 0 (layer_rope_theta 0) has no rope: the first rope layers' "
+         "base, 20,000, is drawn"),
+        ("granite_swa", "the first block's, 50,000, is drawn"),
+    ],
+)  # fmt: skip
+def test_positions_says_which_layers_angles_it_draws(name: str, words: str, tmp_path) -> None:
+    """Where block 0 has no rope (a hybrid's convolution, a layer whose base is 0), the
+    picture says the angles are the first rope layers', not the first block's."""
+    from support.familycases import CASES as ALL
+
+    case = next(c for c in ALL if c.name == name)
+    folder = build(case, tmp_path / name)
+    shown = make_runner().invoke(
+        app,
+        ["positions", "--weights", str(folder), "--context-length", "4"],
+        env={"COLUMNS": "400"},
+    )
+    assert shown.exit_code == 0, shown.output
+    assert words in " ".join(shown.stdout.split()), shown.stdout
