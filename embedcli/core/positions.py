@@ -104,8 +104,8 @@ def _check_spec(name: str, pairs: dict[str, object], spec: str) -> None:
         raise ValueError(f"{spec!r}: the factor must be at least 1 (it stretches wavelengths)")
     if name == "llama3":
         low, high = pairs["low_freq_factor"], pairs["high_freq_factor"]
-        if not 0 < low < high:  # type: ignore[operator]
-            raise ValueError(f"{spec!r}: llama3 needs 0 < LOW < HIGH, got {low:g} and {high:g}")
+        if not 0 < low <= high:  # type: ignore[operator]  (equal: Llama 4 Scout's)
+            raise ValueError(f"{spec!r}: llama3 needs 0 < LOW <= HIGH, got {low:g} and {high:g}")
     for key in _CONTEXTS:
         length = pairs.get(key)
         if length is not None and (length < 1 or length != int(length)):  # type: ignore[operator]

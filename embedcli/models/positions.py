@@ -343,8 +343,11 @@ def _scaling(
             f"{where}: rope_scaling factor must be at least 1 (it stretches wavelengths), "
             f"got {values['factor']:g}"
         )
-    if rope_type == "llama3" and values["high_freq_factor"] <= values["low_freq_factor"]:
-        raise ConfigError(f"{where}: rope_scaling high_freq_factor must exceed low_freq_factor")
+    # equal factors are Llama 4 Scout's (1 and 1): no middle band, as transformers computes it
+    if rope_type == "llama3" and values["high_freq_factor"] < values["low_freq_factor"]:
+        raise ConfigError(
+            f"{where}: rope_scaling high_freq_factor must be at least low_freq_factor"
+        )
     if rope_type == "dynamic":
         values["max_position_embeddings"] = count(context, "max_position_embeddings", where)
         if values["max_position_embeddings"] is None:

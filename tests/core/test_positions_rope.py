@@ -154,7 +154,7 @@ def test_rope_views_say_what_they_draw() -> None:
         ("linear:0.5", "the factor must be at least 1"),
         ("linear:nan", "must be a positive finite number"),
         ("llama3:8:1:4", "write llama3:FACTOR[:LOW:HIGH:ORIGINAL]"),
-        ("llama3:8:4:1:8192", "llama3 needs 0 < LOW < HIGH, got 4 and 1"),
+        ("llama3:8:4:1:8192", "llama3 needs 0 < LOW <= HIGH, got 4 and 1"),
         ("llama3:8:1:4:81.5", "ORIGINAL is a context length"),
         ("linear:2:3", "write linear:FACTOR"),
     ],

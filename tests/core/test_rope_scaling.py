@@ -51,6 +51,8 @@ PARAMETER_SETS = [
                 "original_max_position_embeddings": 32}, {}),
     ("llama3", {"factor": 32, "low_freq_factor": 0.5, "high_freq_factor": 2.0,
                 "original_max_position_embeddings": 16, "rope_theta": 500000.0}, {}),
+    ("llama3", {"factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+                "original_max_position_embeddings": 32}, {}),  # Llama 4 Scout's: equal factors
     ("proportional", {"factor": 1.0, "partial_rotary_factor": 0.25}, {}),
     ("proportional", {"factor": 2.0, "partial_rotary_factor": 0.5, "rope_theta": 1e6}, {}),
     ("proportional", {"factor": 1.5}, {}),
