@@ -132,6 +132,48 @@ _LLAMA_4_MAVERICK = Published(
     },
 )
 
+_LLAMA_4_SCOUT = Published(
+    name="llama-4-scout",
+    description="Llama 4 Scout 17B-16E (its text model)",
+    hub_id="meta-llama/Llama-4-Scout-17B-16E",
+    published="109B",
+    published_note=(
+        "the hub's 109B counts the vision tower and its projector beside the 107.8B text "
+        "model that transformers' Llama4ForCausalLM builds and embedcli counts"
+    ),
+    config={
+        "model_type": "llama4_text",
+        "architectures": ["Llama4ForCausalLM"],
+        "vocab_size": 202048,
+        "hidden_size": 5120,
+        "intermediate_size": 8192,
+        "intermediate_size_mlp": 16384,
+        "num_hidden_layers": 48,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "num_local_experts": 16,
+        "num_experts_per_tok": 1,
+        "interleave_moe_layer_step": 1,  # experts in every layer
+        "max_position_embeddings": 10485760,
+        "rms_norm_eps": 1e-05,
+        "rope_theta": 500000.0,
+        "rope_scaling": {  # Scout's alone (llama_models' Llama 4 ModelArgs): no middle band
+            "rope_type": "llama3",
+            "factor": 16.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 1.0,
+            "original_max_position_embeddings": 8192,
+        },
+        "attention_chunk_size": 8192,
+        "no_rope_layers": [1, 1, 1, 0] * 12,  # no rope in every 4th layer, as Llama4TextConfig
+        "use_qk_norm": True,  # weightless: no parameters either way
+        "attention_bias": False,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    },
+)
+
 register(
     _wrapping("Qwen2-Audio", "qwen2_audio", "Qwen2Audio", "qwen2"),
     _wrapping("Audio Flamingo 3", "audioflamingo3", "AudioFlamingo3", "qwen2"),
@@ -195,7 +237,7 @@ register(
         text_config=("llama4",),
         rope_layers=("no_rope_layers", "no_rope_layer_interval", 4),  # Llama4TextConfig: 4
         parameters=(Formula("llama4_text", "Llama4ForCausalLM", _llama4_text),),
-        presets=(_LLAMA_4_MAVERICK,),
+        presets=(_LLAMA_4_SCOUT, _LLAMA_4_MAVERICK),
     ),
     replace(
         family_of("phi3"),  # Phi-3's text model; its image and audio embedders read no text

@@ -356,8 +356,8 @@ def parameters_block(report: ShapesReport, width: int) -> Group:
         parts.append(
             Text(
                 f"a mixture of experts: each token runs through {p.experts_per_token} of the "
-                f"{p.experts} experts of every layer, {p.active_parameters:,} parameters "
-                f"({p.share_of_active:.2%} of them are the embeddings); every "
+                f"{p.experts} experts of each layer that has them, {p.active_parameters:,} "
+                f"parameters ({p.share_of_active:.2%} of them are the embeddings); every "
                 "expert is counted in the total and held in memory"
             )
         )

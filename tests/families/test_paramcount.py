@@ -152,6 +152,7 @@ MIXTURES = {  # the presets with experts
     "gpt-oss-20b",
     "gpt-oss-120b",
     "deepseek-v3",
+    "llama-4-scout",
     "llama-4-maverick",
 }
 

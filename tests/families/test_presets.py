@@ -352,3 +352,13 @@ def test_expert_presets_count_as_transformers(name: str, model_class: str, activ
     computed = (counted.active - config["vocab_size"] * config["hidden_size"]) / 1e9
     digits = len(active[:-1].partition(".")[2])
     assert f"{computed:.{digits}f}B" == active
+
+
+@pytest.mark.parametrize("name", ["llama-4-maverick", "deepseek-v3"])
+def test_a_mixture_with_dense_layers_is_not_said_to_have_experts_in_every_layer(name: str) -> None:
+    """Maverick's experts are in every second layer, DeepSeek-V3's past its first 3 dense ones:
+    the sentence about experts claims no more than each layer that has them."""
+    shown = make_runner().invoke(app, ["inspect-shapes", "--preset", name], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0, shown.output
+    flat = " ".join(shown.stdout.split())
+    assert "experts of each layer that has them" in flat and "of every layer" not in flat

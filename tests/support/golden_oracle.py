@@ -383,6 +383,7 @@ def published_presets() -> dict[str, dict]:
 NOTED = {
     "falcon-40b": ("41.3B", "41.8B"),  # the tied head counted twice: 0.53B
     "deepseek-v3": ("671B", "685B"),  # the multi-token-prediction module: about 14B
+    "llama-4-scout": ("108B", "109B"),  # the vision tower and its projector
 }
 
 
