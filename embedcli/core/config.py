@@ -320,10 +320,15 @@ class Preset:
     tied: bool = True  # the output head is the token table (GPT-2's); False: a separate head
     heads: int | None = None  # attention heads per block, where known: a head is d / heads wide
     published: str | None = None  # the parameter count a real model's hub page shows
+    published_note: str | None = None  # why that count is not the model's own, where it is not
+    head_width: int | None = None  # a query head's width where the config gives it (head_dim)
 
     @property
     def head_dim(self) -> int | None:
-        """The width of one attention head of the preset's own model (None: unknown)."""
+        """The width of one attention head of the preset's own model (None: unknown): the
+        config's head_dim where it gives one (Gemma, Qwen 3, gpt-oss), else d / heads."""
+        if self.head_width is not None:
+            return self.head_width
         d, heads = self.config.d_model, self.heads
         return d // heads if heads and d % heads == 0 else None
 

@@ -74,7 +74,19 @@ def _real_preset(name: str) -> Preset:
         tied=bool(_model(name).tie_word_embeddings),
         heads=_model(name).heads,
         published=entry.published,
+        published_note=entry.published_note,
+        head_width=_head_width(entry.config),
     )
+
+
+def _head_width(config: dict) -> int | None:
+    """A query head's width as the config states it: head_dim, or multi-head latent
+    attention's qk_nope_head_dim + qk_rope_head_dim (DeepSeek); None where it states none."""
+    text = config.get("text_config", config)
+    if isinstance(text.get("head_dim"), int):
+        return text["head_dim"]
+    nope, rope = text.get("qk_nope_head_dim"), text.get("qk_rope_head_dim")
+    return nope + rope if isinstance(nope, int) and isinstance(rope, int) else None
 
 
 def preset_embed_config(model: ModelConfig) -> EmbedConfig:

@@ -215,6 +215,7 @@ def presets_json(presets: Sequence[Preset]) -> dict[str, Any]:
             "experts": p.experts,
             "experts_per_token": p.experts_per_token,
             "published": p.published,
+            "published_note": p.published_note,
         }
 
     return {"presets": [one(p) for p in presets]}

@@ -119,7 +119,13 @@ def presets_table(
         note(
             "a real family's preset is its published config.json, read as a model folder of "
             "that family is; a mixture of experts counts every expert, and says how many "
-            "parameters one token runs through"
+            "parameters one token runs through (the token table included, which some model "
+            "cards leave out of their active count)"
+        ),
+        *(
+            note(f"{p.name}: the hub page says {p.published}: {p.published_note}")
+            for p in presets
+            if p.published_note
         ),
         note(
             "inspect-shapes --preset NAME: flags such as -d change the preset's sizes; "

@@ -362,3 +362,29 @@ def test_a_mixture_with_dense_layers_is_not_said_to_have_experts_in_every_layer(
     assert shown.exit_code == 0, shown.output
     flat = " ".join(shown.stdout.split())
     assert "experts of each layer that has them" in flat and "of every layer" not in flat
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("gpt-oss-20b", "over 64 dimensions: one attention head"),  # head_dim 64, not d/64 = 45
+        ("gemma-2-9b", "over 256 dimensions: one attention head"),  # not 3584/16 = 224
+        ("deepseek-v3", "over 64 of the 192 dimensions of each attention head"),  # MLA: 128 + 64
+        ("llama-3.1-8b", "over 128 dimensions: one attention head"),  # d / heads, as given
+    ],
+)
+def test_the_rope_note_uses_the_configs_head_width(name: str, words: str) -> None:
+    """A head is the config's head_dim where it gives one (it said "64 of the 45 dimensions of
+    each attention head" for gpt-oss), and d / heads only where it does not."""
+    shown = make_runner().invoke(app, ["inspect-shapes", "--preset", name], env={"COLUMNS": "300"})
+    assert shown.exit_code == 0, shown.output
+    assert words in " ".join(shown.stdout.split())
+
+
+def test_a_published_note_is_shown_with_the_list() -> None:
+    listed = make_runner().invoke(app, ["inspect-shapes", "--list-presets", "--json"])
+    notes = {p["name"]: p["published_note"] for p in json.loads(listed.stdout)["presets"]}
+    assert notes["deepseek-v3"].startswith("the hub's 685B holds the multi-token-prediction")
+    assert notes["gpt2"] is None
+    table = make_runner().invoke(app, ["inspect-shapes", "--list-presets"], env={"COLUMNS": "300"})
+    assert "deepseek-v3: the hub page says 685B: the hub's 685B holds" in table.stdout
