@@ -187,7 +187,11 @@ def first_block_input(
             watcher.remove()
     used = [unfilled[i] for i in ran if i in unfilled]
     if used:  # a module that ran on memory holding no checkpoint values: no reference
-        return None, f"the checkpoint has no {used[0]}, which transformers' {names[0]} reads"
+        return None, (
+            f"no tensor named {used[0]}, which transformers' {names[0]} reads, is in the "
+            "checkpoint (transformers may rename a checkpoint's keys as it loads them; this "
+            "reference reads them as they are named)"
+        )
     if "hidden" not in got:
         return None, f"{names[0]} did not reach its first block"
     return got["hidden"], names[0]

@@ -204,9 +204,13 @@ def _refusal(model: ModelConfig, where: str) -> str:
             "embedcli positions does not draw them"
         )
     if model.positional == "sinusoidal":
-        return (
-            f"{where} adds fixed sinusoids that its checkpoint does not hold; draw the "
-            "original Transformer's with --positional sinusoidal"
+        own = model.family is not None and model.family.sinusoid != "interleaved"
+        return f"{where} adds fixed sinusoids that its checkpoint does not hold" + (
+            f" ({model.family.name}'s own layout: sines first, then cosines); embed "  # type: ignore[union-attr]
+            "--weights shows its rows, and --positional sinusoidal draws the original "
+            "Transformer's interleaved ones, not these"
+            if own
+            else "; draw them, the original Transformer's, with --positional sinusoidal"
         )
     return f"{where} has no positional encoding (positional {model.positional}): nothing to draw"
 
