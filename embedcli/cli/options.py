@@ -180,7 +180,8 @@ Truncate = Annotated[
 VocabSize = Annotated[
     int | None,
     count(
-        help="Rows of the token table. \\[default: the encoding's size]",
+        help="Rows of the token table. \\[default: the encoding's size, or that of --weights "
+        "or --preset where the command takes them]",
         metavar="ROWS",
         show_default=False,
         rich_help_panel=TABLES,
@@ -191,8 +192,8 @@ DModel = Annotated[
     count(
         "-d",
         "--d-model",
-        help=f"Embedding width d. \\[default: {DEFAULT_D_MODEL}, or that of --weights (or of "
-        "inspect-shapes' --preset)]",
+        help=f"Embedding width d. \\[default: {DEFAULT_D_MODEL}, or that of --weights or "
+        "--preset where the command takes them]",
         metavar="D",
         show_default=False,
         rich_help_panel=TABLES,
@@ -202,8 +203,8 @@ ContextLength = Annotated[
     int | None,
     count(
         help="Rows of the positional table: the longest sequence. "
-        f"\\[default: {DEFAULT_CONTEXT_LENGTH}, or that of --weights (or of inspect-shapes' "
-        "--preset)]",
+        f"\\[default: {DEFAULT_CONTEXT_LENGTH}, or that of --weights or --preset where the "
+        "command takes them]",
         metavar="ROWS",
         show_default=False,
         rich_help_panel=TABLES,
@@ -212,7 +213,8 @@ ContextLength = Annotated[
 Positional = Annotated[
     str | None,
     typer.Option(
-        help="Positional embeddings: learned, sinusoidal, rope or none. \\[default: learned]",
+        help="Positional embeddings: learned, sinusoidal, rope or none. \\[default: learned, "
+        "or the model's with --weights or --preset]",
         callback=checks.positional_check,
         autocompletion=checks.positional_complete,
         metavar="FAMILY",
