@@ -246,6 +246,13 @@ def rope_report(encoding: Encoding, rows: int, similarity: bool) -> RopeReport:
         if encoding.rope_not_in_first_block
         else "the first block's"
     )
+    scaled = {k: v for k, v in (encoding.rope_layer_scalings or {}).items() if v != "default"}
+    if scaled:  # another layer type's scaling, which the picture of the first's does not show
+        notes += (
+            "rope scaling by layer type: "
+            + ", ".join(f"{name} {kind}" for name, kind in scaled.items())
+            + " (the others none)",
+        )
     if bases:
         listed = ", ".join(f"{name} {_number(base)}" for name, base in bases.items())
         notes += (

@@ -68,6 +68,7 @@ class Encoding:
     rope_scaling: Scaling | None = None  # any type, as rope_angles takes it
     rope_bases: dict[str, float] | None = None  # other layer types' bases (Gemma 3)
     rope_not_in_first_block: str | None = None  # block 0's kind, where it has no rope
+    rope_layer_scalings: dict[str, str] | None = None  # layer type -> its rope_type, where several
     heads: int | None = None
     slopes: tuple[float, ...] | None = None
     slope_rule: str = "press"  # press (the paper, BLOOM, Falcon) or mpt
@@ -187,6 +188,7 @@ def _model_rope(model: ModelConfig, where: str, family: str | None) -> Encoding:
         rope_dim=model.rope_dim,
         rope_scaling=model.rope_scaling_params,
         rope_bases=dict(bases) if bases else None,
+        rope_layer_scalings=dict(model.rope_layer_types) if model.rope_layer_types else None,
         rope_not_in_first_block=model.rope_not_in_first_block
         or ("layer 0" if 0 in (model.rope_free_layers or ()) else None),
         model_family=family,

@@ -388,3 +388,14 @@ def test_a_published_note_is_shown_with_the_list() -> None:
     assert notes["gpt2"] is None
     table = make_runner().invoke(app, ["inspect-shapes", "--list-presets"], env={"COLUMNS": "300"})
     assert "deepseek-v3: the hub page says 685B: the hub's 685B holds" in table.stdout
+
+
+def test_positions_names_another_layer_types_scaling() -> None:
+    """Gemma 3 27B draws its sliding layers' unscaled angles; its global layers' linear
+    scaling is said beside them, not left out (the header's 'no scaling' is layer 0's)."""
+    shown = make_runner().invoke(
+        app, ["positions", "--preset", "gemma-3-27b", "--context-length", "4"],
+        env={"COLUMNS": "300"},
+    )  # fmt: skip
+    assert shown.exit_code == 0, shown.output
+    assert "rope scaling by layer type: full_attention linear (the others none)" in shown.stdout
