@@ -190,6 +190,18 @@ def _rope_free_kind(layer_type: str) -> bool:
     return "attention" not in layer_type or layer_type == "linear_attention"
 
 
+# The model types whose own default rope (their rotary class's compute_default_rope_parameters)
+# reads partial_rotary_factor; the others' rotates the whole head whatever the config says
+# (Llama's, Mistral's, Qwen 2's...). tests/models/test_rope_config.py derives this set from
+# transformers' source.
+PARTIAL_DEFAULT_ROPE = frozenset({
+    "bamba", "dots3_note", "dots3_note_text", "glm", "glm4", "glm4_moe", "glm4_moe_lite",
+    "glmasr", "gpt_neox", "gpt_neox_japanese", "laguna", "mellum", "mimo_v2_flash", "minimax_m2",
+    "minimax_m3_vl_text", "musicflamingo", "nemotron", "persimmon", "phi", "phi3",
+    "phi4_multimodal", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text",
+    "qwen3_next", "recurrent_gemma", "solar_open", "stablelm", "zaya",
+})  # fmt: skip
+
 # Layer types whose attention rotates queries and keys unless rope_parameters says None for them
 # (Cohere 2's global layers): a config that gives no set for the first block's is refused
 # (transformers may fill its own default; embedcli does not guess it).
@@ -224,7 +236,7 @@ def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -
     rope_type = params.get("rope_type") or params.get("type") or "default"
     nested = len(sets) > 1 or _nested(text.get("rope_parameters"))
     scaling = _scaling(rope_type, params, text, where, nested)
-    dim = _rope_dim(family, text, params, heads, where, rope_type == "proportional")
+    dim = _rope_dim(family, text, params, heads, where, rope_type)
     if scaling and dim is not None:
         from embedcli.core.positions import check_scaling_pairs  # lazy: start-up
 
@@ -266,10 +278,11 @@ def _rope_dim(
     params: dict[str, Any],
     heads: int | None,
     where: str,
-    whole: bool = False,
+    rope_type: str = "default",
 ) -> int | None:
-    """The dimensions each head rotates, by the family's rule; ``whole``: the head's
-    (proportional rope turns part of it and leaves the rest at angle 0)."""
+    """The dimensions each head rotates, by the family's rule; proportional rope: the whole
+    head's (it turns part of it and leaves the rest at angle 0)."""
+    whole = rope_type == "proportional"
     if family.rope_dim == "qk_rope":
         return count(text.get("qk_rope_head_dim"), "qk_rope_head_dim", where)
     d_model = _width(text)
@@ -292,6 +305,13 @@ def _rope_dim(
     if head_dim is None or factor is None:
         return head_dim
     factor = positive(factor, "partial_rotary_factor", where)
+    own = text.get("model_type") or family.model_types[0]
+    if rope_type == "default" and factor != 1 and own not in PARTIAL_DEFAULT_ROPE:
+        raise ConfigError(
+            f"{where}: partial_rotary_factor {factor:g} is given, but {family.name}'s own "
+            "default rope rotates the whole head (transformers ignores the factor there): "
+            "embedcli does not guess which is meant"
+        )
     if factor > 1:
         raise ConfigError(f"{where}: partial_rotary_factor must be at most 1, got {factor:g}")
     return int(head_dim * factor)

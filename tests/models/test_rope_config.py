@@ -160,3 +160,59 @@ def test_a_nested_yarn_truncate_is_refused() -> None:
     }
     with pytest.raises(ConfigError, match="truncate False in a per-layer-type rope_parameters"):
         parse_config(gemma3, "config.json")
+
+
+def _default_rope_reads_partial(model_type: str) -> bool | None:
+    """Whether the model's own rotary class reads partial_rotary_factor in its default rope
+    (None: no such class in its modeling module, or no module)."""
+    import importlib
+    import inspect
+
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+    name = model_type_to_module_name(model_type)
+    try:
+        module = importlib.import_module(f"transformers.models.{name}.modeling_{name}")
+    except ImportError:
+        return None
+    found = [
+        "partial_rotary_factor" in inspect.getsource(vars(obj)["compute_default_rope_parameters"])
+        for obj in vars(module).values()
+        if inspect.isclass(obj)
+        and obj.__module__ == module.__name__
+        and "compute_default_rope_parameters" in vars(obj)
+    ]
+    return any(found) if found else None
+
+
+def test_the_partial_default_rope_set_is_transformers_own() -> None:
+    """PARTIAL_DEFAULT_ROPE holds exactly the registry's rope types whose default rope reads
+    partial_rotary_factor, read from transformers' source today."""
+    pytest.importorskip("transformers")
+    from embedcli.families.registry import FAMILIES
+    from embedcli.models.positions import PARTIAL_DEFAULT_ROPE
+
+    types = [t for f in FAMILIES if f.positional == "rope" for t in f.model_types]
+    reads = {t for t in types if _default_rope_reads_partial(t)}
+    assert reads == PARTIAL_DEFAULT_ROPE & set(types) and reads
+
+
+@pytest.mark.parametrize("where", ["rope_parameters", "top"])
+def test_a_partial_factor_that_llamas_default_rope_ignores_is_refused(where: str) -> None:
+    """Llama's default rope turns the whole head, whatever partial_rotary_factor says
+    (embedcli drew half the head, exit 0); with linear scaling the shared formula reads it."""
+    fields = (
+        {
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 1e4,
+                "partial_rotary_factor": 0.5,
+            }
+        }
+        if where == "rope_parameters"
+        else {"partial_rotary_factor": 0.5}
+    )
+    with pytest.raises(ConfigError, match=r"partial_rotary_factor 0\.5 is given"):
+        read(**fields)
+    linear = {"rope_type": "linear", "factor": 2.0, "partial_rotary_factor": 0.5}
+    assert read(rope_parameters=linear).rope_dim == 8
