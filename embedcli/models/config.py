@@ -335,6 +335,11 @@ def with_defaults(text: dict[str, Any], defaults: dict[str, Any]) -> dict[str, A
         twin = "rotary_emb_base" if key == "rope_theta" else "rotary_pct"
         if key in default_rope and key not in text and twin not in text:
             merged[key] = default_rope[key]
+    kind = default_rope.get("rope_type", "default")
+    if kind != "default" and not text.get("rope_scaling"):  # gpt-oss's yarn, by default
+        merged["rope_parameters"] = {
+            k: v for k, v in default_rope.items() if k not in ("rope_theta", "partial_rotary_factor")
+        }
     return merged
 
 

@@ -129,6 +129,11 @@ def _first_type(family: Family, text: dict[str, Any], where: str) -> str | None:
     sliding_window_pattern instead, the one transformers derives from it (Gemma 3: block i
     slides unless (i + 1) % pattern == 0, so pattern 1 makes every block full attention)."""
     types = text.get("layer_types")
+    if types is None and "layer_types" in text and family.defaults().get("layer_types"):
+        raise ConfigError(  # transformers derives them from its own pattern: not guessed
+            f"{where}: layer_types is null, and {family.name}'s config derives the layers' "
+            "kinds from fields embedcli does not read: give layer_types"
+        )
     first = types[0] if isinstance(types, list) and types and isinstance(types[0], str) else None
     pattern = text.get("sliding_window_pattern")
     if pattern is None:
@@ -160,14 +165,35 @@ def _rope_sets(
             f"{family.name}'s code reads one set for every layer (transformers ignores the "
             "nested ones): embedcli does not guess which applies"
         )
+    defaults = family.defaults().get("rope_parameters")
     if nested:
+        filled = [k for k, v in params.items() if v is None and isinstance(defaults, dict)
+                  and isinstance(defaults.get(k), dict)]  # fmt: skip
+        if filled:  # Gemma 3's code fills a null set with its own default: not guessed
+            raise ConfigError(
+                f"{where}: rope_parameters sets {filled[0]} to null, which {family.name}'s "
+                "config fills with its own default set: give the set"
+            )
         return {str(k): v for k, v in params.items() if isinstance(v, dict)}, first or next(
             iter(params)
         )
+    per_type = (
+        isinstance(defaults, dict)
+        and bool(defaults)
+        and all(isinstance(v, dict) or v is None for v in defaults.values())
+    )
+    if per_type and isinstance(params, dict) and params and not text.get("rope_scaling"):
+        raise ConfigError(
+            f"{where}: rope_parameters is one set, but {family.name} keeps one per layer type "
+            f"({', '.join(defaults)}): embedcli does not guess how its code spreads it"
+        )
     merged: dict[str, Any] = {}
-    for source in (params, text.get("rope_scaling")):
-        if isinstance(source, dict):
-            merged.update(source)
+    # transformers' convert_rope_params_to_dict: rope_scaling, where given, takes the place of
+    # rope_parameters whole (rope_parameters = rope_scaling or rope_parameters)
+    scaling = text.get("rope_scaling")
+    source = scaling if isinstance(scaling, dict) and scaling else params
+    if isinstance(source, dict):
+        merged.update(source)
     for name in ("rope_theta", "rotary_emb_base", "partial_rotary_factor", "rotary_pct"):
         if text.get(name) is not None and name not in merged:
             merged[name] = text[name]

@@ -216,3 +216,53 @@ def test_a_partial_factor_that_llamas_default_rope_ignores_is_refused(where: str
         read(**fields)
     linear = {"rope_type": "linear", "factor": 2.0, "partial_rotary_factor": 0.5}
     assert read(rope_parameters=linear).rope_dim == 8
+
+
+# The hostile trial's rope cases, each once exit 0 with other angles than transformers'.
+_OSS = {"model_type": "gpt_oss", "vocab_size": 64, "hidden_size": 64, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 2, "intermediate_size": 32,
+        "num_local_experts": 2, "num_experts_per_tok": 1}  # fmt: skip
+_LLAMA = {**LLAMA, "num_hidden_layers": 1, "intermediate_size": 32}
+AGREED = {
+    "rope_scaling replaces rope_parameters": {**_LLAMA, "rope_parameters": {
+        "rope_type": "default", "rope_theta": 50000.0}, "rope_scaling": {"type": "linear",
+        "factor": 2.0}},
+    "rope_scaling's type wins": {**_LLAMA, "rope_parameters": {"rope_type": "linear",
+        "factor": 4.0}, "rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+    "gpt-oss without rope_parameters": _OSS,
+    "gpt-oss with null rope_parameters": {**_OSS, "rope_parameters": None},
+    "gpt-oss with a top-level rope_theta": {**_OSS, "rope_theta": 500000.0},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(AGREED))
+def test_the_rope_transformers_builds_is_the_one_read(name: str) -> None:
+    transformers = pytest.importorskip("transformers")
+    import torch
+
+    from embedcli.core.rope import rope_inverse_frequencies
+
+    data = AGREED[name]
+    config = transformers.AutoConfig.for_model(**copy.deepcopy(data))
+    model = transformers.AutoModelForCausalLM.from_config(config)
+    buffers = dict(model.model.rotary_emb.named_buffers())
+    layer_types = getattr(config, "layer_types", None)
+    theirs = buffers.get("inv_freq", buffers.get(f"{(layer_types or [''])[0]}_inv_freq"))
+    ours = parse_config(copy.deepcopy(data), "config.json")
+    mine = rope_inverse_frequencies(ours.rope_dim, ours.rope_theta, ours.rope_scaling_params)
+    assert torch.equal(mine, theirs), (mine, theirs)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"layer_types": None}, "layer_types is null"),
+        ({"rope_parameters": {"rope_type": "default", "rope_theta": 12345.0}},
+         "rope_parameters is one set, but Gemma 3 keeps one per layer type"),
+        ({"rope_parameters": {"full_attention": {"rope_theta": 1e6}, "sliding_attention": None}},
+         "sets sliding_attention to null"),
+    ],
+)  # fmt: skip
+def test_a_gemma_3_rope_transformers_would_fill_itself_is_refused(fields, message) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config({**GEMMA3, **fields}, "config.json")
