@@ -344,11 +344,12 @@ def with_defaults(text: dict[str, Any], defaults: dict[str, Any]) -> dict[str, A
 
 
 def _dtype(data: dict[str, Any], text: dict[str, Any]) -> str | None:
-    """The dtype config.json names (``dtype``, or ``torch_dtype`` before it), the text
-    config's first; a value embedcli does not know comes back as it is written ('torch_dtype
-    "banana"'), for the refusal. None where none is named, or "auto" (the weights' own, as
-    transformers reads it): the checkpoint's dtype is the default."""
-    for source in (text, data):
+    """The dtype config.json names (``dtype``, or ``torch_dtype`` before it): the top level's
+    first, as transformers loads a wrapper (its text config's only where the top names none);
+    a value embedcli does not know comes back as it is written ('torch_dtype "banana"'), for
+    the refusal. None where none is named, or "auto" (the weights' own, as transformers reads
+    it): the checkpoint's dtype is the default."""
+    for source in (data, text):
         for key in ("dtype", "torch_dtype"):
             value = source.get(key)
             if value is None or value == "auto":

@@ -95,3 +95,17 @@ def test_llama4_says_which_layers_use_no_rope(flags: list | None, free: list, fi
     summary = parse_config({"model_type": "llama4", "text_config": text}, "config.json").summary()
     assert summary["rope_free_layers"] == free
     assert summary["layer_0_rope"] is first
+
+
+def test_the_top_levels_dtype_is_the_wrappers_as_transformers_loads_it() -> None:
+    """A wrapper whose config.json says float32 at the top and bfloat16 in text_config loads
+    in float32 (embedcli's default output was bfloat16: values off by up to 9.7e-4)."""
+    data = {
+        "model_type": "gemma3",
+        "dtype": "float32",
+        "text_config": {"model_type": "gemma3_text", "vocab_size": 64, "hidden_size": 32,
+                        "num_attention_heads": 2, "head_dim": 16, "dtype": "bfloat16"},
+    }  # fmt: skip
+    assert parse_config(data, "config.json").dtype == "float32"
+    del data["dtype"]
+    assert parse_config(data, "config.json").dtype == "bfloat16"
