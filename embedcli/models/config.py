@@ -143,6 +143,13 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     text = with_defaults(named, family_defaults(family, model_type, text))
     _check_types(text, where)
     text = familyfields.layer_zero(family, text, named, where)
+    if family.stacks and family.stacks[0] == "encoder":  # the stack embed shows
+        empty = [k for k in ("encoder_layers", "num_layers") if text.get(k) == 0]
+        if empty:
+            raise ConfigError(
+                f"{where}: {empty[0]} is 0: the model's first block is its decoder's, which "
+                "embedcli does not show"
+            )
     for name, wanted in family.requires:
         if text.get(name) not in (None, wanted):
             raise ConfigError(
@@ -337,9 +344,8 @@ def with_defaults(text: dict[str, Any], defaults: dict[str, Any]) -> dict[str, A
             merged[key] = default_rope[key]
     kind = default_rope.get("rope_type", "default")
     if kind != "default" and not text.get("rope_scaling"):  # gpt-oss's yarn, by default
-        merged["rope_parameters"] = {
-            k: v for k, v in default_rope.items() if k not in ("rope_theta", "partial_rotary_factor")
-        }
+        kept = ("rope_theta", "partial_rotary_factor")  # filled from the top level above
+        merged["rope_parameters"] = {k: v for k, v in default_rope.items() if k not in kept}
     return merged
 
 

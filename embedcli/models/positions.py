@@ -253,6 +253,10 @@ def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -
         for name, p in sets.items()
     }
     for name, p in sets.items():
+        if "rope_type" in p and p["rope_type"] is None and p.get("type") is None:
+            raise ConfigError(  # transformers looks the type up and fails on None
+                f"{where}: rope_type is null: give the rope's type (default, linear, ...)"
+            )
         kind = p.get("rope_type") or p.get("type") or "default"
         if not isinstance(kind, str):
             raise ConfigError(f"{where}: rope_type must be a name, got {kind!r}")

@@ -62,3 +62,14 @@ def test_transformers_default_of_the_field_is_the_one_read(
 def test_the_other_value_is_read(model_type: str, field: str, value: object) -> None:
     parsed = parse_config({"model_type": model_type, **SMALL, field: not value}, "config.json")
     assert parsed.family is not None and model_type in parsed.family.model_types
+
+
+@pytest.mark.parametrize(("model_type", "field"), [("bart", "encoder_layers"),
+                                                   ("marian", "encoder_layers"),
+                                                   ("t5", "num_layers")])  # fmt: skip
+def test_an_encoder_without_layers_is_refused(model_type: str, field: str) -> None:
+    """With no encoder block the first block to run is the decoder's: showing the encoder's
+    input as the first block's would be another tensor (up to 4.3 apart in BART)."""
+    config = {"model_type": model_type, **SMALL, "d_model": 64, field: 0}
+    with pytest.raises(ConfigError, match=f"{field} is 0: the model's first block is its decoder"):
+        parse_config(config, "config.json")

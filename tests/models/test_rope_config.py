@@ -266,3 +266,10 @@ def test_the_rope_transformers_builds_is_the_one_read(name: str) -> None:
 def test_a_gemma_3_rope_transformers_would_fill_itself_is_refused(fields, message) -> None:
     with pytest.raises(ConfigError, match=message):
         parse_config({**GEMMA3, **fields}, "config.json")
+
+
+def test_a_null_rope_type_is_refused_not_read_as_default() -> None:
+    """transformers looks the type up and fails on None; embedcli drew default rope."""
+    with pytest.raises(ConfigError, match="rope_type is null"):
+        read(rope_parameters={"rope_type": None, "rope_theta": 1e4})
+    assert read(rope_parameters={"type": "linear", "rope_type": None, "factor": 2.0}).rope_scaling
