@@ -88,6 +88,8 @@ def parse_rope_scaling(spec: str) -> Scaling:
         if key not in SCALING_OPTIONS.get(name, ()):
             allowed = ", ".join(SCALING_OPTIONS.get(name, ())) or "none"
             raise ValueError(f"{spec!r}: {name} takes no option {key!r} (its options: {allowed})")
+        if key in pairs:
+            raise ValueError(f"{spec!r}: {key} is given twice")
         if key == "truncate":
             if value not in ("true", "false"):
                 raise ValueError(f"{spec!r}: truncate is true or false, got {value!r}")

@@ -171,6 +171,7 @@ def test_every_type_has_a_spec(spec: str, pairs: dict) -> None:
         ("dynamic:2:40.5", "CONTEXT is a context length"),
         ("yarn:4", "write yarn:FACTOR:ORIGINAL[:NAME=VALUE...]"),
         ("yarn:4:32:foo=1", "yarn takes no option 'foo'"),
+        ("yarn:4:32:mscale=1:mscale=2", "mscale is given twice"),
         ("yarn:4:32:truncate=maybe", "truncate is true or false"),
         ("yarn:4:beta_fast=2:32", "NAME=VALUE options come after the positional fields"),
         ("yarn:0.5:32", "the factor must be at least 1"),

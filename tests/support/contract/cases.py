@@ -208,8 +208,9 @@ def _command_values() -> dict[str, dict[str, Values]]:
                 ("linear:8", "llama3:8", "llama3:8:1:4:8192", "llama3:16:1:1:8192", "linear:1",
                  "LLAMA3:2", "dynamic:2:4096", "yarn:4:32768", "yarn:40:4096:beta_fast=32:mscale=1:"
                  "mscale_all_dim=1:truncate=false", "proportional:1:0.25", "proportional:2"),
-                ("yarn:4", "yarn:4:32:foo=1", "yarn:4:32:truncate=maybe", "yarn:4:beta_fast=2:32",
-                 "dynamic:2:0", "longrope:4:16:1,2:3", "proportional:1:1.5", "ntk:4",
+                ("yarn:4", "yarn:4:32:foo=1", "yarn:4:32:mscale=1:mscale=2",
+                 "yarn:4:32:truncate=maybe", "yarn:4:beta_fast=2:32", "dynamic:2:0",
+                 "longrope:4:16:1,2:3", "proportional:1:1.5", "ntk:4",
                  "linear", "linear:", "linear:0.5", "llama3:8:4:1:8192",
                  "llama3:8:1:4", "linear:nan", "linear:1e400", ":", "llama3:8:1:4:0",
                  "llama3:8:1:4:81.5", "dynamic:2", "linear:2:3"),
