@@ -144,8 +144,9 @@ def _layers(indices: list[int]) -> str:
 
 
 def rope_free_summary(layers: tuple[int, ...] | None) -> dict[str, Any]:
-    """The layers without rope, and whether layer 0 (the first block) uses rope."""
-    if layers is None:
+    """The layers without rope, and whether layer 0 (the first block) uses rope; nothing where
+    every layer has rope."""
+    if not layers:
         return {}
     return {"rope_free_layers": list(layers), "layer_0_rope": 0 not in layers}
 

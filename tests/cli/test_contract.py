@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from support import contract
 
-IN_PROCESS_EXAMPLES = 400  # a command; hypothesis repeats itself, repeats run once
+IN_PROCESS_EXAMPLES = 300  # a command; hypothesis repeats itself, repeats run once
 # The slowest commands draw fewer (each of their cases reads or builds a table, 0.1-0.15 s):
 # the suite stays within its time; bench/fuzz runs them all for as long as it is given.
-FEWER_EXAMPLES = {"project": 150, "count": 200, "neighbors": 250, "stats": 300}
+FEWER_EXAMPLES = {"project": 120, "count": 160, "neighbors": 200, "stats": 240}
 SCRIPT_EXAMPLES = 5  # a way of connecting stdout; each case starts a Python (and torch)
 # The commands that write most come first: hypothesis starts with the simplest choices.
 SCRIPT_COMMANDS = ("embed", "windows", "tokenize", "stats", "neighbors", "positions",

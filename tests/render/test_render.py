@@ -436,5 +436,5 @@ def test_measuring_a_layout_decides_as_rendering_it_does(all_views, name: str) -
     built = view(*args, width=WIDE, **kwargs)
     parts = [built, *getattr(built, "renderables", [])]
     for part in parts:
-        for width in range(20, 200, 9):
+        for width in range(20, 200, 13):
             assert fits(part, width) == fits_by_words(part, width), (name, width, part)
