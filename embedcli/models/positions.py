@@ -134,6 +134,13 @@ def _first_type(family: Family, text: dict[str, Any], where: str) -> str | None:
             f"{where}: layer_types is null, and {family.name}'s config derives the layers' "
             "kinds from fields embedcli does not read: give layer_types"
         )
+    layers = text.get("num_hidden_layers")
+    given = types != family.defaults().get("layer_types")  # a default list is derived anew
+    if given and isinstance(types, list) and type(layers) is int and len(types) != layers:
+        raise ConfigError(  # transformers' validate_layer_type refuses it too
+            f"{where}: layer_types lists {len(types):,} layers, but num_hidden_layers is "
+            f"{layers:,}"
+        )
     first = types[0] if isinstance(types, list) and types and isinstance(types[0], str) else None
     pattern = text.get("sliding_window_pattern")
     if pattern is None:

@@ -273,3 +273,11 @@ def test_a_null_rope_type_is_refused_not_read_as_default() -> None:
     with pytest.raises(ConfigError, match="rope_type is null"):
         read(rope_parameters={"rope_type": None, "rope_theta": 1e4})
     assert read(rope_parameters={"type": "linear", "rope_type": None, "factor": 2.0}).rope_scaling
+
+
+def test_layer_types_of_another_length_than_the_layers_are_refused() -> None:
+    """transformers' validate_layer_type refuses them; embedcli read the first entry."""
+    config = {**GEMMA3, "layer_types": ["sliding_attention"] * 3}
+    with pytest.raises(ConfigError, match="layer_types lists 3 layers, but num_hidden_layers is 2"):
+        parse_config(config, "config.json")
+    assert parse_config({**GEMMA3}, "config.json").rope_layer_type == "sliding_attention"
