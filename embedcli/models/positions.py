@@ -11,6 +11,7 @@ from typing import Any
 
 from embedcli.errors import ConfigError
 from embedcli.families.registry import Family
+from embedcli.models.ropekinds import PARTIAL_DEFAULT_ROPE, ROPE_ATTENTION, rope_free_kind
 
 # each rope type's fields as transformers' ROPE_INIT_FUNCTIONS read them: (required, optional);
 # a rope_type not here is refused by name, never drawn as another
@@ -138,8 +139,7 @@ def _first_type(family: Family, text: dict[str, Any], where: str) -> str | None:
     given = types != family.defaults().get("layer_types")  # a default list is derived anew
     if given and isinstance(types, list) and type(layers) is int and len(types) != layers:
         raise ConfigError(  # transformers' validate_layer_type refuses it too
-            f"{where}: layer_types lists {len(types):,} layers, but num_hidden_layers is "
-            f"{layers:,}"
+            f"{where}: layer_types lists {len(types):,} layers, but num_hidden_layers is {layers:,}"
         )
     first = types[0] if isinstance(types, list) and types and isinstance(types[0], str) else None
     pattern = text.get("sliding_window_pattern")
@@ -209,36 +209,11 @@ def _rope_sets(
         sets = {"full_attention": merged, "sliding_attention": local}
         return sets, first or "full_attention"
     types = text.get("layer_types")
-    if first and _rope_free_kind(first) and isinstance(types, list):
-        attending = [t for t in types if isinstance(t, str) and not _rope_free_kind(t)]
+    if first and rope_free_kind(first) and isinstance(types, list):
+        attending = [t for t in types if isinstance(t, str) and not rope_free_kind(t)]
         if attending:  # one set, for the attention layers: block 0 (conv, mamba) has none
             return {attending[0]: merged}, first
     return {first or "default": merged}, first or "default"
-
-
-def _rope_free_kind(layer_type: str) -> bool:
-    """A hybrid's layer type without rotary attention: a convolution, a state-space or
-    recurrent layer, linear attention (LFM2's conv, Jamba's mamba, Qwen3-Next's
-    linear_attention)."""
-    return "attention" not in layer_type or layer_type == "linear_attention"
-
-
-# The model types whose own default rope (their rotary class's compute_default_rope_parameters)
-# reads partial_rotary_factor; the others' rotates the whole head whatever the config says
-# (Llama's, Mistral's, Qwen 2's...). tests/models/test_rope_config.py derives this set from
-# transformers' source.
-PARTIAL_DEFAULT_ROPE = frozenset({
-    "bamba", "dots3_note", "dots3_note_text", "glm", "glm4", "glm4_moe", "glm4_moe_lite",
-    "glmasr", "gpt_neox", "gpt_neox_japanese", "laguna", "mellum", "mimo_v2_flash", "minimax_m2",
-    "minimax_m3_vl_text", "musicflamingo", "nemotron", "persimmon", "phi", "phi3",
-    "phi4_multimodal", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text",
-    "qwen3_next", "recurrent_gemma", "solar_open", "stablelm", "zaya",
-})  # fmt: skip
-
-# Layer types whose attention rotates queries and keys unless rope_parameters says None for them
-# (Cohere 2's global layers): a config that gives no set for the first block's is refused
-# (transformers may fill its own default; embedcli does not guess it).
-_ROPE_ATTENTION = frozenset({"full_attention", "sliding_attention", "chunked_attention"})
 
 
 def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -> dict[str, Any]:
@@ -249,7 +224,7 @@ def _rope(family: Family, text: dict[str, Any], heads: int | None, where: str) -
         later = [t for t in types if t in sets] if isinstance(types, list) else []
         given = text.get("rope_parameters")
         said_none = isinstance(given, dict) and first in given and given[first] is None
-        if not later or (first in _ROPE_ATTENTION and not said_none):  # its set missing
+        if not later or (first in ROPE_ATTENTION and not said_none):  # its set missing
             raise ConfigError(f"{where}: layer type {first!r} has no rope_parameters")
         without, first = first, later[0]  # the angles are those of the first rope layers
     label = (lambda name: f"{name} rope_theta") if len(sets) > 1 else (lambda _: "rope_theta")

@@ -190,7 +190,7 @@ def test_the_partial_default_rope_set_is_transformers_own() -> None:
     partial_rotary_factor, read from transformers' source today."""
     pytest.importorskip("transformers")
     from embedcli.families.registry import FAMILIES
-    from embedcli.models.positions import PARTIAL_DEFAULT_ROPE
+    from embedcli.models.ropekinds import PARTIAL_DEFAULT_ROPE
 
     types = [t for f in FAMILIES if f.positional == "rope" for t in f.model_types]
     reads = {t for t in types if _default_rope_reads_partial(t)}
