@@ -97,38 +97,41 @@ def _llama4_text(f: Fields) -> ParameterCount:
     return ParameterCount(total, total - sparse * (experts - k) * expert, experts, k)
 
 
-# the text model of Llama 4 Maverick (Llama4ForConditionalGeneration's text_config, a
-# Llama4ForCausalLM): its count leaves out the vision tower and projector (under 1B of the
-# hub's 400B)
+# The text model both Llama 4 checkpoints share (Llama4ForConditionalGeneration's text_config,
+# a Llama4ForCausalLM); each preset's count leaves out the vision tower and its projector
+_LLAMA_4_TEXT = {
+    "model_type": "llama4_text",
+    "architectures": ["Llama4ForCausalLM"],
+    "vocab_size": 202048,
+    "hidden_size": 5120,
+    "intermediate_size": 8192,
+    "intermediate_size_mlp": 16384,
+    "num_hidden_layers": 48,
+    "num_attention_heads": 40,
+    "num_key_value_heads": 8,
+    "head_dim": 128,
+    "num_experts_per_tok": 1,
+    "rms_norm_eps": 1e-05,
+    "rope_theta": 500000.0,
+    "attention_chunk_size": 8192,
+    "no_rope_layers": [1, 1, 1, 0] * 12,  # no rope in every 4th layer, as Llama4TextConfig
+    "attention_bias": False,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+}
+
 _LLAMA_4_MAVERICK = Published(
     name="llama-4-maverick",
     description="Llama 4 Maverick 17B-128E (its text model)",
     hub_id="meta-llama/Llama-4-Maverick-17B-128E",
-    published="400B",
+    published="400B",  # the vision tower and projector are under 1B of it
     config={
-        "model_type": "llama4_text",
-        "architectures": ["Llama4ForCausalLM"],
-        "vocab_size": 202048,
-        "hidden_size": 5120,
-        "intermediate_size": 8192,
-        "intermediate_size_mlp": 16384,
-        "num_hidden_layers": 48,
-        "num_attention_heads": 40,
-        "num_key_value_heads": 8,
-        "head_dim": 128,
+        **_LLAMA_4_TEXT,
         "num_local_experts": 128,
-        "num_experts_per_tok": 1,
         "interleave_moe_layer_step": 2,  # experts in every second layer, from layer 1
         "max_position_embeddings": 1048576,
-        "rms_norm_eps": 1e-05,
-        "rope_theta": 500000.0,
         "rope_scaling": None,  # only Scout scales its rope (llama_models' Llama 4 ModelArgs)
-        "attention_chunk_size": 8192,
-        "no_rope_layers": [1, 1, 1, 0] * 12,  # no rope in every 4th layer, as Llama4TextConfig
         "use_qk_norm": False,  # weightless: no parameters either way
-        "attention_bias": False,
-        "tie_word_embeddings": False,
-        "torch_dtype": "bfloat16",
     },
 )
 
@@ -142,22 +145,10 @@ _LLAMA_4_SCOUT = Published(
         "model that transformers' Llama4ForCausalLM builds and embedcli counts"
     ),
     config={
-        "model_type": "llama4_text",
-        "architectures": ["Llama4ForCausalLM"],
-        "vocab_size": 202048,
-        "hidden_size": 5120,
-        "intermediate_size": 8192,
-        "intermediate_size_mlp": 16384,
-        "num_hidden_layers": 48,
-        "num_attention_heads": 40,
-        "num_key_value_heads": 8,
-        "head_dim": 128,
+        **_LLAMA_4_TEXT,
         "num_local_experts": 16,
-        "num_experts_per_tok": 1,
         "interleave_moe_layer_step": 1,  # experts in every layer
         "max_position_embeddings": 10485760,
-        "rms_norm_eps": 1e-05,
-        "rope_theta": 500000.0,
         "rope_scaling": {  # Scout's alone (llama_models' Llama 4 ModelArgs): no middle band
             "rope_type": "llama3",
             "factor": 16.0,
@@ -165,12 +156,7 @@ _LLAMA_4_SCOUT = Published(
             "high_freq_factor": 1.0,
             "original_max_position_embeddings": 8192,
         },
-        "attention_chunk_size": 8192,
-        "no_rope_layers": [1, 1, 1, 0] * 12,  # no rope in every 4th layer, as Llama4TextConfig
         "use_qk_norm": True,  # weightless: no parameters either way
-        "attention_bias": False,
-        "tie_word_embeddings": False,
-        "torch_dtype": "bfloat16",
     },
 )
 
