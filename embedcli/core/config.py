@@ -26,9 +26,14 @@ ScaleRounding = Literal["dtype", "float"]  # the input scale rounded to the tabl
 Projection = Literal["lookup", "before_norm", "after_norm"]
 # nonorm: MobileBERT's weight * x + bias; float32: a LayerNorm written out in float32
 # (DeBERTa's: mean, variance, (x - mean) / sqrt(variance + eps), then weight * x + bias);
-# weightless_rmsnorm: an RMSNorm in float32 with no weight at all, cast back (nanochat's)
-NormKind = Literal["layernorm", "rmsnorm", "nonorm", "float32", "weightless_rmsnorm"]
-WEIGHTLESS_NORMS: frozenset[str] = frozenset({"weightless_rmsnorm"})  # no tensor to read
+# weightless_rmsnorm: an RMSNorm in float32 with no weight at all, cast back (nanochat's:
+# x * rsqrt(mean(x^2) + eps)); weightless_rmsnorm_pow: the same written with a power, x *
+# (mean(x^2) + eps)^-0.5 (NeoMME's; its last bit may differ from rsqrt's)
+NormKind = Literal[
+    "layernorm", "rmsnorm", "nonorm", "float32", "weightless_rmsnorm", "weightless_rmsnorm_pow"
+]
+# no tensor to read
+WEIGHTLESS_NORMS: frozenset[str] = frozenset({"weightless_rmsnorm", "weightless_rmsnorm_pow"})
 DType = Literal["float32", "float16", "bfloat16"]
 DTYPES: tuple[DType, ...] = get_args(DType)
 

@@ -112,11 +112,16 @@ def normalise(
     """The embedding norm of ``config.norm_kind`` over the last dimension, as the families'
     modules compute it: nn.LayerNorm; an RMSNorm in float32, its weight applied in the input's
     dtype (Llama's); nanochat's RMSNorm in float32 with no weight, cast back to the input's
-    dtype; MobileBERT's NoNorm (weight * x + bias, no statistics); DeBERTa's LayerNorm written
+    dtype (NeoMME's the same with a power for rsqrt); MobileBERT's NoNorm (weight * x + bias,
+    no statistics); DeBERTa's LayerNorm written
     out in float32."""
     if config.norm_kind == "weightless_rmsnorm":  # NanoChatRMSNorm: _norm(x.float()).type_as(x)
         x = hidden.float()
         return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + config.norm_eps)).to(hidden.dtype)
+    if config.norm_kind == "weightless_rmsnorm_pow":  # NeoMMERMSNorm(with_scale=False)
+        x = hidden.float()
+        mean_squared = x.pow(2).mean(-1, keepdim=True) + config.norm_eps
+        return (x * torch.pow(mean_squared, -0.5)).to(hidden.dtype)
     if config.norm_kind == "nonorm":
         return hidden * weight + bias  # (B, T, d)
     if config.norm_kind == "float32":  # DeBERTa's own LayerNorm

@@ -58,6 +58,7 @@ NORM_NAMES = {
     "nonorm": "NoNorm",
     "float32": "LayerNorm in float32",
     "weightless_rmsnorm": "weightless RMSNorm",
+    "weightless_rmsnorm_pow": "weightless RMSNorm",
 }
 
 # What each traced tensor is where the configuration changes nothing of it.
@@ -230,11 +231,12 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
             return "NoNorm: weight × x + bias, no statistics"
         over = "d_model" if config.norm_width == config.d_model else f"width {config.norm_width}"
         norm = NORM_NAMES[config.norm_kind]
-        if config.norm_kind == "weightless_rmsnorm":
-            return (
-                f"{norm}: x × rsqrt(mean(x²) + eps) over {over}, eps {config.norm_eps:g}, "
-                "in float32, before block 0"
-            )
+        if config.norm_kind in ("weightless_rmsnorm", "weightless_rmsnorm_pow"):
+            root = "rsqrt(mean(x²) + eps)"
+            if config.norm_kind == "weightless_rmsnorm_pow":
+                root = "(mean(x²) + eps)^-0.5"
+            eps = f"eps {config.norm_eps:g}"
+            return f"{norm}: x × {root} over {over}, {eps}, in float32, before block 0"
         return f"{norm} over {over}, eps {config.norm_eps:g}, before block 0"
     if name in ("projected_sum", "projected_output"):
         where = "on the sum, before the norm" if name == "projected_sum" else "after the norm"

@@ -6,6 +6,11 @@
   shows no positions for them.
 - ModernBERT-decoder: ModernBERT's input layer (a LayerNorm, without a bias unless
   ``norm_bias``), rope in attention, one set per layer type.
+- NeoMME: ALBERT's factorised table (``embedding_rank`` wide, then a Linear with no bias to
+  hidden_size), then an RMSNorm with no weight written with a power (x × (mean(x²) + eps)^-0.5,
+  in float32); rope per layer type over two interleaved axes, each the token's position for
+  text alone. Its first and last full-attention layers also add a second token table
+  (``value_embeddings``) to their values: named as not shown.
 - nanochat: an RMSNorm with no weight at all (``NanoChatModel.norm``, the same module that
   closes the stack), in float32 and cast back; rope in attention.
 """
@@ -64,5 +69,24 @@ register(
         norm_kind="weightless_rmsnorm",
         norm_eps=("rms_norm_eps",),
         norm_eps_default=1e-6,
+    ),
+    Family(
+        name="NeoMME",
+        model_types=("neomme",),
+        architectures=("NeoMMEModel", "NeoMMEForMaskedLM"),
+        token=("embed_tokens.word_embeddings.weight",),
+        project_in="embed_tokens.embedding_projection.weight",
+        project_when="always",
+        width=("embedding_rank",),
+        norm_kind="weightless_rmsnorm_pow",
+        norm_eps=("norm_eps",),
+        norm_eps_default=1e-6,
+        side_inputs=(
+            (
+                "value_embeddings",
+                "a second token table, added to the values of the first and last "
+                "full-attention layers",
+            ),
+        ),
     ),
 )

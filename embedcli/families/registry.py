@@ -140,6 +140,9 @@ class Family:
     # a composition of other families' models: the sub-config (at text_path) whose own family's
     # input layer runs first, its keys under this name (EncoderDecoderModel: "encoder")
     composes: str | None = None
+    # inputs its first block reads beside the hidden states, which embedcli does not show:
+    # (name, what it is) (NeoMME's value_embeddings, a second token table added to values)
+    side_inputs: tuple[tuple[str, str], ...] = ()
     extra_rows: int = 0  # token-table rows past vocab_size (Mllama's 8, Moshi's 1)
     # multimodal rope (Qwen2-VL's): transformers' default (temporal, height, width) sections,
     # where config.json gives no mrope_section; None: one position stream

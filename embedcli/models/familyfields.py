@@ -165,7 +165,8 @@ def mrope_summary(section: tuple[int, ...] | None) -> dict[str, Any] | None:
 
 def towers_not_shown(data: dict[str, Any], family: Family) -> dict[str, str] | None:
     """A multimodal config's sub-configs other than its language model's: the towers (vision,
-    audio, ...) that embedcli does not show, by config key, with their model_type."""
+    audio, ...) that embedcli does not show, by config key, with their model_type; and the
+    family's side inputs of its first block (Family.side_inputs), by name, with what they are."""
     towers = {
         key: value["model_type"]
         for key, value in data.items()
@@ -173,6 +174,7 @@ def towers_not_shown(data: dict[str, Any], family: Family) -> dict[str, str] | N
         and isinstance(value, dict)
         and isinstance(value.get("model_type"), str)
     }
+    towers.update(family.side_inputs)
     return towers or None
 
 

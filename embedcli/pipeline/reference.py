@@ -254,6 +254,10 @@ def _norm(
         wide = x.float()
         mean_square = wide.pow(2).mean(dim=-1, keepdim=True)
         return (wide * torch.rsqrt(mean_square + config.norm_eps)).to(x.dtype)
+    if config.norm_kind == "weightless_rmsnorm_pow":  # NeoMME's: a power, not rsqrt
+        wide = x.float()
+        mean_square = wide.pow(2).mean(dim=-1, keepdim=True)
+        return (wide * (mean_square + config.norm_eps) ** -0.5).to(x.dtype)
     if config.norm_kind == "nonorm":
         return x * weight + bias
     if config.norm_kind == "float32":  # DeBERTa's: the statistics in float32, by formula

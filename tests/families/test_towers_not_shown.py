@@ -51,6 +51,16 @@ def test_every_sub_config_but_the_language_models_is_named() -> None:
     assert summary["model_type"] == "mllama"
 
 
+def test_a_side_input_of_the_first_block_is_named_as_not_shown() -> None:
+    """NeoMME's first full-attention layer also adds a second token table to its values."""
+    config = {"model_type": "neomme", "vocab_size": 384, "hidden_size": 64,
+              "embedding_rank": 24, "num_attention_heads": 4, "num_key_value_heads": 2,
+              "head_dim": 16, "max_position_embeddings": 96}  # fmt: skip
+    summary = parse_config(config, "config.json").summary()
+    assert list(summary["not_shown"]) == ["value_embeddings"]
+    assert "values" in summary["not_shown"]["value_embeddings"]
+
+
 def test_a_text_model_names_nothing_as_not_shown() -> None:
     config = {"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096,
               "max_position_embeddings": 4096}  # fmt: skip

@@ -18,6 +18,13 @@ def _language(config: Any) -> Any:
     return config
 
 
+def _neomme(config: Any) -> Any:
+    """NeoMME with a full-attention first layer (its value table is read there too)."""
+    config.layer_types = ["full_attention", "sliding_attention"][: config.num_hidden_layers]
+    config.per_layer_config = None
+    return config
+
+
 # RoBERTa-style position numbering starts after padding_idx: the table holds its rows too
 _PADDED = {"max_position_embeddings": 98}
 
@@ -54,6 +61,17 @@ CASES: tuple[Case, ...] = (
     Case("gte", "gte", {"type_vocab_size": 2}, kind="masked"),
     Case("jina_embeddings_v3", "jina_embeddings_v3", kind="masked"),
     Case("eurobert", "eurobert", kind="masked"),
+    # a weightless RMSNorm after the factorised lookup; layer 0 full attention reads the
+    # value table too (named as not shown)
+    Case("neomme", "neomme", {"embedding_rank": 24}, kind="masked", configure=_neomme),
+    Case(
+        "neomme-bf16",
+        "neomme",
+        {"embedding_rank": 24},
+        kind="masked",
+        dtype="bfloat16",
+        configure=_neomme,
+    ),
     Case("ultrabert", "ultrabert", kind="masked"),
     Case(
         "ultrabert-global-first",
@@ -69,10 +87,5 @@ LEFT_OUT: dict[str, str] = {
         "with concat_input (its default, and its published model's) each token's row is "
         "concatenated with a shape row and a pronunciation row (from ids embedcli does not "
         "take; row 0 without them) and put through a Linear before BERT's sum and LayerNorm"
-    ),
-    "neomme": (
-        "after the Linear from its embedding_rank-wide table comes an RMSNorm with no weight "
-        "(x times (mean(x^2) + eps)^-0.5, in float32), a norm step embedcli does not have; "
-        "a full-attention first layer also reads a second token table (value_embeddings)"
     ),
 }

@@ -196,8 +196,7 @@ CASES: tuple[Case, ...] = (
     wrapper("voxtral", "seq2seq"),
 )
 
-# not read yet (no case, not left out: work to do): neomme (lookup, ALBERT-style projection,
-# then an RMSNorm without weight: a norm kind embedcli lacks), qwen4_exp and qwen4_exp_text
+# not read yet (no case, not left out: work to do): qwen4_exp and qwen4_exp_text
 # (the first block reads the embeddings repeated hc_count times, its hyper-connection streams;
 # their cases need the QSA indexer fields set)
 
