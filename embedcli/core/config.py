@@ -34,6 +34,10 @@ NormKind = Literal[
 ]
 # no tensor to read
 WEIGHTLESS_NORMS: frozenset[str] = frozenset({"weightless_rmsnorm", "weightless_rmsnorm_pow"})
+# how the first block takes the input embeddings (core.layouts): as they are, or the same
+# numbers arranged otherwise (hyper-connection streams, time-major, channels first)
+BlockLayout = Literal["tokens", "streams", "streams_flat", "time_major", "channels_first"]
+BLOCK_LAYOUTS: tuple[BlockLayout, ...] = get_args(BlockLayout)
 DType = Literal["float32", "float16", "bfloat16"]
 DTYPES: tuple[DType, ...] = get_args(DType)
 
@@ -92,6 +96,8 @@ class EmbedConfig:
     # False where the family has no length limit (ALiBi, T5, Mamba): context_length is then
     # not a limit, and reports say null rather than invent one
     context_limit: bool = True
+    block_layout: BlockLayout = "tokens"  # how block 0 takes input_embeddings (core.layouts)
+    streams: int = 1  # the copies of each row block 0 reads (hyper-connections' hc_mult)
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "d_model", "context_length"):
@@ -118,6 +124,10 @@ class EmbedConfig:
             )
         self._check_model_fields()
         self._check_family_fields()
+        if self.block_layout not in BLOCK_LAYOUTS:
+            raise ConfigError(f"unknown block layout {self.block_layout!r}")
+        if isinstance(self.streams, bool) or not isinstance(self.streams, int) or self.streams < 1:
+            raise ConfigError(f"streams must be a positive integer, got {self.streams!r}")
         if self.dtype not in DTYPES:
             raise ConfigError(f"unknown dtype {self.dtype!r}; choose one of: {', '.join(DTYPES)}")
         in_table_dtype = self.sinusoid in TABLE_DTYPE_SINUSOIDS
@@ -293,6 +303,8 @@ class EmbedConfig:
             "mask_multiply": False,
             "trigram": False,
             "token_dropout_id": None,
+            "block_layout": "tokens",
+            "streams": 1,
         }
         for name, default in defaults.items():  # said only where a family does something
             if data[name] == default:

@@ -12,6 +12,7 @@ from embedcli.core.broadcast import BroadcastPlan, explain
 from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import torch_dtype
 from embedcli.core.extras import make_extras, normalise, project, token_dropout, trigram
+from embedcli.core.layouts import arrange
 from embedcli.core.positions import rope_angles
 from embedcli.core.shapeplan import TraceStep, with_operations
 from embedcli.core.sinusoids import sinusoids
@@ -40,6 +41,8 @@ class EmbeddingTrace:
     masked_embeddings: torch.Tensor | None = None  # (B, T, d): times the attention mask
     trigram_embeddings: torch.Tensor | None = None  # (B, T, 3w): MobileBERT's three rows
     token_dropout_embeddings: torch.Tensor | None = None  # (B, T, w): ESM's rescaled rows
+    # the same numbers as block 0 takes them, where that is not (B, T, d) (core.layouts)
+    block_input: torch.Tensor | None = None
     config: EmbedConfig | None = None  # the module's: each step's operation is said from it
 
     @property
@@ -287,7 +290,9 @@ class InputEmbedding(nn.Module):
         names = ("position_ids", "position_embeddings", "rope_angles", "scaled_embeddings")
         names += ("projected_embeddings", "token_type_embeddings", "embedding_layernorm")
         names += ("projected_sum", "projected_output", "masked_embeddings", "trigram_embeddings")
-        names += ("token_dropout_embeddings",)
+        names += ("token_dropout_embeddings", "block_input")
+        if config.block_layout != "tokens":  # hyper-connection streams, time-major, ...
+            steps["block_input"] = arrange(hidden, config)
         return EmbeddingTrace(
             input_ids=input_ids,
             token_embeddings=looked_up,
@@ -366,7 +371,8 @@ class InputEmbedding(nn.Module):
         checked: bool = False,
         attention_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """(B, T) or (T,) token ids -> (B, T, d) input embeddings."""
+        """(B, T) or (T,) token ids -> (B, T, d) input embeddings (where a family's first block
+        takes them arranged otherwise, ``trace(...).block_input`` is that arrangement)."""
         return self.trace(ids, checked=checked, attention_mask=attention_mask).input_embeddings
 
 

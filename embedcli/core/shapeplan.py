@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from embedcli.core.broadcast import BroadcastPlan, explain
 from embedcli.core.config import EmbedConfig
+from embedcli.core.layouts import arranged_shape
 from embedcli.core.steps import step_operation
 
 if TYPE_CHECKING:
@@ -116,4 +117,6 @@ def planned_trace(
         steps.append(TraceStep.planned("masked_embeddings", tokens, dtype))
     result = tokens if addition is None or projection not in (None, "lookup") else addition.result
     steps.append(TraceStep.planned("input_embeddings", result, dtype))
+    if config.block_layout != "tokens":  # the same numbers as block 0 takes them
+        steps.append(TraceStep.planned("block_input", arranged_shape(result, config), dtype))
     return with_operations(config, steps), addition

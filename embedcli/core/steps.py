@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from embedcli.core.config import DEFAULT_ROPE_THETA, INSIDE_ATTENTION, EmbedConfig
+from embedcli.core.layouts import layout_operation
 
 # The order of the traced tensors, as the module makes them (input_embeddings last).
 STEP_ORDER = (
@@ -32,6 +33,7 @@ STEP_ORDER = (
     "projected_output",
     "masked_embeddings",
     "input_embeddings",
+    "block_input",
 )
 
 # The steps a family may take between the lookup and what the first block reads, as the
@@ -49,6 +51,7 @@ STEP_LABELS = {
     "embedding_layernorm": "LayerNorm",
     "projected_output": "Linear to hidden_size",
     "masked_embeddings": "× attention mask",
+    "block_input": "arranged for block 0",
 }
 
 # The embedding norm's words, by EmbedConfig.norm_kind.
@@ -209,8 +212,9 @@ def _input_formula(config: EmbedConfig, names: Collection[str]) -> str:
         total = f"{total} × attention_mask"
     finals = ("embedding_layernorm", "projected_output", "masked_embeddings")
     last = [n for n in finals if n in names]
+    read = "what block_input arranges" if "block_input" in names else "what block 0 reads"
     if last:
-        return f"{last[-1]}: {total}, what block 0 reads"
+        return f"{last[-1]}: {total}, {read}"
     if config.positional in INSIDE_ATTENTION and len(terms) == 1:
         return f"{token}: {NOTHING_ADDED[config.positional]}"
     return total
@@ -250,6 +254,8 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
         return "the next, this and the previous token's rows side by side (zeros past the ends)"
     if name == "masked_embeddings":
         return "times the attention mask: padding rows become 0"
+    if name == "block_input":
+        return layout_operation(config)
     if name == "position_ids":
         return _position_rows(config)
     if positional == "sinusoidal" and name == "position_embeddings":

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from embedcli.core.config import (
     WEIGHTLESS_NORMS,
+    BlockLayout,
     NormKind,
     Positional,
     PositionIds,
@@ -38,6 +39,14 @@ from embedcli.errors import ConfigError
 from embedcli.families.params import Fields, Formula, ParameterCount
 
 LIST_URL = "https://embedcli.github.io/embedcli/families/"
+
+# the manual's words for a block layout other than (B, T, d)
+_LAYOUT_LABELS = {
+    "streams": "→ n streams (B, T, n, d)",
+    "streams_flat": "→ n streams side by side (B, T, n·d)",
+    "time_major": "→ (T, B, d)",
+    "channels_first": "→ (B, d, T)",
+}
 
 RopeDim = Literal["head", "rotary_dim", "qk_rope"]  # head x partial factor; GPT-J's; MLA's
 AlibiSlopes = Literal["press", "mpt"]  # Press et al.'s (BLOOM, Falcon), or MPT's bias_max
@@ -140,6 +149,11 @@ class Family:
     # a composition of other families' models: the sub-config (at text_path) whose own family's
     # input layer runs first, its keys under this name (EncoderDecoderModel: "encoder")
     composes: str | None = None
+    # how its first block takes the input embeddings, where not as (B, T, d) (core.layouts):
+    # streams / streams_flat (hyper-connections: copies, their count in the config field
+    # ``streams``), time_major (T, B, d), channels_first (B, d, T)
+    block_layout: BlockLayout = "tokens"
+    streams: str | None = None  # the config field of the stream count (hc_mult)
     # inputs its first block reads beside the hidden states, which embedcli does not show:
     # (name, what it is) (NeoMME's value_embeddings, a second token table added to values)
     side_inputs: tuple[tuple[str, str], ...] = ()
@@ -189,6 +203,7 @@ class Family:
             "embedding_layernorm": self.normed,
             "projected_output": projected and self.projection == "after_norm",
             "masked_embeddings": self.mask_multiply,
+            "block_input": self.block_layout != "tokens",
         }
         return tuple(name for name in STEP_ORDER if taken.get(name))
 
@@ -214,6 +229,7 @@ class Family:
                 " → (positions from padding_idx + 1)" if self.position_ids == "padding" else ""
             )
             said["position_embeddings"] = f"+ {self.positional}{offset}{padding}"
+        said["block_input"] = _LAYOUT_LABELS.get(self.block_layout, "")
         return tuple(said[name] for name in self.steps)
 
     @property

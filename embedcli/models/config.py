@@ -60,6 +60,7 @@ class ModelConfig:
     rope_layer_types: dict[str, str] | None = None  # rope_type per layer type, where several
     rope_not_in_first_block: str | None = None  # layer 0's type, where it has no rope (conv)
     sliding_window: int | None = None  # sliding layers' attention window
+    streams: int = 1  # copies of each row block 0 reads (hyper-connections), by its family
 
     def summary(self) -> dict[str, Any]:
         """The fields a report shows, without the empty ones."""
@@ -67,6 +68,7 @@ class ModelConfig:
             "model_type": self.model_type,
             "family": None if self.family is None else self.family.name,
             "stack": self.stack,
+            "block_input": familyfields.layout_summary(self.family, self.streams),
             "not_shown": self.not_shown,
             "mrope": familyfields.mrope_summary(self.mrope_section),
             **familyfields.rope_free_summary(self.rope_free_layers),
@@ -110,6 +112,8 @@ class ModelConfig:
             trigram=family.trigram,
             token_dropout_id=self.token_dropout_id,
             context_limit=self.context_length is not None,
+            block_layout=family.block_layout,
+            streams=self.streams,
         )
         return fields
 
@@ -240,6 +244,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         not_shown=familyfields.towers_not_shown(data, outer),
         mrope_section=familyfields.mrope_section(family, text),
         rope_free_layers=familyfields.rope_free_layers(family, text, where),
+        streams=familyfields.streams(family, text, where),
     )
 
 

@@ -9,6 +9,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
+from embedcli.core.layouts import LAYOUT_WORDS
 from embedcli.core.steps import number, round_to
 from embedcli.errors import ConfigError
 from embedcli.families.registry import Family, family_of, unknown_family
@@ -163,6 +164,18 @@ def mrope_summary(section: tuple[int, ...] | None) -> dict[str, Any] | None:
     }
 
 
+def layout_summary(family: Family | None, streams: int) -> dict[str, Any] | None:
+    """How the first block takes the input embeddings, where not as (B, T, d): the layout's
+    name, the stream count where it has streams, and the arrangement in torch's words."""
+    if family is None or family.block_layout == "tokens":
+        return None
+    said = {"layout": family.block_layout}
+    if family.streams is not None:
+        said["streams"] = streams
+    said["how"] = LAYOUT_WORDS[family.block_layout].format(n=streams)
+    return said
+
+
 def towers_not_shown(data: dict[str, Any], family: Family) -> dict[str, str] | None:
     """A multimodal config's sub-configs other than its language model's: the towers (vision,
     audio, ...) that embedcli does not show, by config key, with their model_type; and the
@@ -268,6 +281,20 @@ def token_dropout_id(family: Family, text: dict[str, Any], where: str) -> int | 
             f"a non-negative integer, got {mask_id!r}"
         )
     return mask_id
+
+
+def streams(family: Family, text: dict[str, Any], where: str) -> int:
+    """How many copies of each row the first block reads (hyper-connections' hc_mult): 1 for
+    a family without streams."""
+    if family.streams is None:
+        return 1
+    value = text.get(family.streams)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"{where}: {family.name}'s first block reads {family.streams} copies of each "
+            f"token's row, which must be a positive integer, got {value!r}"
+        )
+    return value
 
 
 def norm_eps(family: Family, text: dict[str, Any], where: str) -> float | None:

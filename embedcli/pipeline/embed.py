@@ -392,7 +392,7 @@ def run_embed(
     if verify:
         # Worked out again on the CPU from the recipe and the formulas, not by the module.
         checked = against_reference(
-            config, ids_cpu, trace.input_embeddings, tables, torch.tensor(mask)
+            config, ids_cpu, _block_input(trace), tables, torch.tensor(mask)
         )
     report = EmbedReport(
         config=config,
@@ -426,7 +426,13 @@ def run_embed(
             else None
         ),
     )
-    return EmbedResult(report, trace.input_embeddings)
+    return EmbedResult(report, _block_input(trace))
+
+
+def _block_input(trace: Any) -> torch.Tensor:
+    """What block 0 reads: the input embeddings, arranged where the family's block takes
+    another layout (hyper-connection streams, time-major)."""
+    return trace.input_embeddings if trace.block_input is None else trace.block_input
 
 
 def _rope_numbers(

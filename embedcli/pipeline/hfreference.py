@@ -175,14 +175,20 @@ def first_block_input(
         got["hidden"] = hidden.detach().clone()
         raise _Reached
 
-    handle = blocks[0].register_forward_pre_hook(hook, with_kwargs=True)
+    # the block and its children: a stack that calls block.forward directly (SqueezeBERT's)
+    # runs no hook of the block, and its first child then receives what the block received
+    handles = [
+        m.register_forward_pre_hook(hook, with_kwargs=True)
+        for m in (blocks[0], *blocks[0].children())
+    ]
     try:
         with torch.no_grad():
             model(input_ids=ids.cpu(), attention_mask=mask.cpu())
     except _Reached:
         pass
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
         for watcher in watchers:
             watcher.remove()
     used = [unfilled[i] for i in ran if i in unfilled]

@@ -20,6 +20,7 @@ from embedcli.core.sinusoids import sinusoids as family_sinusoids
 from embedcli.errors import VerificationError
 from embedcli.models.tables import load_tables
 from embedcli.pipeline import hfreference
+from embedcli.pipeline.referencesteps import arranged, norm, token_dropout
 from embedcli.pipeline.rowtables import RowTables
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 
     from embedcli.core.config import EmbedConfig
     from embedcli.models.tables import LoadedTables
-    from embedcli.pipeline.rowtables import RowTables
 
 _NESTED = ("model", "state_dict", "model_state_dict")  # where PyTorch checkpoints keep weights
 _WRAPPERS = ("_orig_mod.", "module.")  # torch.compile's and DistributedDataParallel's prefixes
@@ -163,7 +163,7 @@ def reference_embeddings(
         else:
             hidden = hidden * config.embed_scale
     if config.token_dropout_id is not None:  # ESM: its mask token's rows zeroed, rescaled
-        hidden = _token_dropout(hidden, ids, config.token_dropout_id, attention_mask)
+        hidden = token_dropout(hidden, ids, config.token_dropout_id, attention_mask)
     if config.trigram:  # MobileBERT: [row t + 1, row t, row t - 1], zeros past the ends
         zero = torch.zeros_like(hidden[:, :1])
         after = torch.cat([hidden[:, 1:], zero], dim=1)
@@ -173,22 +173,7 @@ def reference_embeddings(
     if config.mask_multiply:  # the pads' rows become zeros; the others are multiplied by 1
         mask = torch.ones_like(ids) if attention_mask is None else attention_mask.cpu()
         hidden = hidden * mask.to(dtype)[:, :, None]
-    return hidden.double(), source
-
-
-def _token_dropout(
-    hidden: torch.Tensor, ids: torch.Tensor, mask_id: int, attention_mask: torch.Tensor | None
-) -> torch.Tensor:
-    """ESM's formula: zeros for the mask token, then × 0.88 / (1 - observed share), the share
-    a float32 count over the unpadded tokens."""
-    import torch
-
-    is_mask = (ids == mask_id).unsqueeze(-1)  # (B, T, 1)
-    hidden = torch.where(is_mask, torch.zeros((), dtype=hidden.dtype), hidden)
-    counted = ids.shape[1] if attention_mask is None else attention_mask.cpu().sum(-1)
-    share = (ids == mask_id).sum(-1).float() / counted
-    scaled = hidden * (1 - 0.15 * 0.8) / (1 - share)[:, None, None]
-    return scaled.to(hidden.dtype)
+    return arranged(config, hidden).double(), source
 
 
 def _held(extras: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str, torch.Tensor]:
@@ -238,38 +223,8 @@ def _after_lookup(
     if place == "before_norm":
         hidden = linear(hidden)
     if config.norm_eps is not None:
-        hidden = _norm(config, hidden, extras.get("norm_weight"), extras.get("norm_bias"))
+        hidden = norm(config, hidden, extras.get("norm_weight"), extras.get("norm_bias"))
     return linear(hidden) if place == "after_norm" else hidden
-
-
-def _norm(
-    config: EmbedConfig, x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None
-) -> torch.Tensor:
-    """The embedding norm, from its formula: LayerNorm (torch's kernel, as every family's
-    module calls it), RMSNorm in float32 (its weight then in the input's dtype, or none at
-    all: nanochat's), NoNorm."""
-    import torch
-
-    if config.norm_kind == "weightless_rmsnorm":
-        wide = x.float()
-        mean_square = wide.pow(2).mean(dim=-1, keepdim=True)
-        return (wide * torch.rsqrt(mean_square + config.norm_eps)).to(x.dtype)
-    if config.norm_kind == "weightless_rmsnorm_pow":  # NeoMME's: a power, not rsqrt
-        wide = x.float()
-        mean_square = wide.pow(2).mean(dim=-1, keepdim=True)
-        return (wide * (mean_square + config.norm_eps) ** -0.5).to(x.dtype)
-    if config.norm_kind == "nonorm":
-        return x * weight + bias
-    if config.norm_kind == "float32":  # DeBERTa's: the statistics in float32, by formula
-        wide = x.float()
-        mean = wide.mean(dim=-1, keepdim=True)
-        variance = (wide - mean).pow(2).mean(dim=-1, keepdim=True)
-        return weight * ((wide - mean) / torch.sqrt(variance + config.norm_eps)).to(x.dtype) + bias
-    if config.norm_kind == "rmsnorm":
-        wide = x.float()
-        mean_square = wide.pow(2).mean(dim=-1, keepdim=True)
-        return weight * (wide * torch.rsqrt(mean_square + config.norm_eps)).to(x.dtype)
-    return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, config.norm_eps)
 
 
 def _rows(

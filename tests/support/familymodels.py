@@ -229,7 +229,11 @@ def first_block_input(
         got["hidden"] = hidden.detach().clone()
         raise _Stop
 
-    handle = first_blocks(model).register_forward_pre_hook(hook, with_kwargs=True)
+    # the block, and its children: a stack that calls block.forward directly (SqueezeBERT's)
+    # runs no hook of the block, and its first child then receives what the block received
+    block = first_blocks(model)
+    handles = [m.register_forward_pre_hook(hook, with_kwargs=True)
+               for m in (block, *block.children())]  # fmt: skip
     inputs: dict[str, Any] = {"input_ids": torch.tensor(ids)}
 
     if mask is not None:
@@ -240,7 +244,8 @@ def first_block_input(
     except _Stop:
         pass
     finally:
-        handle.remove()
+        for handle in handles:
+            handle.remove()
     return got["hidden"]
 
 
