@@ -140,6 +140,16 @@ register(
     # LUKE adds the token type after the positions; its entity stream joins only where
     # entity ids are given (embed gives token ids alone)
     _encoder("LUKE", "luke", "Luke", "luke", positions_first=True, **_ROBERTA_LIKE),
+    # SqueezeBERT: BERT's sum (positions before the token type), then its encoder permutes it
+    # to (B, d, T) for its 1-D convolutions: what the first block (called by .forward) reads
+    _encoder(
+        "SqueezeBERT",
+        "squeezebert",
+        "SqueezeBert",
+        "transformer",
+        positions_first=True,
+        block_layout="channels_first",
+    ),
     # X-MOD's language adapters sit in the layers; its input layer is RoBERTa's
     _encoder("X-MOD", "xmod", "Xmod", "roberta", **_ROBERTA_LIKE),
     # I-BERT without quant_mode: RoBERTa's sum, then IntLayerNorm's formula written out,

@@ -2,7 +2,8 @@
 LayerNorm): a Linear after the norm from a narrower table (ALBERT, ELECTRA, ConvBERT, RemBERT;
 FNet's between equal widths), DeBERTa's positions-then-projection and its float32 LayerNorm and
 attention mask, DistilBERT's fixed eps, BigBird's optional √d scale; Funnel's LayerNorm of the
-token rows alone (its positions and token types live inside attention).
+token rows alone (its positions and token types live inside attention); XLNet's time-major
+token rows.
 """
 
 from __future__ import annotations
@@ -239,5 +240,23 @@ register(
         norm="embeddings.layer_norm",  # eps: layer_norm_eps (1e-9 by default)
         context=(),  # positional encodings are computed for any length
         head="lm_head.weight",
+    ),
+)
+
+register(
+    # XLNet: the batch turned time-major (input_ids.transpose(0, 1)) before the lookup, so its
+    # first block reads the token rows as (T, B, d); its relative sinusoid encodings go to
+    # attention beside them, and its query stream (mask_emb) runs only with a target mapping
+    Family(
+        name="XLNet",
+        model_types=("xlnet",),
+        architectures=("XLNetModel", "XLNetLMHeadModel"),
+        token=("word_embedding.weight",),
+        prefixes=("transformer",),
+        positional="relative",
+        relative_buckets=False,
+        context=(),  # relative encodings are computed for any length
+        head="lm_loss.weight",
+        block_layout="time_major",
     ),
 )

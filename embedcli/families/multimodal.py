@@ -251,6 +251,23 @@ register(
         mrope_section=(11, 11, 10),  # Qwen3_5TextRotaryEmbedding's default
     ),
     Family(
+        name="Qwen 4 Exp",  # Qwen 3.5's rope; hc_count hyper-connection streams side by side
+        model_types=("qwen4_exp_text", "qwen4_exp"),
+        architectures=("Qwen4ExpTextModel", "Qwen4ExpForCausalLM"),
+        prefixes=("model", *_LANGUAGE),
+        text_config=("qwen4_exp",),
+        mrope_section=(11, 11, 10),  # Qwen4ExpTextRotaryEmbedding's default
+        block_layout="streams_flat",  # hidden_states.repeat(1, 1, hc_count)
+        streams="hc_count",
+        side_inputs=(
+            (
+                "ple_input_ids",
+                "the ids, from which each block named (index + 1) in ple_layer_ids adds "
+                "hashed n-gram rows inside it",
+            ),
+        ),
+    ),
+    Family(
         name="Dots 3 Note",  # its text model's embed_tokens; rope per layer type
         model_types=("dots3_note_text", "dots3_note"),
         architectures=("Dots3NoteTextModel", "Dots3NoteForCausalLM"),

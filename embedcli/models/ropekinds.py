@@ -21,7 +21,8 @@ PARTIAL_DEFAULT_ROPE = frozenset({
     "glmasr", "gpt_neox", "gpt_neox_japanese", "laguna", "mellum", "mimo_v2_flash", "minimax_m2",
     "minimax_m3_vl_text", "musicflamingo", "nemotron", "neomme", "persimmon", "phi", "phi3",
     "phi4_multimodal", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text",
-    "qwen3_next", "recurrent_gemma", "solar_open", "stablelm", "zaya",
+    "qwen3_next", "qwen4_exp", "qwen4_exp_text", "recurrent_gemma", "solar_open", "stablelm",
+    "zaya",
 })  # fmt: skip
 
 # Layer types whose attention rotates queries and keys unless rope_parameters says None for them

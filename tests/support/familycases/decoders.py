@@ -81,6 +81,8 @@ CASES: tuple[Case, ...] = (
         dtype="bfloat16",
         configure=layers,
     ),
+    _rope("hy_v4", "hy_v4"),  # hyper-connections: hc_mult copies of each row, (B, T, 4, d)
+    Case("hy_v4-bf16", "hy_v4", dtype="bfloat16", configure=layers),
     _rope("granitemoe_swa", "granitemoe_swa", embedding_multiplier=3.0, layer_rope_theta=[2e4, 0]),
     _rope(
         "cohere_compass_text",
@@ -91,10 +93,7 @@ CASES: tuple[Case, ...] = (
 
 # cases that build, of types embedcli refuses until it has their step (LEFT_OUT says which):
 # each goes into CASES then
-WAITING: tuple[Case, ...] = (
-    _rope("deepseek_v4", "deepseek_v4"),
-    _rope("hy_v4", "hy_v4"),
-)
+WAITING: tuple[Case, ...] = (_rope("deepseek_v4", "deepseek_v4"),)
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 _STREAMS = (
@@ -104,7 +103,6 @@ _STREAMS = (
 )
 LEFT_OUT: dict[str, str] = {
     "deepseek_v4": _STREAMS + "; its rope sets are keyed main and compress, not by layer type",
-    "hy_v4": _STREAMS,
     "cpmant": (
         "its first block reads prompt_length prompt rows put before the ids, and a segment "
         "table's row (2 for an id other than 0) added to each token's: steps embedcli does not "
@@ -129,11 +127,6 @@ LEFT_OUT: dict[str, str] = {
         "its positions are axial (per-axis factor tables broadcast over a grid and "
         "concatenated, not one table's rows), and its reversible stack hands the first block "
         "the sum twice (hidden_states and prev_attn_output, from torch.cat([x, x]))"
-    ),
-    "xlnet": (
-        "its first block reads the token rows time-major, (tokens, batch, d), with a second "
-        "query stream of its mask embedding where a target mapping is given, not the "
-        "(batch, tokens, d) tensor embedcli shows"
     ),
     "gpt-sw3": (
         "transformers builds it from GPT2Config, so its config.json says model_type gpt2 and "

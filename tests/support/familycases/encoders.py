@@ -95,6 +95,17 @@ CASES: tuple[Case, ...] = (
         kind="masked",
         positional="relative",
     ),
+    # channels first: the first block reads (B, d, T), through its own forward (no hook)
+    Case("squeezebert", "squeezebert", {"embedding_size": 64}, kind="masked", positional="learned"),
+    # time-major: the first block reads (T, B, d); causal is XLNetLMHeadModel
+    Case("xlnet", "xlnet", {"d_inner": 96, "n_head": 4, "d_head": 16}, positional="relative"),
+    Case(
+        "xlnet-bf16",
+        "xlnet",
+        {"d_inner": 96, "n_head": 4, "d_head": 16},
+        positional="relative",
+        dtype="bfloat16",
+    ),
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
@@ -114,11 +125,6 @@ LEFT_OUT: dict[str, str] = {
         "the ids are padded with pad tokens to a multiple of attention_window (512 by "
         "default) before RoBERTa's embeddings, so its first block reads more rows than the "
         "input has, the pads' included"
-    ),
-    "squeezebert": (
-        "its encoder permutes BERT's embeddings to (batch, d, tokens) for its 1-D "
-        "convolutions and calls each layer's forward directly: the first block reads that "
-        "channels-first tensor, not the (batch, tokens, d) one embedcli shows"
     ),
     "perceiver": (
         "its first block is a cross-attention whose query is a learned latent array, the same "

@@ -150,6 +150,15 @@ def _dots3_note(config: Any) -> Any:
                                 vision_config=_DOTS3_VISION, audio_config=_DOTS3_AUDIO)  # fmt: skip
 
 
+# Qwen 4 Exp: a linear-attention first block, then an indexed one with its QSA indexer small
+_QWEN4_EXP: dict[str, Any] = dict(
+    layer_types=["linear_attention", "indexed_attention"], indexer_n_heads=2,
+    indexer_kv_heads=1, indexer_head_dim=16, indexer_budget=4, indexer_compress_ratio=2,
+    num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+    shared_expert_intermediate_size=32, hc_lowrank=16,
+)  # fmt: skip
+
+
 def wrapper(
     model_type: str,
     kind: str = "causal",
@@ -191,14 +200,13 @@ CASES: tuple[Case, ...] = (
     wrapper("qwen3_5_moe_text"),
     wrapper("qwen3_5_text"),
     wrapper("qwen3_asr", "seq2seq"),
+    Case("qwen4_exp_text", "qwen4_exp_text", dict(_QWEN4_EXP)),
+    wrapper("qwen4_exp", "image_text", text=_QWEN4_EXP),
     wrapper("ultravbert", "masked"),
     wrapper("vibevoice_asr", "seq2seq"),
     wrapper("voxtral", "seq2seq"),
 )
 
-# not read yet (no case, not left out: work to do): qwen4_exp and qwen4_exp_text
-# (the first block reads the embeddings repeated hc_count times, its hyper-connection streams;
-# their cases need the QSA indexer fields set)
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 LEFT_OUT: dict[str, str] = {

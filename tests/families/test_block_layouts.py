@@ -1,0 +1,67 @@
+"""A family whose first block takes the input embeddings arranged otherwise says so: the
+layout in ``--json`` (``config.model.block_input``), and a stream count it cannot read is
+refused by name, never guessed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from support.checkpointfiles import write_safetensors
+from support.helpers import make_runner
+
+from embedcli.cli import app
+from embedcli.errors import ConfigError
+from embedcli.models.config import parse_config
+
+_HY_V4 = {
+    "model_type": "hy_v4",
+    "vocab_size": 384,
+    "hidden_size": 64,
+    "max_position_embeddings": 96,
+    "num_attention_heads": 4,
+    "qk_rope_head_dim": 8,
+}
+
+
+def test_the_streams_are_read_from_the_config() -> None:
+    summary = parse_config({**_HY_V4, "hc_mult": 3}, "config.json").summary()
+    assert summary["block_input"]["layout"] == "streams"
+    assert summary["block_input"]["streams"] == 3
+    assert "(B, T, 3, d)" in summary["block_input"]["how"]
+
+
+def test_the_default_stream_count_is_transformers() -> None:
+    assert parse_config(dict(_HY_V4), "config.json").streams == 4  # HYV4Config's hc_mult
+
+
+@pytest.mark.parametrize("bad", [0, -1, "4", 2.5, True])
+def test_a_stream_count_it_cannot_read_is_refused(bad: object) -> None:
+    with pytest.raises(ConfigError, match="hc_mult"):
+        parse_config({**_HY_V4, "hc_mult": bad}, "config.json")
+
+
+def test_a_time_major_family_says_so(tmp_path: Path) -> None:
+    folder = tmp_path / "xlnet"
+    folder.mkdir()
+    config = {"model_type": "xlnet", "vocab_size": 384, "d_model": 64, "n_head": 4}
+    (folder / "config.json").write_text(json.dumps(config))
+    table = {"transformer.word_embedding.weight": torch.randn(384, 64)}
+    write_safetensors(folder / "model.safetensors", table)
+    result = make_runner().invoke(app, ["inspect-shapes", "--weights", str(folder), "--json"])
+    assert result.exit_code == 0, result.output
+    tensors = {t["name"]: t["shape"] for t in json.loads(result.stdout)["tensors"]}
+    batch, tokens = tensors["input_ids"]
+    assert tensors["block_input"] == [tokens, batch, 64]
+
+
+def test_a_bad_stream_count_is_one_line_on_the_command_line(tmp_path: Path) -> None:
+    folder = tmp_path / "hy"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**_HY_V4, "hc_mult": 0}))
+    result = make_runner().invoke(app, ["inspect-shapes", "--weights", str(folder)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
+    assert "hc_mult" in result.stderr
