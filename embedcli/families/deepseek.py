@@ -127,6 +127,16 @@ register(
         presets=(_DEEPSEEK_V3,),
     ),
     rope_family("DeepSeek-V3.2", "deepseek_v32", arch="DeepseekV32", rope_dim="qk_rope"),
+    # DeepSeek V4: hc_mult hyper-connection streams, (B, T, hc_mult, d); its rope sets are
+    # keyed main (sliding layers) and compress (the compressed-attention layers)
+    rope_family(
+        "DeepSeek-V4",
+        "deepseek_v4",
+        arch="DeepseekV4",
+        block_layout="streams",
+        streams="hc_mult",
+        rope_set_for=(("sliding_attention", "main"), ("*", "compress")),
+    ),
     rope_family(
         "MiniCPM3",
         "minicpm3",

@@ -157,6 +157,7 @@ class Family:
     # inputs its first block reads beside the hidden states, which embedcli does not show:
     # (name, what it is) (NeoMME's value_embeddings, a second token table added to values)
     side_inputs: tuple[tuple[str, str], ...] = ()
+    vocab: str = "vocab_size"  # the field of the token table's rows (FSMT's: src_vocab_size)
     extra_rows: int = 0  # token-table rows past vocab_size (Mllama's 8, Moshi's 1)
     # multimodal rope (Qwen2-VL's): transformers' default (temporal, height, width) sections,
     # where config.json gives no mrope_section; None: one position stream
@@ -168,6 +169,9 @@ class Family:
     # the config list of each layer's own rope base, 0 for a layer without rope (Granite SWA's
     # layer_rope_theta): it replaces rope_theta layer by layer, one rotary module per base
     layer_thetas: str | None = None
+    # (layer type, rope set) where rope_parameters is keyed by set, not by layer type, the
+    # first match wins, "*" for any type (DeepSeek V4: sliding_attention -> main, * -> compress)
+    rope_set_for: tuple[tuple[str, str], ...] = ()
     gguf: tuple[str, ...] = ()  # general.architecture values llama.cpp writes for it
     # its code reads rope_parameters[layer_type] though its defaults keep no nested sets
     # (Cohere Compass: {}); otherwise told by the defaults (models.positions.per_layer_rope)

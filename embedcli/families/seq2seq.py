@@ -1,9 +1,10 @@
 """Encoder-decoders outside BART's and T5's kin: the encoder runs first. Marian, Pegasus,
-Pegasus-X, M2M100 and NLLB-MoE scale their token embeddings by √d where the config says so and
-add fixed sinusoids computed from a formula (never read from the checkpoint), with no norm
-before the first block; ProphetNet adds learned positions numbered from its padding row by the
-attention mask, then a LayerNorm. T5Gemma's encoder is Gemma 2's input layer (× √d rounded to
-the tables' dtype, rope in attention), read from the config's encoder sub-config.
+Pegasus-X, M2M100, NLLB-MoE and FSMT (time-major, over its source table) scale their token
+embeddings by √d where the config says so and add fixed sinusoids computed from a formula
+(never read from the checkpoint), with no norm before the first block; ProphetNet adds learned
+positions numbered from its padding row by the attention mask, then a LayerNorm. T5Gemma's
+encoder is Gemma 2's input layer (× √d rounded to the tables' dtype, rope in attention), read
+from the config's encoder sub-config.
 """
 
 from __future__ import annotations
@@ -71,6 +72,23 @@ register(
         scale="sqrt_d",
         scale_when="scale_embedding",
         stacks=("encoder", "decoder"),
+    ),
+    # FSMT: M2M100's input layer over the source table (src_vocab_size rows; vocab_size names
+    # the target's), then its encoder turns the sum time-major: block 0 reads (T, B, d)
+    Family(
+        name="FSMT",
+        model_types=("fsmt",),
+        architectures=("FSMTModel", "FSMTForConditionalGeneration"),
+        token=("encoder.embed_tokens.weight",),
+        positional="sinusoidal",
+        sinusoid="halves",
+        position_ids="padding",
+        scale="sqrt_d",
+        scale_when="scale_embedding",
+        stacks=("encoder", "decoder"),
+        vocab="src_vocab_size",
+        head="model.decoder.output_projection.weight",
+        block_layout="time_major",
     ),
     Family(
         name="T5Gemma (encoder)",

@@ -181,9 +181,12 @@ def _rope_sets(
                 f"{where}: rope_parameters sets {filled[0]} to null, which {family.name}'s "
                 "config fills with its own default set: give the set"
             )
-        return {str(k): v for k, v in params.items() if isinstance(v, dict)}, first or next(
-            iter(params)
-        )
+        first = first or next(iter(params))
+        for kind, key in family.rope_set_for:  # DeepSeek V4: sets keyed main and compress
+            if kind in (first, "*"):
+                first = key
+                break
+        return {str(k): v for k, v in params.items() if isinstance(v, dict)}, first
     per_type = (
         isinstance(defaults, dict)
         and bool(defaults)

@@ -17,7 +17,8 @@ def rope_free_kind(layer_type: str) -> bool:
 # (Llama's, Mistral's, Qwen 2's...). tests/models/test_rope_config.py derives this set from
 # transformers' source.
 PARTIAL_DEFAULT_ROPE = frozenset({
-    "bamba", "dots3_note", "dots3_note_text", "glm", "glm4", "glm4_moe", "glm4_moe_lite",
+    "bamba", "deepseek_v4", "dots3_note", "dots3_note_text", "glm", "glm4", "glm4_moe",
+    "glm4_moe_lite",
     "glmasr", "gpt_neox", "gpt_neox_japanese", "laguna", "mellum", "mimo_v2_flash", "minimax_m2",
     "minimax_m3_vl_text", "musicflamingo", "nemotron", "neomme", "persimmon", "phi", "phi3",
     "phi4_multimodal", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text",

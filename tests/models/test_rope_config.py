@@ -281,3 +281,33 @@ def test_layer_types_of_another_length_than_the_layers_are_refused() -> None:
     with pytest.raises(ConfigError, match="layer_types lists 3 layers, but num_hidden_layers is 2"):
         parse_config(config, "config.json")
     assert parse_config({**GEMMA3}, "config.json").rope_layer_type == "sliding_attention"
+
+
+@pytest.mark.parametrize(
+    ("first", "theta", "named"),
+    [
+        ("sliding_attention", 10000.0, "main"),
+        ("compressed_sparse_attention", 160000.0, "compress"),
+        ("heavily_compressed_attention", 160000.0, "compress"),
+    ],
+)
+def test_rope_sets_keyed_by_kind_are_matched_to_the_first_layer(
+    first: str, theta: float, named: str
+) -> None:
+    """DeepSeek V4 keys rope_parameters main and compress: its sliding layers read main, the
+    compressed ones compress (DeepseekV4Attention.rope_layer_type)."""
+    config = {
+        "model_type": "deepseek_v4", "vocab_size": 384, "hidden_size": 64,
+        "num_attention_heads": 4, "head_dim": 64, "max_position_embeddings": 96,
+        "num_hidden_layers": 2, "layer_types": [first, "sliding_attention"],
+        "rope_parameters": {
+            "main": {"rope_type": "default", "rope_theta": 10000.0,
+                     "partial_rotary_factor": 0.125},
+            "compress": {"rope_type": "default", "rope_theta": 160000.0,
+                         "partial_rotary_factor": 0.125},
+        },
+    }  # fmt: skip
+    model = parse_config(config, "config.json")
+    assert model.rope_theta == theta
+    assert model.rope_layer_type == named
+    assert model.rope_dim == 8  # 64 x 0.125

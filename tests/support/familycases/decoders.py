@@ -81,6 +81,7 @@ CASES: tuple[Case, ...] = (
         dtype="bfloat16",
         configure=layers,
     ),
+    _rope("deepseek_v4", "deepseek_v4"),  # hc_mult streams; rope sets main and compress
     _rope("hy_v4", "hy_v4"),  # hyper-connections: hc_mult copies of each row, (B, T, 4, d)
     Case("hy_v4-bf16", "hy_v4", dtype="bfloat16", configure=layers),
     _rope("granitemoe_swa", "granitemoe_swa", embedding_multiplier=3.0, layer_rope_theta=[2e4, 0]),
@@ -91,18 +92,8 @@ CASES: tuple[Case, ...] = (
     ),
 )
 
-# cases that build, of types embedcli refuses until it has their step (LEFT_OUT says which):
-# each goes into CASES then
-WAITING: tuple[Case, ...] = (_rope("deepseek_v4", "deepseek_v4"),)
-
 # the group's types of transformers' mappings that no case builds: {model_type: why}
-_STREAMS = (
-    "builds (WAITING holds its case); its first block reads hc_mult copies of the token "
-    "embeddings (hyper-connections, a (batch, tokens, hc_mult, d) input), a step embedcli "
-    "does not have yet: refused as a type it does not know"
-)
 LEFT_OUT: dict[str, str] = {
-    "deepseek_v4": _STREAMS + "; its rope sets are keyed main and compress, not by layer type",
     "cpmant": (
         "its first block reads prompt_length prompt rows put before the ids, and a segment "
         "table's row (2 for an id other than 0) added to each token's: steps embedcli does not "
