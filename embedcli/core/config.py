@@ -81,6 +81,9 @@ class EmbedConfig:
     padding_idx: int | None = None
     sinusoid: Sinusoid = "interleaved"  # or "halves": sines then cosines (fairseq's, XGLM's)
     token_types: bool = False  # BERT: token_type_embeddings(0) is added
+    # tables whose row 0 is added after the positions, in turn (TAPAS's seven token-type
+    # tables, LayoutLM's box coordinates of an all-zero box): how many
+    row0_tables: int = 0
     norm_eps: float | None = None  # a LayerNorm before the first block (BLOOM, BERT), its eps
     token_width: int | None = None  # the token table's width when a projection follows (OPT)
     projection: Projection = "lookup"  # where the projection from token_width runs
@@ -126,6 +129,8 @@ class EmbedConfig:
         self._check_family_fields()
         if self.block_layout not in BLOCK_LAYOUTS:
             raise ConfigError(f"unknown block layout {self.block_layout!r}")
+        if not _whole(self.row0_tables, 0):
+            raise ConfigError(f"row0_tables must be a whole number, got {self.row0_tables!r}")
         if isinstance(self.streams, bool) or not isinstance(self.streams, int) or self.streams < 1:
             raise ConfigError(f"streams must be a positive integer, got {self.streams!r}")
         if self.dtype not in DTYPES:
@@ -295,6 +300,7 @@ class EmbedConfig:
             "padding_idx": None,
             "sinusoid": "interleaved",
             "token_types": False,
+            "row0_tables": 0,
             "norm_eps": None,
             "token_width": None,
             "projection": "lookup",

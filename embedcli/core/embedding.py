@@ -35,6 +35,7 @@ class EmbeddingTrace:
     scaled_embeddings: torch.Tensor | None = None  # (B, T, w): times the model's embed_scale
     projected_embeddings: torch.Tensor | None = None  # (B, T, d): OPT's project_in
     token_type_embeddings: torch.Tensor | None = None  # (B, T, d): BERT's type 0, added
+    row0_embeddings: torch.Tensor | None = None  # (B, T, d): the row-0 tables' sum, as shown
     embedding_layernorm: torch.Tensor | None = None  # (B, T, d): the norm of the sum
     projected_sum: torch.Tensor | None = None  # (B, T, d): DeBERTa's embed_proj, before the norm
     projected_output: torch.Tensor | None = None  # (B, T, d): ALBERT's Linear, after the norm
@@ -206,6 +207,7 @@ class InputEmbedding(nn.Module):
         self.token_type_embedding = None
         if found.token_type is not None:
             self.token_type_embedding = nn.Embedding.from_pretrained(found.token_type, freeze=True)
+        self.row0_tables = nn.ParameterList([nn.Parameter(t, False) for t in found.row0])
         self.norm_weight = held(found.norm_weight)
         self.norm_bias = held(found.norm_bias)
 
@@ -270,6 +272,12 @@ class InputEmbedding(nn.Module):
         position_embeddings = self._positions(input_ids, attention_mask, steps)
         if position_embeddings is not None:
             hidden = hidden + position_embeddings  # (B, T, s) + (T, s) -> (B, T, s)
+        if config.row0_tables:  # TAPAS, LayoutLM: row 0 of each table, added in turn
+            shown = None
+            for table in self.row0_tables:
+                hidden = hidden + table[0]  # (B, T, s) + (s,)
+                shown = table[0] if shown is None else shown + table[0]
+            steps["row0_embeddings"] = shown.expand_as(hidden)
         if type_rows is not None and config.positions_first:  # DeBERTa adds types last
             hidden = hidden + type_rows
         if projection == "before_norm":  # DeBERTa's embed_proj: (B, T, w) -> (B, T, d)
@@ -290,7 +298,7 @@ class InputEmbedding(nn.Module):
         names = ("position_ids", "position_embeddings", "rope_angles", "scaled_embeddings")
         names += ("projected_embeddings", "token_type_embeddings", "embedding_layernorm")
         names += ("projected_sum", "projected_output", "masked_embeddings", "trigram_embeddings")
-        names += ("token_dropout_embeddings", "block_input")
+        names += ("token_dropout_embeddings", "block_input", "row0_embeddings")
         if config.block_layout != "tokens":  # hyper-connection streams, time-major, ...
             steps["block_input"] = arrange(hidden, config)
         return EmbeddingTrace(

@@ -106,6 +106,8 @@ def planned_trace(
             position = (*ids, config.sum_width)  # a lookup: (T, s), or (B, T, s) per sequence
             steps.append(TraceStep.planned("position_embeddings", position, dtype))
             addition = explain(summed, position)  # (B, T, s) + (T, s)
+    if config.row0_tables:  # row 0 of each table, broadcast over (B, T)
+        steps.append(TraceStep.planned("row0_embeddings", summed, dtype))
     if projection == "before_norm":
         steps.append(TraceStep.planned("projected_sum", tokens, dtype))
     if config.norm_eps is not None:

@@ -28,6 +28,7 @@ STEP_ORDER = (
     "position_ids",
     "rope_angles",
     "position_embeddings",
+    "row0_embeddings",
     "projected_sum",
     "embedding_layernorm",
     "projected_output",
@@ -47,6 +48,7 @@ STEP_LABELS = {
     "projected_embeddings": "project_in",
     "token_type_embeddings": "+ token type 0",
     "position_embeddings": "+ positions",
+    "row0_embeddings": "+ row 0 of more tables",
     "projected_sum": "Linear to hidden_size",
     "embedding_layernorm": "LayerNorm",
     "projected_output": "Linear to hidden_size",
@@ -201,6 +203,9 @@ def _input_formula(config: EmbedConfig, names: Collection[str]) -> str:
         terms.append("position_embeddings")
     if config.positions_first and len(terms) == 3:
         terms[1:] = reversed(terms[1:])  # DeBERTa: positions, then types
+    if "row0_embeddings" in names:  # after the positions, before a positions-first type
+        at = len(terms) - 1 if config.positions_first and "token_type_embeddings" in terms else None
+        terms.insert(len(terms) if at is None else at, "row0_embeddings")
     total = " + ".join(terms)
     if "projected_sum" in names:
         total = f"Linear({total})"
@@ -230,6 +235,11 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
         return f"project_in: a linear map from width {config.projected_width} to d_model"
     if name == "token_type_embeddings":
         return "token_type_embedding(0): every token of segment A, added"
+    if name == "row0_embeddings":
+        return (
+            f"row 0 of each of {config.row0_tables} more tables (all-zero ids: no table, "
+            "box or cell given), each added in turn"
+        )
     if name == "embedding_layernorm":
         if config.norm_kind == "nonorm":
             return "NoNorm: weight × x + bias, no statistics"

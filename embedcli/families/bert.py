@@ -150,6 +150,32 @@ register(
         positions_first=True,
         block_layout="channels_first",
     ),
+    # TAPAS: BERT's sum with seven token-type tables (segment, column, row, previous label,
+    # column rank, inverse rank, numeric relation: one per type_vocab_sizes entry), row 0 of
+    # each added in turn after the positions; with no table given every token is in cell
+    # (0, 0), so reset_position_index_per_cell numbers positions 0..T-1 as well
+    _encoder(
+        "TAPAS",
+        "tapas",
+        "Tapas",
+        "tapas",
+        token_type=None,
+        row0_tables=("embeddings.token_type_embeddings_{i}.weight",),
+        row0_count="type_vocab_sizes",
+    ),
+    # LayoutLM: BERT's sum with the rows of an all-zero box, x and y of its two corners (each
+    # table read twice), its height and width, after the positions; the token type last
+    _encoder(
+        "LayoutLM",
+        "layoutlm",
+        "LayoutLM",
+        "layoutlm",
+        positions_first=True,
+        row0_tables=tuple(
+            f"embeddings.{axis}_position_embeddings.weight"
+            for axis in ("x", "y", "x", "y", "h", "w")
+        ),
+    ),
     # X-MOD's language adapters sit in the layers; its input layer is RoBERTa's
     _encoder("X-MOD", "xmod", "Xmod", "roberta", **_ROBERTA_LIKE),
     # I-BERT without quant_mode: RoBERTa's sum, then IntLayerNorm's formula written out,

@@ -98,6 +98,11 @@ class Family:
     scale_when: str | None = None  # a config flag that switches the sqrt_d scale on
     scale_rounding: ScaleRounding = "float"  # "dtype": rounded to the tables' dtype (Gemma)
     token_type: str | None = None  # the token-type table's key (type 0 is added)
+    # tables whose row 0 is added after the positions, in turn: keys, a key may repeat
+    # (LayoutLM's x and y tables, read twice for an all-zero box); with ``row0_count``, one
+    # key with {i}, for i below the length of that config list (TAPAS's type_vocab_sizes)
+    row0_tables: tuple[str, ...] = ()
+    row0_count: str | None = None
     # an embedding norm's key prefix (weight and bias); a weightless norm_kind needs none
     norm: str | None = None
     norm_eps: tuple[str, ...] = ("layer_norm_eps",)  # its eps fields; (): norm_eps_default
@@ -202,6 +207,7 @@ class Family:
             "trigram_embeddings": self.trigram,
             "projected_embeddings": projected and self.projection == "lookup",
             "token_type_embeddings": bool(self.token_type),
+            "row0_embeddings": bool(self.row0_tables),
             "position_embeddings": self.positional in ("learned", "sinusoidal"),
             "projected_sum": projected and self.projection == "before_norm",
             "embedding_layernorm": self.normed,

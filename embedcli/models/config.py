@@ -61,6 +61,7 @@ class ModelConfig:
     rope_not_in_first_block: str | None = None  # layer 0's type, where it has no rope (conv)
     sliding_window: int | None = None  # sliding layers' attention window
     streams: int = 1  # copies of each row block 0 reads (hyper-connections), by its family
+    row0_keys: tuple[str, ...] = ()  # tables whose row 0 is added after the positions
 
     def summary(self) -> dict[str, Any]:
         """The fields a report shows, without the empty ones."""
@@ -114,6 +115,7 @@ class ModelConfig:
             context_limit=self.context_length is not None,
             block_layout=family.block_layout,
             streams=self.streams,
+            row0_tables=len(self.row0_keys),
         )
         return fields
 
@@ -245,6 +247,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         mrope_section=familyfields.mrope_section(family, text),
         rope_free_layers=familyfields.rope_free_layers(family, text, where),
         streams=familyfields.streams(family, text, where),
+        row0_keys=familyfields.row0_keys(family, text, where),
     )
 
 

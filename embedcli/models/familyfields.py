@@ -283,6 +283,20 @@ def token_dropout_id(family: Family, text: dict[str, Any], where: str) -> int | 
     return mask_id
 
 
+def row0_keys(family: Family, text: dict[str, Any], where: str) -> tuple[str, ...]:
+    """The keys of the tables whose row 0 is added, in turn: the family's own, or its one
+    ``{i}`` key for each entry of the config list ``row0_count`` (TAPAS: type_vocab_sizes)."""
+    if family.row0_count is None:
+        return family.row0_tables
+    sizes = text.get(family.row0_count)
+    if not isinstance(sizes, list) or not sizes or len(sizes) > 64:
+        raise ConfigError(
+            f"{where}: {family.name} adds row 0 of one table for each entry of "
+            f"{family.row0_count}, which must be a list of 1 to 64 sizes, got {sizes!r}"
+        )
+    return tuple(key.format(i=i) for i in range(len(sizes)) for key in family.row0_tables)
+
+
 def streams(family: Family, text: dict[str, Any], where: str) -> int:
     """How many copies of each row the first block reads (hyper-connections' hc_mult): 1 for
     a family without streams."""

@@ -110,6 +110,8 @@ def family_tables(
             extras.append(("project_bias", locate(bias, "the projection's bias")))
     if family.token_type is not None:
         extras.append(("token_type", locate(family.token_type, "a token-type table")))
+    for i, key in enumerate(model.row0_keys):  # TAPAS's seven type tables, LayoutLM's box's
+        extras.append((f"row0_{i}", locate(key, "a table whose row 0 is added")))
     if family.norm is not None:
         extras.append(("norm_weight", locate(f"{family.norm}.weight", "an embedding norm")))
         if family.norm_bias and family.norm_kind != "rmsnorm":
@@ -159,7 +161,7 @@ def _check_extras(
         wanted["position"] = (None, summed)
     for name, key in checks:
         info = checkpoint.info(key)
-        shape = wanted[name]
+        shape = wanted["token_type" if name.startswith("row0_") else name]
         fits = len(info.shape) == len(shape) and all(
             want is None or got == want for got, want in zip(info.shape, shape, strict=True)
         )

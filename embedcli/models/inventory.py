@@ -100,7 +100,11 @@ def _input_layer(keys: TableKeys, source: ModelSource) -> dict[str, str]:
         roles[keys.position] = "positional table" + (
             f" (position 0 is row {before})" if before else ""
         )
-    roles.update({key: _ROLES[name] for name, key in keys.extras})
+    for name, key in keys.extras:  # a table read twice (LayoutLM's x) is named once
+        if name.startswith("row0_"):
+            roles.setdefault(key, "table whose row 0 is added (ids all zero)")
+        else:
+            roles[key] = _ROLES[name]
     return roles
 
 

@@ -218,7 +218,10 @@ def _after_lookup(
         hidden = linear(hidden)
     terms = [extras["token_type"][0] if "token_type" in extras else None]  # type 0
     terms.append(None if added is None else added.to(hidden.dtype))
-    for term in reversed(terms) if config.positions_first else terms:
+    ordered = list(reversed(terms) if config.positions_first else terms)
+    rows = [extras[f"row0_{i}"][0] for i in range(config.row0_tables)]  # after the positions
+    at = 1 if config.positions_first else 2  # just after the positions' place
+    for term in [*ordered[:at], *rows, *ordered[at:]]:
         hidden = hidden if term is None else hidden + term
     if place == "before_norm":
         hidden = linear(hidden)

@@ -105,15 +105,6 @@ LEFT_OUT: dict[str, str] = {
         "small config leaves its sub-configs at full size: out of memory); refused as a type "
         "it does not know"
     ),
-    "qwen4_exp_text": (
-        "its first block reads hc_count (at least 2) copies of the token rows side by side, "
-        "(batch, tokens, hc_count x d): hyper-connection streams, plus hashed n-gram rows "
-        "where layer 1 is in ple_layer_ids, steps embedcli does not have"
-    ),
-    "qwen4_exp": (
-        "the multimodal wrapper of qwen4_exp_text: its language model's first block reads "
-        "hc_count copies of the token rows side by side (hyper-connection streams)"
-    ),
     "reformer": (
         "its positions are axial (per-axis factor tables broadcast over a grid and "
         "concatenated, not one table's rows), and its reversible stack hands the first block "

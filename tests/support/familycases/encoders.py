@@ -95,6 +95,10 @@ CASES: tuple[Case, ...] = (
         kind="masked",
         positional="relative",
     ),
+    # row 0 of more tables: TAPAS's seven token-type tables, LayoutLM's box tables
+    Case("tapas", "tapas", kind="masked", positional="learned"),
+    Case("tapas-bf16", "tapas", kind="masked", positional="learned", dtype="bfloat16"),
+    Case("layoutlm", "layoutlm", kind="masked", positional="learned"),
     # channels first: the first block reads (B, d, T), through its own forward (no hook)
     Case("squeezebert", "squeezebert", {"embedding_size": 64}, kind="masked", positional="learned"),
     # time-major: the first block reads (T, B, d); causal is XLNetLMHeadModel
@@ -110,17 +114,6 @@ CASES: tuple[Case, ...] = (
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
 LEFT_OUT: dict[str, str] = {
-    "layoutlm": (
-        "its first block reads the sum of the token, position and token-type rows with six "
-        "rows of four 2-D position tables (x and y of the box's corners, its height and "
-        "width) for each token's bounding box, an input embedcli does not take (all zeros "
-        "when none is given, still added)"
-    ),
-    "tapas": (
-        "it adds row 0 of seven token-type tables (segment, column, row, previous label, "
-        "column rank, inverse rank, numeric relation: type_vocab_sizes), not one, and with "
-        "reset_position_index_per_cell it counts positions per table cell from those ids"
-    ),
     "longformer": (
         "the ids are padded with pad tokens to a multiple of attention_window (512 by "
         "default) before RoBERTa's embeddings, so its first block reads more rows than the "
