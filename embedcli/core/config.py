@@ -100,6 +100,9 @@ class EmbedConfig:
     # not a limit, and reports say null rather than invent one
     context_limit: bool = True
     block_layout: BlockLayout = "tokens"  # how block 0 takes input_embeddings (core.layouts)
+    # Longformer, LED: ids padded with window_pad_id to a multiple of this before the lookup
+    window: int | None = None
+    window_pad_id: int = 0
     streams: int = 1  # the copies of each row block 0 reads (hyper-connections' hc_mult)
 
     def __post_init__(self) -> None:
@@ -129,6 +132,15 @@ class EmbedConfig:
         self._check_family_fields()
         if self.block_layout not in BLOCK_LAYOUTS:
             raise ConfigError(f"unknown block layout {self.block_layout!r}")
+        if self.window is not None and not _whole(self.window, 1):
+            raise ConfigError(
+                f"the attention window must be a positive integer, got {self.window!r}"
+            )
+        if not _whole(self.window_pad_id, 0) or self.window_pad_id >= self.vocab_size:
+            raise ConfigError(
+                f"the window's pad id must be a token id below {self.vocab_size}, "
+                f"got {self.window_pad_id!r}"
+            )
         if not _whole(self.row0_tables, 0):
             raise ConfigError(f"row0_tables must be a whole number, got {self.row0_tables!r}")
         if isinstance(self.streams, bool) or not isinstance(self.streams, int) or self.streams < 1:
@@ -310,6 +322,8 @@ class EmbedConfig:
             "trigram": False,
             "token_dropout_id": None,
             "block_layout": "tokens",
+            "window": None,
+            "window_pad_id": 0,
             "streams": 1,
         }
         for name, default in defaults.items():  # said only where a family does something

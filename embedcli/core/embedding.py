@@ -17,6 +17,7 @@ from embedcli.core.positions import rope_angles
 from embedcli.core.shapeplan import TraceStep, with_operations
 from embedcli.core.sinusoids import sinusoids
 from embedcli.core.steps import STEP_ORDER
+from embedcli.core.windowpad import pad_tensors
 from embedcli.errors import TokenIdError
 
 BUFFER_ROWS = 8192  # positions the module's position buffers hold; longer batches compute theirs
@@ -239,6 +240,8 @@ class InputEmbedding(nn.Module):
         (DeBERTa) reads it."""
         config = self.config
         input_ids = ids if checked else self.check_ids(ids)
+        if config.window is not None:  # Longformer, LED: pads to a multiple of the window
+            input_ids, attention_mask = pad_tensors(input_ids, attention_mask, config)
         input_ids = input_ids.to(self.token_embedding.weight.device)  # (B, T)
         looked_up = self.token_embedding(input_ids)  # (B, T, w)
         steps: dict[str, torch.Tensor | None] = {"token_embeddings": looked_up}

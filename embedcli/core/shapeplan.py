@@ -20,6 +20,7 @@ from embedcli.core.broadcast import BroadcastPlan, explain
 from embedcli.core.config import EmbedConfig
 from embedcli.core.layouts import arranged_shape
 from embedcli.core.steps import step_operation
+from embedcli.core.windowpad import padded_length
 
 if TYPE_CHECKING:
     import torch
@@ -76,7 +77,7 @@ def planned_trace(
     the same dtype) and the addition of two same-dtype tensors stay in it; rope's angles are
     computed from ``position_ids.float()`` and are float32 whatever the dtype.
     """
-    b, t, d, dtype = batch_size, seq_len, config.d_model, config.dtype
+    b, t, d, dtype = batch_size, padded_length(seq_len, config), config.d_model, config.dtype
     tokens, summed = (b, t, d), (b, t, config.sum_width)
     steps = [
         TraceStep.planned("input_ids", (b, t), "int64"),

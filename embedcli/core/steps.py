@@ -268,6 +268,11 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
         return layout_operation(config)
     if name == "position_ids":
         return _position_rows(config)
+    if name == "input_ids" and config.window is not None:
+        return (
+            f"token ids, right-padded to the longest, then with pad id {config.window_pad_id} to "
+            f"a multiple of the attention window, {config.window} (T)"
+        )
     if positional == "sinusoidal" and name == "position_embeddings":
         layout = "sines, then cosines" if config.sinusoid == "halves" else "sin/cos"
         return f"{layout} table[position_ids]: fixed, no parameters"

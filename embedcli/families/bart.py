@@ -25,6 +25,22 @@ register(
         norm_eps=(),
         stacks=("encoder", "decoder"),
     ),
+    # LED: its encoder pads the ids with pad_token_id to a multiple of attention_window (the
+    # largest of its layers') first; positions 0..T-1 from row 0 over the padded T, LayerNorm
+    Family(
+        name="LED",
+        model_types=("led",),
+        architectures=("LEDModel", "LEDForConditionalGeneration"),
+        token=_TOKEN,
+        prefixes=("led",),
+        positional="learned",
+        position="embed_positions.weight",
+        norm="layernorm_embedding",
+        norm_eps=(),
+        stacks=("encoder", "decoder"),
+        context=("max_encoder_position_embeddings",),
+        window="attention_window",
+    ),
     # positions from row 0 and no LayerNorm before the first block (BigBird-Pegasus's
     # layernorm_embedding runs after its encoder's layers)
     Family(

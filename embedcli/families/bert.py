@@ -176,6 +176,18 @@ register(
             for axis in ("x", "y", "x", "y", "h", "w")
         ),
     ),
+    # Longformer: RoBERTa's input layer over the ids padded with pad_token_id to a multiple of
+    # attention_window (the largest of its layers'): the pads take row padding_idx; the
+    # positions are added before the token type
+    _encoder(
+        "Longformer",
+        "longformer",
+        "Longformer",
+        "longformer",
+        positions_first=True,
+        window="attention_window",
+        **_ROBERTA_LIKE,
+    ),
     # X-MOD's language adapters sit in the layers; its input layer is RoBERTa's
     _encoder("X-MOD", "xmod", "Xmod", "roberta", **_ROBERTA_LIKE),
     # I-BERT without quant_mode: RoBERTa's sum, then IntLayerNorm's formula written out,

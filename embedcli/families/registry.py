@@ -159,6 +159,9 @@ class Family:
     # ``streams``), time_major (T, B, d), channels_first (B, d, T)
     block_layout: BlockLayout = "tokens"
     streams: str | None = None  # the config field of the stream count (hc_mult)
+    # the config field of the window the ids are padded to a multiple of, with pad_token_id,
+    # before the lookup (Longformer's, LED's attention_window)
+    window: str | None = None
     # inputs its first block reads beside the hidden states, which embedcli does not show:
     # (name, what it is) (NeoMME's value_embeddings, a second token table added to values)
     side_inputs: tuple[tuple[str, str], ...] = ()

@@ -297,6 +297,32 @@ def row0_keys(family: Family, text: dict[str, Any], where: str) -> tuple[str, ..
     return tuple(key.format(i=i) for i in range(len(sizes)) for key in family.row0_tables)
 
 
+def attention_window(family: Family, text: dict[str, Any], where: str) -> tuple[int | None, int]:
+    """(the window the ids are padded to a multiple of, the pad id they are padded with):
+    Longformer's and LED's ``attention_window`` (one per layer: the largest), and
+    ``pad_token_id``; (None, 0) for a family that pads nothing."""
+    if family.window is None:
+        return None, 0
+    value = text.get(family.window)
+    sizes = value if isinstance(value, list) and value else [value]
+    if not all(_whole(v) and v > 0 and v % 2 == 0 for v in sizes):
+        raise ConfigError(
+            f"{where}: {family.name} pads the ids to a multiple of {family.window}, which must "
+            f"be an even positive integer (or a list of them), got {value!r}"
+        )
+    pad = text.get("pad_token_id")
+    if not _whole(pad) or pad < 0:
+        raise ConfigError(
+            f"{where}: {family.name} pads the ids with pad_token_id, which must be a "
+            f"non-negative integer, got {pad!r}"
+        )
+    return max(sizes), pad
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def streams(family: Family, text: dict[str, Any], where: str) -> int:
     """How many copies of each row the first block reads (hyper-connections' hc_mult): 1 for
     a family without streams."""

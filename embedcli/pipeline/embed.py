@@ -17,6 +17,7 @@ from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import check_dtype_on_device, dtype_size, resolve_device
 from embedcli.core.memory import available_memory, format_bytes, host_available_memory
 from embedcli.core.rope import rope_attention_factor, rope_sequence_length
+from embedcli.core.windowpad import window_padded
 from embedcli.errors import (
     InputTextError,
     MemoryLimitError,
@@ -382,7 +383,7 @@ def run_embed(
     if texts is not None:
         marks = added_positions(enc, full, [len(seq) for seq in sequences], add_special)
     pad = enc.eot_token if pad_id is None else pad_id
-    padded, mask = pad_batch(sequences, pad, config.vocab_size)
+    padded, mask = window_padded(*pad_batch(sequences, pad, config.vocab_size), config)
     ids_cpu = check_token_ids(padded, config, id_hint(config, tables))  # (B, T)
     keep = Keep(report=True, similarity=similarity)
     module, target, looked_up = _module_for(config, device, tables, ids_cpu, verify, keep)

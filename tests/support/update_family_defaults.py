@@ -28,7 +28,7 @@ READ = (
     "rotary_emb_base", "rope_local_base_freq", "rope_parameters", "rope_scaling", "alibi",
     "relative_attention_num_buckets", "relative_attention_max_distance",
     "position_embedding_type", "type_vocab_size", "hc_mult", "hc_count", "src_vocab_size",
-    "type_vocab_sizes",
+    "type_vocab_sizes", "attention_window", "max_encoder_position_embeddings",
 )  # fmt: skip
 
 

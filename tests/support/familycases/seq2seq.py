@@ -64,6 +64,8 @@ SMALL_STACK = dict(
 
 CASES: tuple[Case, ...] = (
     _learned("mvp", "mvp", scale_embedding=True),
+    # 7 ids padded to 8 (attention_window 4) before the lookup
+    _learned("led", "led", attention_window=4, max_encoder_position_embeddings=96),
     _learned("blenderbot", "blenderbot", scale_embedding=True),
     _learned("blenderbot-unscaled", "blenderbot", scale_embedding=False),
     _learned("blenderbot-small", "blenderbot-small", scale_embedding=True),
@@ -121,11 +123,6 @@ LEFT_OUT: dict[str, str] = {
     ),
     # these build, and embedcli refuses them by name (a type it does not know) until it has
     # their step: never a guess
-    "led": (
-        "refused: its encoder pads input_ids with pad_token_id to a multiple of "
-        "attention_window before the lookup, so its first block reads more rows than the ids "
-        "given; embedcli has no padding step yet"
-    ),
     "t5gemma2": (
         "refused: its encoder replaces the rows of eoi_token_index with a learned "
         "eoi_embedding after the scaled lookup, a row override embedcli does not have yet"

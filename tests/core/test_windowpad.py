@@ -1,0 +1,79 @@
+"""Longformer's and LED's padding to the attention window (core.windowpad): the ids padded
+with the model's pad id to a multiple of the window, the mask with zeros; the module pads what
+it is given; the planned shapes hold the padded T; a bad window, pad id or an LED sequence
+whose pads pass the context is refused."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from embedcli import EmbedConfig, build_embedding
+from embedcli.core.shapeplan import planned_trace
+from embedcli.core.windowpad import pad_tensors, padded_length, window_padded
+from embedcli.errors import ConfigError, SequenceTooLongError
+from embedcli.models.config import parse_config
+
+
+def _config(window: int | None = 4, pad: int = 1, context: int = 16) -> EmbedConfig:
+    return EmbedConfig(vocab_size=32, d_model=8, context_length=context, positional="learned",
+                       window=window, window_pad_id=pad)  # fmt: skip
+
+
+@pytest.mark.parametrize(("length", "padded"), [(1, 4), (4, 4), (5, 8), (7, 8), (8, 8)])
+def test_lengths_round_up_to_the_window(length: int, padded: int) -> None:
+    assert padded_length(length, _config()) == padded
+    assert padded_length(length, _config(window=None)) == length
+
+
+def test_the_lists_are_padded_with_the_models_pad_id_and_masked() -> None:
+    ids, mask = window_padded([[5, 6, 7], [8, 0, 0]], [[1, 1, 1], [1, 0, 0]], _config(pad=3))
+    assert ids == [[5, 6, 7, 3], [8, 0, 0, 3]]
+    assert mask == [[1, 1, 1, 0], [1, 0, 0, 0]]
+
+
+def test_the_module_pads_what_it_is_given() -> None:
+    config = _config(pad=2)
+    module = build_embedding(config)
+    trace = module.trace(torch.tensor([[5, 6, 7, 9, 10]]))
+    assert trace.input_ids.tolist() == [[5, 6, 7, 9, 10, 2, 2, 2]]
+    assert tuple(trace.input_embeddings.shape) == (1, 8, 8)
+    same = module.trace(torch.tensor([[5, 6, 7, 9, 10, 2, 2, 2]]))
+    assert torch.equal(trace.input_embeddings, same.input_embeddings)
+    planned, _ = planned_trace(config, 1, 5)
+    assert [(s.name, s.shape) for s in planned] == [(s.name, s.shape) for s in trace.steps]
+    ids, mask = pad_tensors(torch.tensor([[1, 2]]), None, config)
+    assert ids.tolist() == [[1, 2, 2, 2]] and mask.tolist() == [[1, 1, 0, 0]]
+
+
+def test_an_arange_model_must_hold_the_pads_positions() -> None:
+    with pytest.raises(SequenceTooLongError, match="attention_window 4"):
+        window_padded([[1] * 9], [[1] * 9], _config(context=10))
+
+
+@pytest.mark.parametrize(("window", "pad"), [(0, 1), (-4, 1), (True, 1), (4, 32), (4, -1)])
+def test_a_bad_window_or_pad_id_is_refused(window: object, pad: object) -> None:
+    with pytest.raises(ConfigError):
+        _config(window=window, pad=pad)  # type: ignore[arg-type]
+
+
+_LED = {"model_type": "led", "vocab_size": 64, "d_model": 16,
+        "max_encoder_position_embeddings": 64, "pad_token_id": 1}  # fmt: skip
+
+
+def test_the_largest_window_of_the_layers_is_read() -> None:
+    model = parse_config({**_LED, "attention_window": [4, 8, 6]}, "config.json")
+    assert model.window == (8, 1)
+    fields = model.embed_fields()
+    assert fields["window"] == 8 and fields["window_pad_id"] == 1
+
+
+@pytest.mark.parametrize("bad", [3, 0, [4, 5], "512", [], None])
+def test_a_window_it_cannot_read_is_refused(bad: object) -> None:
+    with pytest.raises(ConfigError, match="attention_window"):
+        parse_config({**_LED, "attention_window": bad}, "config.json")
+
+
+def test_a_missing_pad_id_is_refused() -> None:
+    with pytest.raises(ConfigError, match="pad_token_id"):
+        parse_config({**_LED, "attention_window": 4, "pad_token_id": None}, "config.json")
