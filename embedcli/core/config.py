@@ -93,6 +93,9 @@ class EmbedConfig:
     # MobileBERT: the rows of the next, this and the previous token concatenated (zeros past
     # the ends), 3 x token_width wide, then the projection (which then always runs)
     trigram: bool = False
+    # RoCBERT: row 0 of tables this wide put beside each token's row (its shape and
+    # pronunciation tables, with no ids given), before the projection
+    concat_widths: tuple[int, ...] = ()
     # ESM's token dropout: rows of this (mask) token id zeroed, every row then × (1 - 0.15 × 0.8)
     # / (1 - the share of mask tokens among the sequence's unpadded tokens)
     token_dropout_id: int | None = None
@@ -130,21 +133,6 @@ class EmbedConfig:
             )
         self._check_model_fields()
         self._check_family_fields()
-        if self.block_layout not in BLOCK_LAYOUTS:
-            raise ConfigError(f"unknown block layout {self.block_layout!r}")
-        if self.window is not None and not _whole(self.window, 1):
-            raise ConfigError(
-                f"the attention window must be a positive integer, got {self.window!r}"
-            )
-        if not _whole(self.window_pad_id, 0) or self.window_pad_id >= self.vocab_size:
-            raise ConfigError(
-                f"the window's pad id must be a token id below {self.vocab_size}, "
-                f"got {self.window_pad_id!r}"
-            )
-        if not _whole(self.row0_tables, 0):
-            raise ConfigError(f"row0_tables must be a whole number, got {self.row0_tables!r}")
-        if isinstance(self.streams, bool) or not isinstance(self.streams, int) or self.streams < 1:
-            raise ConfigError(f"streams must be a positive integer, got {self.streams!r}")
         if self.dtype not in DTYPES:
             raise ConfigError(f"unknown dtype {self.dtype!r}; choose one of: {', '.join(DTYPES)}")
         in_table_dtype = self.sinusoid in TABLE_DTYPE_SINUSOIDS
@@ -204,6 +192,16 @@ class EmbedConfig:
                 "token_width",
                 self.token_width,
             ),
+            (self.block_layout in BLOCK_LAYOUTS, "block_layout", self.block_layout),
+            (_whole(self.streams, 1), "streams", self.streams),
+            (self.window is None or _whole(self.window, 1), "the attention window", self.window),
+            (
+                _whole(self.window_pad_id, 0) and self.window_pad_id < self.vocab_size,
+                "the window's pad id",
+                self.window_pad_id,
+            ),
+            (all(_whole(w, 1) for w in self.concat_widths), "concat_widths", self.concat_widths),
+            (_whole(self.row0_tables, 0), "row0_tables", self.row0_tables),
         )
         for good, name, value in checks:
             if not good:
@@ -226,12 +224,14 @@ class EmbedConfig:
         is placed around the norm (ALBERT, FNet: a Linear even between equal widths)."""
         if self.token_width is None:
             return False
-        return self.trigram or self.token_width != self.d_model or self.projection != "lookup"
+        if self.trigram or self.concat_widths:
+            return True
+        return self.token_width != self.d_model or self.projection != "lookup"
 
     @property
     def projected_width(self) -> int:
         """Width of what the projection reads: the table's, three tables' with trigram."""
-        return 3 * self.width if self.trigram else self.width
+        return (3 * self.width if self.trigram else self.width) + sum(self.concat_widths)
 
     @property
     def sum_width(self) -> int:
@@ -320,6 +320,7 @@ class EmbedConfig:
             "positions_first": False,
             "mask_multiply": False,
             "trigram": False,
+            "concat_widths": (),
             "token_dropout_id": None,
             "block_layout": "tokens",
             "window": None,

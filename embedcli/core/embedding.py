@@ -42,6 +42,7 @@ class EmbeddingTrace:
     projected_output: torch.Tensor | None = None  # (B, T, d): ALBERT's Linear, after the norm
     masked_embeddings: torch.Tensor | None = None  # (B, T, d): times the attention mask
     trigram_embeddings: torch.Tensor | None = None  # (B, T, 3w): MobileBERT's three rows
+    concat_embeddings: torch.Tensor | None = None  # (B, T, w + Σw_i): RoCBERT's rows side by side
     token_dropout_embeddings: torch.Tensor | None = None  # (B, T, w): ESM's rescaled rows
     # the same numbers as block 0 takes them, where that is not (B, T, d) (core.layouts)
     block_input: torch.Tensor | None = None
@@ -208,6 +209,7 @@ class InputEmbedding(nn.Module):
         self.token_type_embedding = None
         if found.token_type is not None:
             self.token_type_embedding = nn.Embedding.from_pretrained(found.token_type, freeze=True)
+        self.concat_tables = nn.ParameterList([nn.Parameter(t, False) for t in found.concat])
         self.row0_tables = nn.ParameterList([nn.Parameter(t, False) for t in found.row0])
         self.norm_weight = held(found.norm_weight)
         self.norm_bias = held(found.norm_bias)
@@ -261,6 +263,10 @@ class InputEmbedding(nn.Module):
         if config.trigram:  # MobileBERT: (B, T, w) -> (B, T, 3w)
             hidden = trigram(hidden)
             steps["trigram_embeddings"] = hidden
+        if config.concat_widths:  # RoCBERT: [row, shape row 0, pronunciation row 0]
+            beside = [t[0].expand(*hidden.shape[:-1], t.shape[1]) for t in self.concat_tables]
+            hidden = torch.cat([hidden, *beside], dim=-1)
+            steps["concat_embeddings"] = hidden
         projection = config.projection if self.project_in is not None else None
         if projection == "lookup":  # OPT: (B, T, w) -> (B, T, d)
             hidden = project(hidden, self.project_in, self.project_bias)
@@ -301,7 +307,7 @@ class InputEmbedding(nn.Module):
         names = ("position_ids", "position_embeddings", "rope_angles", "scaled_embeddings")
         names += ("projected_embeddings", "token_type_embeddings", "embedding_layernorm")
         names += ("projected_sum", "projected_output", "masked_embeddings", "trigram_embeddings")
-        names += ("token_dropout_embeddings", "block_input", "row0_embeddings")
+        names += ("token_dropout_embeddings", "block_input", "row0_embeddings", "concat_embeddings")
         if config.block_layout != "tokens":  # hyper-connection streams, time-major, ...
             steps["block_input"] = arrange(hidden, config)
         return EmbeddingTrace(

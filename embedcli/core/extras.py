@@ -24,6 +24,7 @@ class Extras:
     project_bias: torch.Tensor | None = None  # (d,): its bias, where the family's has one
     token_type: torch.Tensor | None = None  # (n, sum_width): the token-type table
     row0: tuple[torch.Tensor, ...] = ()  # (n_i, sum_width) each: tables whose row 0 is added
+    concat: tuple[torch.Tensor, ...] = ()  # (n_i, w_i) each: tables whose row 0 is put beside
     norm_weight: torch.Tensor | None = None  # (norm_width,); None: no norm, or a weightless one
     norm_bias: torch.Tensor | None = None  # (norm_width,); None: a norm without a bias
 
@@ -32,7 +33,7 @@ def seeded_extra(name: str, shape: tuple[int, ...]) -> torch.Tensor:
     """A family's other tensor as torch initialises its module (the RNG already seeded)."""
     if name == "project_in":  # (d, w): nn.Linear(w, d, bias=False)
         return nn.Linear(shape[1], shape[0], bias=False).weight.detach()
-    if name == "token_type" or name.startswith("row0_"):  # (1, d): nn.Embedding(1, d)
+    if name == "token_type" or name.startswith(("row0_", "concat_")):  # nn.Embedding(1, w)
         return nn.Embedding(*shape).weight.detach()
     return torch.ones(shape) if name == "norm_weight" else torch.zeros(shape)  # nn.LayerNorm
 
@@ -65,6 +66,9 @@ def make_extras(
         found.project_bias = given.get("project_bias")
     if config.token_types:
         found.token_type = tensor("token_type", 1, config.sum_width)
+    found.concat = tuple(
+        tensor(f"concat_{i}", 1, width) for i, width in enumerate(config.concat_widths)
+    )
     found.row0 = tuple(tensor(f"row0_{i}", 1, config.sum_width) for i in range(config.row0_tables))
     if config.norm_eps is not None and config.norm_kind not in WEIGHTLESS_NORMS:
         found.norm_weight = tensor("norm_weight", config.norm_width)

@@ -89,6 +89,8 @@ def planned_trace(
         steps.append(TraceStep.planned("token_dropout_embeddings", (b, t, config.width), dtype))
     if config.trigram:
         steps.append(TraceStep.planned("trigram_embeddings", (b, t, config.projected_width), dtype))
+    if config.concat_widths:
+        steps.append(TraceStep.planned("concat_embeddings", (b, t, config.projected_width), dtype))
     projection = config.projection if config.projects else None
     if projection == "lookup":
         steps.append(TraceStep.planned("projected_embeddings", tokens, dtype))  # (B, T, w) @ W.T

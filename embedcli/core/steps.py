@@ -23,6 +23,7 @@ STEP_ORDER = (
     "scaled_embeddings",
     "token_dropout_embeddings",
     "trigram_embeddings",
+    "concat_embeddings",
     "projected_embeddings",
     "token_type_embeddings",
     "position_ids",
@@ -45,6 +46,7 @@ STEP_LABELS = {
     "scaled_embeddings": "× scale",
     "token_dropout_embeddings": "token dropout's × 0.88 / (1 - masked share)",
     "trigram_embeddings": "[next, this, previous] rows",
+    "concat_embeddings": "[row, row 0 of more tables]",
     "projected_embeddings": "project_in",
     "token_type_embeddings": "+ token type 0",
     "position_embeddings": "+ positions",
@@ -193,6 +195,7 @@ def _input_formula(config: EmbedConfig, names: Collection[str]) -> str:
     """What the first block reads, as the sum and the steps that made it."""
     token = "token_embeddings"
     steps = ("scaled_embeddings", "token_dropout_embeddings", "trigram_embeddings")
+    steps += ("concat_embeddings",)
     for name in (*steps, "projected_embeddings"):
         if name in names:
             token = name
@@ -259,6 +262,12 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
         return (
             f"rows of mask token {config.token_dropout_id} zeroed, all × (1 - 0.12) / (1 - the "
             "sequence's share of mask tokens): ESM's token dropout at inference"
+        )
+    if name == "concat_embeddings":
+        widths = ", ".join(str(w) for w in config.concat_widths)
+        return (
+            f"each token's row with row 0 of {len(config.concat_widths)} more tables (widths "
+            f"{widths}; no ids given for them) beside it, for the Linear"
         )
     if name == "trigram_embeddings":
         return "the next, this and the previous token's rows side by side (zeros past the ends)"

@@ -188,6 +188,28 @@ register(
         window="attention_window",
         **_ROBERTA_LIKE,
     ),
+    # RoCBERT with concat_input (its default and its published model's): each token's row
+    # beside row 0 of its shape and pronunciation tables (no such ids given), a Linear with a
+    # bias back to hidden_size, then BERT's sum and LayerNorm
+    _encoder(
+        "RoCBERT",
+        "roc_bert",
+        "RoCBert",
+        "roc_bert",
+        project_in="embeddings.map_inputs_layer.weight",
+        project_bias=True,
+        project_when="always",
+        width=(),
+        concat_tables=(
+            ("embeddings.shape_embed.weight", "shape_embed_dim", "enable_shape"),
+            (
+                "embeddings.pronunciation_embed.weight",
+                "pronunciation_embed_dim",
+                "enable_pronunciation",
+            ),
+        ),
+        requires=(("concat_input", True),),
+    ),
     # X-MOD's language adapters sit in the layers; its input layer is RoBERTa's
     _encoder("X-MOD", "xmod", "Xmod", "roberta", **_ROBERTA_LIKE),
     # I-BERT without quant_mode: RoBERTa's sum, then IntLayerNorm's formula written out,

@@ -102,6 +102,10 @@ class Family:
     # (LayoutLM's x and y tables, read twice for an all-zero box); with ``row0_count``, one
     # key with {i}, for i below the length of that config list (TAPAS's type_vocab_sizes)
     row0_tables: tuple[str, ...] = ()
+    # tables whose row 0 is put beside each token's row before the projection: (key, the
+    # config field of its width, the config flag that switches it on) (RoCBERT's shape and
+    # pronunciation tables)
+    concat_tables: tuple[tuple[str, str, str], ...] = ()
     row0_count: str | None = None
     # an embedding norm's key prefix (weight and bias); a weightless norm_kind needs none
     norm: str | None = None
@@ -208,6 +212,7 @@ class Family:
             "scaled_embeddings": bool(self.scale),
             "token_dropout_embeddings": bool(self.token_dropout),
             "trigram_embeddings": self.trigram,
+            "concat_embeddings": bool(self.concat_tables),
             "projected_embeddings": projected and self.projection == "lookup",
             "token_type_embeddings": bool(self.token_type),
             "row0_embeddings": bool(self.row0_tables),

@@ -62,6 +62,7 @@ class ModelConfig:
     sliding_window: int | None = None  # sliding layers' attention window
     streams: int = 1  # copies of each row block 0 reads (hyper-connections), by its family
     row0_keys: tuple[str, ...] = ()  # tables whose row 0 is added after the positions
+    concat: tuple[tuple[str, int], ...] = ()  # (key, width): row 0 beside each token's row
     window: tuple[int | None, int] = (None, 0)  # (attention window, pad id): Longformer's
 
     def summary(self) -> dict[str, Any]:
@@ -117,6 +118,7 @@ class ModelConfig:
             block_layout=family.block_layout,
             streams=self.streams,
             row0_tables=len(self.row0_keys),
+            concat_widths=tuple(width for _, width in self.concat),
             window=self.window[0],
             window_pad_id=self.window[1],
         )
@@ -251,6 +253,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         rope_free_layers=familyfields.rope_free_layers(family, text, where),
         streams=familyfields.streams(family, text, where),
         row0_keys=familyfields.row0_keys(family, text, where),
+        concat=familyfields.concat_tables(family, text, where),
         window=familyfields.attention_window(family, text, where),
     )
 

@@ -323,6 +323,26 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def concat_tables(family: Family, text: dict[str, Any], where: str) -> tuple[tuple[str, int], ...]:
+    """(key, width) of each table whose row 0 is put beside the token rows, where its flag is
+    on (RoCBERT's enable_shape, enable_pronunciation)."""
+    found = []
+    for key, width_field, flag in family.concat_tables:
+        on = text.get(flag)
+        if not isinstance(on, bool):
+            raise ConfigError(f"{where}: {flag} must be true or false, got {on!r}")
+        if not on:
+            continue
+        width = text.get(width_field)
+        if not _whole(width) or width < 1:
+            raise ConfigError(f"{where}: {width_field} must be a positive integer, got {width!r}")
+        found.append((key, width))
+    if family.concat_tables and not found:  # the Linear would still run, from d to d
+        flags = " and ".join(flag for _, _, flag in family.concat_tables)
+        raise ConfigError(f"{where}: {flags} are all false, which embedcli does not read")
+    return tuple(found)
+
+
 def streams(family: Family, text: dict[str, Any], where: str) -> int:
     """How many copies of each row the first block reads (hyper-connections' hc_mult): 1 for
     a family without streams."""

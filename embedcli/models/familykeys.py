@@ -5,7 +5,7 @@ that has none of them is refused, with what it does have, never matched by resem
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import WeightsError
 from embedcli.models.keys import TableKeys
@@ -110,6 +110,8 @@ def family_tables(
             extras.append(("project_bias", locate(bias, "the projection's bias")))
     if family.token_type is not None:
         extras.append(("token_type", locate(family.token_type, "a token-type table")))
+    for i, (key, _) in enumerate(model.concat):  # RoCBERT's shape and pronunciation tables
+        extras.append((f"concat_{i}", locate(key, "a table whose row 0 is put beside the rows")))
     for i, key in enumerate(model.row0_keys):  # TAPAS's seven type tables, LayoutLM's box's
         extras.append((f"row0_{i}", locate(key, "a table whose row 0 is added")))
     if family.norm is not None:
@@ -151,7 +153,7 @@ def _check_extras(
     wanted: dict[str, tuple[object, ...]] = {
         "norm_weight": (normed,),
         "norm_bias": (normed,),
-        "project_in": (d_model, 3 * width if family and family.trigram and width else width),
+        "project_in": (d_model, _read_width(family, width, model)),
         "project_bias": (d_model,),
         "token_type": (None, summed),  # any number of types, at least one
     }
@@ -161,6 +163,8 @@ def _check_extras(
         wanted["position"] = (None, summed)
     for name, key in checks:
         info = checkpoint.info(key)
+        if name.startswith("concat_"):
+            wanted[name] = (None, model.concat[int(name.split("_")[1])][1])
         shape = wanted["token_type" if name.startswith("row0_") else name]
         fits = len(info.shape) == len(shape) and all(
             want is None or got == want for got, want in zip(info.shape, shape, strict=True)
@@ -171,3 +175,11 @@ def _check_extras(
                 f"{key} is a {info.shape} {info.dtype} tensor, but this model's steps need a "
                 f"floating-point tensor of shape {expected} there"
             )
+
+
+def _read_width(family: Any, width: int | None, model: ModelConfig) -> int | None:
+    """The width the projection reads: the table's, three tables' (MobileBERT's trigram), and
+    the rows put beside it (RoCBERT's)."""
+    if width is None:
+        return None
+    return (3 * width if family and family.trigram else width) + sum(w for _, w in model.concat)

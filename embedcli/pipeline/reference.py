@@ -169,6 +169,9 @@ def reference_embeddings(
         after = torch.cat([hidden[:, 1:], zero], dim=1)
         before = torch.cat([zero, hidden[:, :-1]], dim=1)
         hidden = torch.cat([after, hidden, before], dim=2)
+    for name in (f"concat_{i}" for i in range(len(config.concat_widths))):  # RoCBERT's
+        row = extras[name][0].to(dtype)
+        hidden = torch.cat([hidden, row.expand(*hidden.shape[:-1], row.shape[0])], dim=2)
     hidden = _after_lookup(config, hidden, _held(extras, dtype), _added(config, rows, position))
     if config.mask_multiply:  # the pads' rows become zeros; the others are multiplied by 1
         mask = torch.ones_like(ids) if attention_mask is None else attention_mask.cpu()
@@ -219,7 +222,8 @@ def _after_lookup(
     terms = [extras["token_type"][0] if "token_type" in extras else None]  # type 0
     terms.append(None if added is None else added.to(hidden.dtype))
     ordered = list(reversed(terms) if config.positions_first else terms)
-    rows = [extras[f"row0_{i}"][0] for i in range(config.row0_tables)]  # after the positions
+    names = [f"row0_{i}" for i in range(config.row0_tables)]  # a checkpoint's: after positions
+    rows = [extras[name][0] for name in names if name in extras]
     at = 1 if config.positions_first else 2  # just after the positions' place
     for term in [*ordered[:at], *rows, *ordered[at:]]:
         hidden = hidden if term is None else hidden + term

@@ -61,6 +61,9 @@ CASES: tuple[Case, ...] = (
     Case("gte", "gte", {"type_vocab_size": 2}, kind="masked"),
     Case("jina_embeddings_v3", "jina_embeddings_v3", kind="masked"),
     Case("eurobert", "eurobert", kind="masked"),
+    # row 0 of the shape and pronunciation tables beside each row, then a Linear
+    _learned("roc_bert", "roc_bert", shape_embed_dim=16, pronunciation_embed_dim=8),
+    _learned("roc_bert-shape", "roc_bert", shape_embed_dim=16, enable_pronunciation=False),
     # a weightless RMSNorm after the factorised lookup; layer 0 full attention reads the
     # value table too (named as not shown)
     Case("neomme", "neomme", {"embedding_rank": 24}, kind="masked", configure=_neomme),
@@ -82,10 +85,4 @@ CASES: tuple[Case, ...] = (
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
-LEFT_OUT: dict[str, str] = {
-    "roc_bert": (
-        "with concat_input (its default, and its published model's) each token's row is "
-        "concatenated with a shape row and a pronunciation row (from ids embedcli does not "
-        "take; row 0 without them) and put through a Linear before BERT's sum and LayerNorm"
-    ),
-}
+LEFT_OUT: dict[str, str] = {}

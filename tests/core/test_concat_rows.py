@@ -1,0 +1,72 @@
+"""RoCBERT's rows side by side (EmbedConfig.concat_widths) and TAPAS's and LayoutLM's row-0
+tables (row0_tables): the module, the planned shapes and the reference agree; configs that
+embedcli cannot read are refused by name."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from embedcli import EmbedConfig, build_embedding
+from embedcli.core.shapeplan import planned_trace
+from embedcli.errors import ConfigError
+from embedcli.models.config import parse_config
+
+IDS = torch.tensor([[1, 5, 9]])
+
+
+def test_rows_beside_each_token_feed_a_wider_projection() -> None:
+    config = EmbedConfig(vocab_size=16, d_model=8, context_length=8, positional="learned",
+                         token_width=8, concat_widths=(4, 2), norm_eps=1e-12)  # fmt: skip
+    assert config.projects and config.projected_width == 14
+    module = build_embedding(config)
+    trace = module.trace(IDS)
+    beside = trace.concat_embeddings
+    assert beside is not None and tuple(beside.shape) == (1, 3, 14)
+    assert torch.equal(beside[0, 0, 8:12], beside[0, 2, 8:12])  # the same row 0 for every token
+    planned, _ = planned_trace(config, 1, 3)
+    assert [(s.name, s.shape) for s in planned] == [(s.name, s.shape) for s in trace.steps]
+
+
+def test_row0_tables_are_added_after_the_positions() -> None:
+    config = EmbedConfig(vocab_size=16, d_model=8, context_length=8, positional="learned",
+                         row0_tables=3)  # fmt: skip
+    trace = build_embedding(config).trace(IDS)
+    shown = trace.row0_embeddings
+    assert shown is not None and tuple(shown.shape) == (1, 3, 8)
+    total = trace.token_embeddings + trace.position_embeddings + shown
+    assert torch.allclose(trace.input_embeddings, total, atol=1e-6)
+
+
+_ROC = {"model_type": "roc_bert", "vocab_size": 64, "hidden_size": 16,
+        "max_position_embeddings": 32, "num_attention_heads": 4, "concat_input": True}  # fmt: skip
+
+
+def test_the_tables_switched_on_are_read() -> None:
+    model = parse_config({**_ROC, "enable_shape": True, "enable_pronunciation": False,
+                          "shape_embed_dim": 4}, "config.json")  # fmt: skip
+    assert [w for _, w in model.concat] == [4]
+    assert model.embed_fields()["concat_widths"] == (4,)
+
+
+@pytest.mark.parametrize(
+    ("fields", "said"),
+    [
+        ({"enable_shape": False, "enable_pronunciation": False}, "all false"),
+        ({"enable_shape": "yes"}, "enable_shape"),
+        ({"shape_embed_dim": 0}, "shape_embed_dim"),
+        ({"concat_input": False}, "concat_input"),
+    ],
+)
+def test_what_it_cannot_read_is_refused(fields: dict, said: str) -> None:
+    with pytest.raises(ConfigError, match=said):
+        parse_config({**_ROC, **fields}, "config.json")
+
+
+def test_tapas_needs_its_list_of_type_sizes() -> None:
+    base = {"model_type": "tapas", "vocab_size": 64, "hidden_size": 16,
+            "max_position_embeddings": 32, "num_attention_heads": 4}  # fmt: skip
+    model = parse_config({**base, "type_vocab_sizes": [3, 5]}, "config.json")
+    assert model.row0_keys == tuple(f"embeddings.token_type_embeddings_{i}.weight" for i in (0, 1))
+    with pytest.raises(ConfigError, match="type_vocab_sizes"):
+        parse_config({**base, "type_vocab_sizes": []}, "config.json")
