@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 
 import typer
 
-from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES
+from embedcli.core.config import DTYPES
+from embedcli.core.kinds import POSITIONAL_FAMILIES
 from embedcli.errors import EncodingError, UsageError
 from embedcli.models.hub.session import HubAccess
 from embedcli.models.presets import preset_names

@@ -5,39 +5,21 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, get_args
 
+from embedcli.core.kinds import (
+    BLOCK_LAYOUTS,
+    POSITION_IDS,
+    POSITIONAL_FAMILIES,
+    TABLE_DTYPE_SINUSOIDS,
+    BlockLayout,
+    NormKind,
+    Positional,
+    PositionIds,
+    Projection,
+    ScaleRounding,
+)
 from embedcli.core.sinusoids import Sinusoid
 from embedcli.errors import ConfigError, InputTextError, SequenceTooLongError
 
-# Sinusoid layouts whose family computes the table in the embeddings' dtype (Pegasus-X: pe in
-# inputs_embeds.dtype), not in float32 and then cast: only float32 is exact here.
-TABLE_DTYPE_SINUSOIDS = frozenset({"halves_unpadded"})
-
-Positional = Literal["learned", "sinusoidal", "rope", "alibi", "relative", "none"]
-POSITIONAL_FAMILIES: tuple[Positional, ...] = get_args(Positional)
-# rope, alibi (a bias per head on the attention scores) and relative (T5's buckets) act inside
-# attention: they add nothing to the tensor the first block reads
-INSIDE_ATTENTION: tuple[Positional, ...] = ("rope", "alibi", "relative", "none")
-PositionIds = Literal["arange", "mask", "padding"]  # how a model numbers positions
-POSITION_IDS: tuple[PositionIds, ...] = get_args(PositionIds)
-ScaleRounding = Literal["dtype", "float"]  # the input scale rounded to the tables' dtype, or not
-# where a family's projection runs: "lookup" (OPT's project_in, right after the lookup),
-# "before_norm" (DeBERTa's embed_proj of the sum), "after_norm" (ALBERT's and ELECTRA's Linear
-# from the table's width to d_model, after the embedding norm)
-Projection = Literal["lookup", "before_norm", "after_norm"]
-# nonorm: MobileBERT's weight * x + bias; float32: a LayerNorm written out in float32
-# (DeBERTa's: mean, variance, (x - mean) / sqrt(variance + eps), then weight * x + bias);
-# weightless_rmsnorm: an RMSNorm in float32 with no weight at all, cast back (nanochat's:
-# x * rsqrt(mean(x^2) + eps)); weightless_rmsnorm_pow: the same written with a power, x *
-# (mean(x^2) + eps)^-0.5 (NeoMME's; its last bit may differ from rsqrt's)
-NormKind = Literal[
-    "layernorm", "rmsnorm", "nonorm", "float32", "weightless_rmsnorm", "weightless_rmsnorm_pow"
-]
-# no tensor to read
-WEIGHTLESS_NORMS: frozenset[str] = frozenset({"weightless_rmsnorm", "weightless_rmsnorm_pow"})
-# how the first block takes the input embeddings (core.layouts): as they are, or the same
-# numbers arranged otherwise (hyper-connection streams, time-major, channels first)
-BlockLayout = Literal["tokens", "streams", "streams_flat", "time_major", "channels_first"]
-BLOCK_LAYOUTS: tuple[BlockLayout, ...] = get_args(BlockLayout)
 DType = Literal["float32", "float16", "bfloat16"]
 DTYPES: tuple[DType, ...] = get_args(DType)
 
@@ -84,6 +66,7 @@ class EmbedConfig:
     # tables whose row 0 is added after the positions, in turn (TAPAS's seven token-type
     # tables, LayoutLM's box coordinates of an all-zero box): how many
     row0_tables: int = 0
+    replaced_id: int | None = None  # T5Gemma 2: this id's rows become a learned row (its EOI)
     norm_eps: float | None = None  # a LayerNorm before the first block (BLOOM, BERT), its eps
     token_width: int | None = None  # the token table's width when a projection follows (OPT)
     projection: Projection = "lookup"  # where the projection from token_width runs
@@ -202,6 +185,11 @@ class EmbedConfig:
             ),
             (all(_whole(w, 1) for w in self.concat_widths), "concat_widths", self.concat_widths),
             (_whole(self.row0_tables, 0), "row0_tables", self.row0_tables),
+            (
+                self.replaced_id is None or _whole(self.replaced_id, 0),
+                "replaced_id",
+                self.replaced_id,
+            ),
         )
         for good, name, value in checks:
             if not good:
@@ -313,6 +301,7 @@ class EmbedConfig:
             "sinusoid": "interleaved",
             "token_types": False,
             "row0_tables": 0,
+            "replaced_id": None,
             "norm_eps": None,
             "token_width": None,
             "projection": "lookup",

@@ -42,6 +42,7 @@ class EmbeddingTrace:
     projected_output: torch.Tensor | None = None  # (B, T, d): ALBERT's Linear, after the norm
     masked_embeddings: torch.Tensor | None = None  # (B, T, d): times the attention mask
     trigram_embeddings: torch.Tensor | None = None  # (B, T, 3w): MobileBERT's three rows
+    replaced_embeddings: torch.Tensor | None = None  # (B, T, w): one id's rows replaced
     concat_embeddings: torch.Tensor | None = None  # (B, T, w + Σw_i): RoCBERT's rows side by side
     token_dropout_embeddings: torch.Tensor | None = None  # (B, T, w): ESM's rescaled rows
     # the same numbers as block 0 takes them, where that is not (B, T, d) (core.layouts)
@@ -209,6 +210,7 @@ class InputEmbedding(nn.Module):
         self.token_type_embedding = None
         if found.token_type is not None:
             self.token_type_embedding = nn.Embedding.from_pretrained(found.token_type, freeze=True)
+        self.replacement = held(found.replacement)  # (w,)
         self.concat_tables = nn.ParameterList([nn.Parameter(t, False) for t in found.concat])
         self.row0_tables = nn.ParameterList([nn.Parameter(t, False) for t in found.row0])
         self.norm_weight = held(found.norm_weight)
@@ -256,6 +258,10 @@ class InputEmbedding(nn.Module):
             else:  # a Python float, as Granite's embedding_multiplier
                 hidden = hidden * float(config.embed_scale)
             steps["scaled_embeddings"] = hidden
+        if config.replaced_id is not None:  # T5Gemma 2: its EOI id's rows, a learned row
+            hit = (input_ids == config.replaced_id).unsqueeze(-1)  # (B, T, 1)
+            hidden = torch.where(hit, self.replacement.to(hidden.dtype), hidden)
+            steps["replaced_embeddings"] = hidden
         if config.token_dropout_id is not None:  # ESM: (B, T, w), mask rows zeroed, rescaled
             mask = None if attention_mask is None else attention_mask.to(hidden.device)
             hidden = token_dropout(hidden, input_ids, config.token_dropout_id, mask)
@@ -308,6 +314,7 @@ class InputEmbedding(nn.Module):
         names += ("projected_embeddings", "token_type_embeddings", "embedding_layernorm")
         names += ("projected_sum", "projected_output", "masked_embeddings", "trigram_embeddings")
         names += ("token_dropout_embeddings", "block_input", "row0_embeddings", "concat_embeddings")
+        names += ("replaced_embeddings",)
         if config.block_layout != "tokens":  # hyper-connection streams, time-major, ...
             steps["block_input"] = arrange(hidden, config)
         return EmbeddingTrace(

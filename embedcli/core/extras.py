@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from embedcli.core.config import WEIGHTLESS_NORMS, EmbedConfig
+from embedcli.core.config import EmbedConfig
+from embedcli.core.kinds import WEIGHTLESS_NORMS
 from embedcli.errors import WeightsError
 
 
@@ -25,6 +26,7 @@ class Extras:
     token_type: torch.Tensor | None = None  # (n, sum_width): the token-type table
     row0: tuple[torch.Tensor, ...] = ()  # (n_i, sum_width) each: tables whose row 0 is added
     concat: tuple[torch.Tensor, ...] = ()  # (n_i, w_i) each: tables whose row 0 is put beside
+    replacement: torch.Tensor | None = None  # (w,): the row that replaces replaced_id's rows
     norm_weight: torch.Tensor | None = None  # (norm_width,); None: no norm, or a weightless one
     norm_bias: torch.Tensor | None = None  # (norm_width,); None: a norm without a bias
 
@@ -66,6 +68,8 @@ def make_extras(
         found.project_bias = given.get("project_bias")
     if config.token_types:
         found.token_type = tensor("token_type", 1, config.sum_width)
+    if config.replaced_id is not None:  # a learned row, zeros as T5Gemma 2 initialises it
+        found.replacement = tensor("replacement", config.width)
     found.concat = tuple(
         tensor(f"concat_{i}", 1, width) for i, width in enumerate(config.concat_widths)
     )

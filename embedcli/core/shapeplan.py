@@ -85,6 +85,8 @@ def planned_trace(
     ]
     if config.embed_scale != 1.0:
         steps.append(TraceStep.planned("scaled_embeddings", (b, t, config.width), dtype))
+    if config.replaced_id is not None:
+        steps.append(TraceStep.planned("replaced_embeddings", (b, t, config.width), dtype))
     if config.token_dropout_id is not None:
         steps.append(TraceStep.planned("token_dropout_embeddings", (b, t, config.width), dtype))
     if config.trigram:

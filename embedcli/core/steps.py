@@ -13,7 +13,8 @@ import struct
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from embedcli.core.config import DEFAULT_ROPE_THETA, INSIDE_ATTENTION, EmbedConfig
+from embedcli.core.config import DEFAULT_ROPE_THETA, EmbedConfig
+from embedcli.core.kinds import INSIDE_ATTENTION
 from embedcli.core.layouts import layout_operation
 
 # The order of the traced tensors, as the module makes them (input_embeddings last).
@@ -21,6 +22,7 @@ STEP_ORDER = (
     "input_ids",
     "token_embeddings",
     "scaled_embeddings",
+    "replaced_embeddings",
     "token_dropout_embeddings",
     "trigram_embeddings",
     "concat_embeddings",
@@ -44,6 +46,7 @@ STEP_ORDER = (
 STEP_LABELS = {
     "token_embeddings": "lookup",
     "scaled_embeddings": "× scale",
+    "replaced_embeddings": "one id's rows replaced",
     "token_dropout_embeddings": "token dropout's × 0.88 / (1 - masked share)",
     "trigram_embeddings": "[next, this, previous] rows",
     "concat_embeddings": "[row, row 0 of more tables]",
@@ -195,7 +198,7 @@ def _input_formula(config: EmbedConfig, names: Collection[str]) -> str:
     """What the first block reads, as the sum and the steps that made it."""
     token = "token_embeddings"
     steps = ("scaled_embeddings", "token_dropout_embeddings", "trigram_embeddings")
-    steps += ("concat_embeddings",)
+    steps += ("concat_embeddings", "replaced_embeddings")
     for name in (*steps, "projected_embeddings"):
         if name in names:
             token = name
@@ -262,6 +265,11 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
         return (
             f"rows of mask token {config.token_dropout_id} zeroed, all × (1 - 0.12) / (1 - the "
             "sequence's share of mask tokens): ESM's token dropout at inference"
+        )
+    if name == "replaced_embeddings":
+        return (
+            f"the rows of id {config.replaced_id} replaced by the model's own learned row "
+            "(T5Gemma 2's eoi_embedding)"
         )
     if name == "concat_embeddings":
         widths = ", ".join(str(w) for w in config.concat_widths)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from embedcli.core.config import (
+from embedcli.core.kinds import (
     WEIGHTLESS_NORMS,
     BlockLayout,
     NormKind,
@@ -32,8 +32,8 @@ from embedcli.core.config import (
     PositionIds,
     Projection,
     ScaleRounding,
-    Sinusoid,
 )
+from embedcli.core.sinusoids import Sinusoid
 from embedcli.core.steps import NORM_NAMES, STEP_LABELS, STEP_ORDER
 from embedcli.errors import ConfigError
 from embedcli.families.params import Fields, Formula, ParameterCount
@@ -106,6 +106,10 @@ class Family:
     # config field of its width, the config flag that switches it on) (RoCBERT's shape and
     # pronunciation tables)
     concat_tables: tuple[tuple[str, str, str], ...] = ()
+    # (the config field of an id, the key of a learned row): that id's rows are replaced by the
+    # row after the scale (T5Gemma 2: eoi_token_index, embed_tokens.eoi_embedding); the field
+    # is read from the outer config first
+    replaced_row: tuple[str, str] | None = None
     row0_count: str | None = None
     # an embedding norm's key prefix (weight and bias); a weightless norm_kind needs none
     norm: str | None = None
@@ -213,6 +217,7 @@ class Family:
             "token_dropout_embeddings": bool(self.token_dropout),
             "trigram_embeddings": self.trigram,
             "concat_embeddings": bool(self.concat_tables),
+            "replaced_embeddings": bool(self.replaced_row),
             "projected_embeddings": projected and self.projection == "lookup",
             "token_type_embeddings": bool(self.token_type),
             "row0_embeddings": bool(self.row0_tables),

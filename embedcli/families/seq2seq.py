@@ -102,6 +102,24 @@ register(
         text_path=("encoder",),
         stacks=("encoder", "decoder"),
     ),
+    # T5Gemma 2: Gemma 3's input layer in its encoder's text model (× √d rounded to the
+    # tables' dtype, rope per layer type), and then the rows of eoi_token_index replaced by
+    # the learned eoi_embedding (T5Gemma2TextScaledWordEmbedding)
+    Family(
+        name="T5Gemma 2 (encoder)",
+        model_types=("t5gemma2",),
+        architectures=("T5Gemma2Model", "T5Gemma2ForConditionalGeneration"),
+        # saved without text_model (transformers renames the keys on save), read either way
+        prefixes=("model.encoder", "encoder", "model.encoder.text_model", "encoder.text_model"),
+        scale="sqrt_d",
+        scale_rounding="dtype",
+        text_config=("t5gemma2",),
+        text_path=("encoder", "text_config"),
+        stacks=("encoder", "decoder"),
+        replaced_row=("eoi_token_index", "embed_tokens.eoi_embedding"),
+        head="lm_head.out_proj.weight",
+        side_inputs=(("encoder.vision_config", "its image tower, whose rows replace image ids"),),
+    ),
     # SeamlessM4T's text-to-text model (the sequence-to-sequence class): its text encoder is
     # M2M100's; the speech encoder, the text-to-unit model and the vocoder are other classes
     Family(

@@ -63,6 +63,7 @@ class ModelConfig:
     streams: int = 1  # copies of each row block 0 reads (hyper-connections), by its family
     row0_keys: tuple[str, ...] = ()  # tables whose row 0 is added after the positions
     concat: tuple[tuple[str, int], ...] = ()  # (key, width): row 0 beside each token's row
+    replaced: tuple[int, str] | None = None  # (id, key of the row its rows become)
     window: tuple[int | None, int] = (None, 0)  # (attention window, pad id): Longformer's
 
     def summary(self) -> dict[str, Any]:
@@ -119,6 +120,7 @@ class ModelConfig:
             streams=self.streams,
             row0_tables=len(self.row0_keys),
             concat_widths=tuple(width for _, width in self.concat),
+            replaced_id=None if self.replaced is None else self.replaced[0],
             window=self.window[0],
             window_pad_id=self.window[1],
         )
@@ -254,6 +256,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         streams=familyfields.streams(family, text, where),
         row0_keys=familyfields.row0_keys(family, text, where),
         concat=familyfields.concat_tables(family, text, where),
+        replaced=familyfields.replaced_row(family, data, text, where),
         window=familyfields.attention_window(family, text, where),
     )
 

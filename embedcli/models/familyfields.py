@@ -343,6 +343,23 @@ def concat_tables(family: Family, text: dict[str, Any], where: str) -> tuple[tup
     return tuple(found)
 
 
+def replaced_row(
+    family: Family, data: dict[str, Any], text: dict[str, Any], where: str
+) -> tuple[int, str] | None:
+    """(the id whose rows are replaced, the key of the row), from the outer config's field
+    first (T5Gemma 2 keeps eoi_token_index there and on its encoder)."""
+    if family.replaced_row is None:
+        return None
+    field, key = family.replaced_row
+    value = data.get(field, text.get(field))
+    if not _whole(value) or value < 0:
+        raise ConfigError(
+            f"{where}: {family.name} replaces the rows of the id in {field}, which must be a "
+            f"non-negative integer, got {value!r}"
+        )
+    return value, key
+
+
 def streams(family: Family, text: dict[str, Any], where: str) -> int:
     """How many copies of each row the first block reads (hyper-connections' hc_mult): 1 for
     a family without streams."""

@@ -110,6 +110,8 @@ def family_tables(
             extras.append(("project_bias", locate(bias, "the projection's bias")))
     if family.token_type is not None:
         extras.append(("token_type", locate(family.token_type, "a token-type table")))
+    if model.replaced is not None:  # T5Gemma 2's eoi_embedding
+        extras.append(("replacement", locate(model.replaced[1], "the row its EOI id reads")))
     for i, (key, _) in enumerate(model.concat):  # RoCBERT's shape and pronunciation tables
         extras.append((f"concat_{i}", locate(key, "a table whose row 0 is put beside the rows")))
     for i, key in enumerate(model.row0_keys):  # TAPAS's seven type tables, LayoutLM's box's
@@ -155,6 +157,7 @@ def _check_extras(
         "norm_bias": (normed,),
         "project_in": (d_model, _read_width(family, width, model)),
         "project_bias": (d_model,),
+        "replacement": (width,),
         "token_type": (None, summed),  # any number of types, at least one
     }
     checks = [(name, key) for name, key in extras if key is not None]

@@ -89,6 +89,7 @@ _ROLES = {
     "norm_bias": "embedding LayerNorm bias",
     "project_in": "projection to hidden_size (project_in)",
     "project_bias": "the projection's bias",
+    "replacement": "the row that replaces one id's rows (T5Gemma 2's EOI)",
 }
 
 

@@ -162,6 +162,9 @@ def reference_embeddings(
             hidden = hidden * torch.tensor(config.embed_scale, dtype=dtype)
         else:
             hidden = hidden * config.embed_scale
+    if config.replaced_id is not None and "replacement" in extras:  # T5Gemma 2's EOI row
+        hit = (ids == config.replaced_id).unsqueeze(-1)
+        hidden = torch.where(hit, extras["replacement"].to(dtype), hidden)
     if config.token_dropout_id is not None:  # ESM: its mask token's rows zeroed, rescaled
         hidden = token_dropout(hidden, ids, config.token_dropout_id, attention_mask)
     if config.trigram:  # MobileBERT: [row t + 1, row t, row t - 1], zeros past the ends

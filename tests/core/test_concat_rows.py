@@ -38,6 +38,36 @@ def test_row0_tables_are_added_after_the_positions() -> None:
     assert torch.allclose(trace.input_embeddings, total, atol=1e-6)
 
 
+def test_one_ids_rows_are_replaced_by_the_learned_row() -> None:
+    config = EmbedConfig(vocab_size=16, d_model=8, context_length=8, positional="rope",
+                         embed_scale=2.0, replaced_id=5)  # fmt: skip
+    table = torch.randn(16, 8)
+    row = torch.arange(8.0)
+    module = build_embedding(config, tables=(table, None), extras={"replacement": row})
+    trace = module.trace(torch.tensor([[1, 5, 9, 5]]))
+    got = trace.input_embeddings[0]
+    assert torch.equal(got[1], row) and torch.equal(got[3], row)
+    assert torch.equal(got[0], table[1] * 2.0)
+    assert [s.name for s in trace.steps][2:4] == ["scaled_embeddings", "replaced_embeddings"]
+    planned, _ = planned_trace(config, 1, 4)
+    assert [(s.name, s.shape) for s in planned] == [(s.name, s.shape) for s in trace.steps]
+
+
+def test_the_replaced_id_is_read_from_the_outer_config() -> None:
+    config = {
+        "model_type": "t5gemma2", "eoi_token_index": 7,
+        "encoder": {"model_type": "t5gemma2_encoder", "eoi_token_index": 7,
+                    "text_config": {"model_type": "t5gemma2_text", "vocab_size": 64,
+                                    "hidden_size": 16, "num_attention_heads": 4,
+                                    "head_dim": 4, "max_position_embeddings": 32}},
+        "decoder": {"model_type": "t5gemma2_decoder", "vocab_size": 64},
+    }  # fmt: skip
+    model = parse_config(config, "config.json")
+    assert model.replaced is not None and model.replaced[0] == 7
+    with pytest.raises(ConfigError, match="eoi_token_index"):
+        parse_config({**config, "eoi_token_index": -1}, "config.json")
+
+
 _ROC = {"model_type": "roc_bert", "vocab_size": 64, "hidden_size": 16,
         "max_position_embeddings": 32, "num_attention_heads": 4, "concat_input": True}  # fmt: skip
 

@@ -131,7 +131,8 @@ def _named_values() -> dict[str, Values]:
     """(usual, odd) values for the parameters whose names say what they hold."""
     from tiktoken.model import MODEL_TO_ENCODING
 
-    from embedcli.core.config import DTYPES, POSITIONAL_FAMILIES
+    from embedcli.core.config import DTYPES
+    from embedcli.core.kinds import POSITIONAL_FAMILIES
     from embedcli.models.presets import preset_names
     from embedcli.tokenization.encodings import BUNDLED_ENCODINGS
 
