@@ -211,6 +211,7 @@ class InputEmbedding(nn.Module):
         if found.token_type is not None:
             self.token_type_embedding = nn.Embedding.from_pretrained(found.token_type, freeze=True)
         self.replacement = held(found.replacement)  # (w,)
+        self.altup = nn.ParameterList([nn.Parameter(t, False) for t in found.altup])
         self.concat_tables = nn.ParameterList([nn.Parameter(t, False) for t in found.concat])
         self.row0_tables = nn.ParameterList([nn.Parameter(t, False) for t in found.row0])
         self.norm_weight = held(found.norm_weight)
@@ -316,7 +317,7 @@ class InputEmbedding(nn.Module):
         names += ("token_dropout_embeddings", "block_input", "row0_embeddings", "concat_embeddings")
         names += ("replaced_embeddings",)
         if config.block_layout != "tokens":  # hyper-connection streams, time-major, ...
-            steps["block_input"] = arrange(hidden, config)
+            steps["block_input"] = arrange(hidden, config, list(self.altup))
         return EmbeddingTrace(
             input_ids=input_ids,
             token_embeddings=looked_up,

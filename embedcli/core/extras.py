@@ -27,13 +27,14 @@ class Extras:
     row0: tuple[torch.Tensor, ...] = ()  # (n_i, sum_width) each: tables whose row 0 is added
     concat: tuple[torch.Tensor, ...] = ()  # (n_i, w_i) each: tables whose row 0 is put beside
     replacement: torch.Tensor | None = None  # (w,): the row that replaces replaced_id's rows
+    altup: tuple[torch.Tensor, ...] = ()  # (d, d) each: Gemma 3n's AltUp projections
     norm_weight: torch.Tensor | None = None  # (norm_width,); None: no norm, or a weightless one
     norm_bias: torch.Tensor | None = None  # (norm_width,); None: a norm without a bias
 
 
 def seeded_extra(name: str, shape: tuple[int, ...]) -> torch.Tensor:
     """A family's other tensor as torch initialises its module (the RNG already seeded)."""
-    if name == "project_in":  # (d, w): nn.Linear(w, d, bias=False)
+    if name == "project_in" or name.startswith("altup_"):  # (d, w): nn.Linear(w, d, bias=False)
         return nn.Linear(shape[1], shape[0], bias=False).weight.detach()
     if name == "token_type" or name.startswith(("row0_", "concat_")):  # nn.Embedding(1, w)
         return nn.Embedding(*shape).weight.detach()
@@ -70,6 +71,9 @@ def make_extras(
         found.token_type = tensor("token_type", 1, config.sum_width)
     if config.replaced_id is not None:  # a learned row, zeros as T5Gemma 2 initialises it
         found.replacement = tensor("replacement", config.width)
+    if config.block_layout == "altup":  # streams - 1 projections of the embeddings
+        d = config.d_model
+        found.altup = tuple(tensor(f"altup_{i}", d, d) for i in range(config.streams - 1))
     found.concat = tuple(
         tensor(f"concat_{i}", 1, width) for i, width in enumerate(config.concat_widths)
     )

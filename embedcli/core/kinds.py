@@ -34,5 +34,6 @@ NormKind = Literal[
 WEIGHTLESS_NORMS: frozenset[str] = frozenset({"weightless_rmsnorm", "weightless_rmsnorm_pow"})
 # how the first block takes the input embeddings (core.layouts): as they are, or the same
 # numbers arranged otherwise (hyper-connection streams, time-major, channels first)
-BlockLayout = Literal["tokens", "streams", "streams_flat", "time_major", "channels_first"]
+# altup: Gemma 3n's stack of the embeddings and their AltUp projections, (n, B, T, d)
+BlockLayout = Literal["tokens", "streams", "streams_flat", "time_major", "channels_first", "altup"]
 BLOCK_LAYOUTS: tuple[BlockLayout, ...] = get_args(BlockLayout)

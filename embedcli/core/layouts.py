@@ -6,10 +6,13 @@ tensor itself: the same numbers, arranged as the block reads them.
 - ``streams_flat``: the copies side by side, (B, T, n·d) (Qwen 4 Exp's ``repeat``).
 - ``time_major``: (T, B, d), as XLNet and FSMT's encoders transpose their batches.
 - ``channels_first``: (B, d, T), as SqueezeBERT's encoder permutes for its 1-D convolutions.
+- ``altup``: Gemma 3n's (n, B, T, d) stack: the embeddings x, then each of its n - 1 AltUp
+  projections of x rescaled to x's root mean square (``Gemma3nTextModel.forward``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from embedcli.core.config import EmbedConfig
@@ -26,12 +29,19 @@ LAYOUT_WORDS = {
     "time_major": "input_embeddings.transpose(0, 1): time-major, (T, B, d)",
     "channels_first": "input_embeddings.permute(0, 2, 1): channels first for 1-D convolutions, "
     "(B, d, T)",
+    "altup": "stack([x, then each of {m} AltUp projections of x, × rms(x) / rms(projection)]): "
+    "{n} streams, ({n}, B, T, d)",
 }
 
 
-def arrange(hidden: torch.Tensor, config: EmbedConfig) -> torch.Tensor:
-    """(B, T, d) -> the tensor the first block reads, by ``config.block_layout``."""
+def arrange(
+    hidden: torch.Tensor, config: EmbedConfig, altup: Sequence[torch.Tensor] = ()
+) -> torch.Tensor:
+    """(B, T, d) -> the tensor the first block reads, by ``config.block_layout`` (``altup``:
+    Gemma 3n's (d, d) projection weights)."""
     layout, n = config.block_layout, config.streams
+    if layout == "altup":
+        return altup_stack(hidden, altup)
     if layout == "streams":
         return hidden.unsqueeze(2).expand(-1, -1, n, -1).contiguous()
     if layout == "streams_flat":
@@ -43,6 +53,27 @@ def arrange(hidden: torch.Tensor, config: EmbedConfig) -> torch.Tensor:
     return hidden
 
 
+def altup_stack(x: torch.Tensor, weights: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Gemma 3n's AltUp streams, as its model computes them in x's dtype: x, then each
+    projection p = x @ W.T scaled by mean(x²)^0.5 / sqrt(max(mean(p²), 1e-5)); stacked first."""
+    from torch.nn.functional import linear  # lazy: this module is imported without torch
+
+    target = (x**2).mean(dim=-1, keepdim=True) ** 0.5
+    streams = [x]
+    for weight in weights:
+        p = linear(x, weight)
+        magnitude = (p**2).mean(dim=-1, keepdim=True).clamp(min=1e-5).sqrt()
+        streams.append(p * target / magnitude)
+    return stack_first(streams)
+
+
+def stack_first(tensors: list[torch.Tensor]) -> torch.Tensor:
+    """torch.stack(tensors, dim=0), without importing torch at module load."""
+    import torch
+
+    return torch.stack(tensors, dim=0)
+
+
 def arranged_shape(shape: tuple[int, ...], config: EmbedConfig) -> tuple[int, ...]:
     """The shape :func:`arrange` gives a (B, T, d) ``shape``."""
     b, t, d = shape
@@ -52,9 +83,11 @@ def arranged_shape(shape: tuple[int, ...], config: EmbedConfig) -> tuple[int, ..
         "streams_flat": (b, t, n * d),
         "time_major": (t, b, d),
         "channels_first": (b, d, t),
+        "altup": (n, b, t, d),
     }.get(config.block_layout, shape)
 
 
 def layout_operation(config: EmbedConfig) -> str:
     """The block_input step's operation."""
-    return LAYOUT_WORDS[config.block_layout].format(n=config.streams) + ": what block 0 reads"
+    n = config.streams
+    return LAYOUT_WORDS[config.block_layout].format(n=n, m=n - 1) + ": what block 0 reads"

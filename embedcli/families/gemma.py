@@ -166,7 +166,8 @@ register(
     ),
     rope_family("VaultGemma", "vaultgemma", arch="VaultGemma", **_SQRT),
     # Gemma 3n's first block reads altup_num_inputs streams stacked, (4, B, T, d): the scaled
-    # token embeddings and three projections of them rescaled to their RMS (AltUp)
+    # token embeddings and three projections of them rescaled to their RMS (AltUp); its
+    # per-layer inputs are each block's side input
     Family(
         name="Gemma 3n",
         model_types=("gemma3n_text", "gemma3n"),
@@ -174,10 +175,15 @@ register(
         prefixes=_GEMMA4_PREFIXES,
         **_SQRT,
         text_config=("gemma3n",),
-        refusal=(
-            "its first block reads a stack of altup_num_inputs streams (the scaled token "
-            "embeddings and their AltUp projections, each rescaled to their root mean square), "
-            "which embedcli does not compute; it shows one (batch, tokens, d_model) input"
+        block_layout="altup",
+        streams="altup_num_inputs",
+        altup="altup_projections.{i}.weight",
+        side_inputs=(
+            (
+                "per_layer_inputs",
+                "each block's own rows: embed_tokens_per_layer plus a projection of the token "
+                "rows, per layer",
+            ),
         ),
     ),
     # Gemma 4: the first block reads the scaled token embeddings; the per-layer embeddings

@@ -167,6 +167,8 @@ class Family:
     # ``streams``), time_major (T, B, d), channels_first (B, d, T)
     block_layout: BlockLayout = "tokens"
     streams: str | None = None  # the config field of the stream count (hc_mult)
+    # the key of AltUp's projection i (with {i}), for the altup layout (Gemma 3n's)
+    altup: str | None = None
     # the config field of the window the ids are padded to a multiple of, with pad_token_id,
     # before the lookup (Longformer's, LED's attention_window)
     window: str | None = None

@@ -172,7 +172,7 @@ def layout_summary(family: Family | None, streams: int) -> dict[str, Any] | None
     said = {"layout": family.block_layout}
     if family.streams is not None:
         said["streams"] = streams
-    said["how"] = LAYOUT_WORDS[family.block_layout].format(n=streams)
+    said["how"] = LAYOUT_WORDS[family.block_layout].format(n=streams, m=streams - 1)
     return said
 
 

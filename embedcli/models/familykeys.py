@@ -110,6 +110,9 @@ def family_tables(
             extras.append(("project_bias", locate(bias, "the projection's bias")))
     if family.token_type is not None:
         extras.append(("token_type", locate(family.token_type, "a token-type table")))
+    if family.altup is not None:  # Gemma 3n: streams - 1 AltUp projections
+        for i in range(model.streams - 1):
+            extras.append((f"altup_{i}", locate(family.altup.format(i=i), "an AltUp projection")))
     if model.replaced is not None:  # T5Gemma 2's eoi_embedding
         extras.append(("replacement", locate(model.replaced[1], "the row its EOI id reads")))
     for i, (key, _) in enumerate(model.concat):  # RoCBERT's shape and pronunciation tables
@@ -166,6 +169,8 @@ def _check_extras(
         wanted["position"] = (None, summed)
     for name, key in checks:
         info = checkpoint.info(key)
+        if name.startswith("altup_"):
+            wanted[name] = (d_model, d_model)
         if name.startswith("concat_"):
             wanted[name] = (None, model.concat[int(name.split("_")[1])][1])
         shape = wanted["token_type" if name.startswith("row0_") else name]

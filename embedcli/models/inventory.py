@@ -102,7 +102,9 @@ def _input_layer(keys: TableKeys, source: ModelSource) -> dict[str, str]:
             f" (position 0 is row {before})" if before else ""
         )
     for name, key in keys.extras:  # a table read twice (LayoutLM's x) is named once
-        if name.startswith("concat_"):
+        if name.startswith("altup_"):
+            roles[key] = "an AltUp projection of the token rows (a stream block 0 reads)"
+        elif name.startswith("concat_"):
             roles[key] = "table whose row 0 is put beside each row (no ids given)"
         elif name.startswith("row0_"):
             roles.setdefault(key, "table whose row 0 is added (ids all zero)")

@@ -179,7 +179,7 @@ def reference_embeddings(
     if config.mask_multiply:  # the pads' rows become zeros; the others are multiplied by 1
         mask = torch.ones_like(ids) if attention_mask is None else attention_mask.cpu()
         hidden = hidden * mask.to(dtype)[:, :, None]
-    return arranged(config, hidden).double(), source
+    return arranged(config, hidden, extras).double(), source
 
 
 def _held(extras: dict[str, torch.Tensor], dtype: torch.dtype) -> dict[str, torch.Tensor]:

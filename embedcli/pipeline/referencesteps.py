@@ -12,12 +12,24 @@ if TYPE_CHECKING:
     from embedcli.core.config import EmbedConfig
 
 
-def arranged(config: EmbedConfig, hidden: torch.Tensor) -> torch.Tensor:
+def arranged(
+    config: EmbedConfig, hidden: torch.Tensor, extras: dict[str, torch.Tensor] | None = None
+) -> torch.Tensor:
     """(B, T, d) as the family's first block takes it, written out again here: n copies of each
-    row (hyper-connection streams, stacked or side by side), time-major, channels first."""
+    row (hyper-connection streams, stacked or side by side), time-major, channels first, or
+    Gemma 3n's AltUp stack (its projections from ``extras``)."""
     import torch
 
     n = config.streams
+    if config.block_layout == "altup":  # x, then each projection rescaled to x's RMS
+        rms = torch.mean(hidden**2, dim=-1, keepdim=True) ** 0.5
+        streams = [hidden]
+        for i in range(n - 1):
+            p = torch.nn.functional.linear(hidden, extras[f"altup_{i}"].to(hidden.dtype))
+            streams.append(
+                p * rms / torch.sqrt(torch.mean(p**2, dim=-1, keepdim=True).clamp(min=1e-5))
+            )
+        return torch.stack(streams)
     if config.block_layout == "streams":
         return torch.stack([hidden] * n, dim=2)  # (B, T, n, d)
     if config.block_layout == "streams_flat":

@@ -1,8 +1,8 @@
-"""The hybrid stacks' and Gemma 3n / Gemma 4's input layers as config.json decides them: what
-embedcli does not compute is refused by name (Gemma 3n's AltUp stack, a Gemma 4 layer-0
-override it does not read), and what changes the positions or the scale is read from its field
-(Granite 4's position_embedding_type, Gemma 4's per_layer_config, RecurrentGemma's bfloat16
-normalizer), never guessed."""
+"""The hybrid stacks' and Gemma 3n / Gemma 4's input layers as config.json decides them: Gemma
+3n's AltUp stack, read with its stream count; what embedcli does not compute is refused by name
+(a Gemma 4 layer-0 override it does not read), and what changes the positions or the scale is
+read from its field (Granite 4's position_embedding_type, Gemma 4's per_layer_config,
+RecurrentGemma's bfloat16 normalizer), never guessed."""
 
 from __future__ import annotations
 
@@ -31,9 +31,14 @@ SMALL = {
     ],
     ids=["gemma3n_text", "gemma3n"],
 )
-def test_gemma3n_is_refused_for_its_altup_stack(config: dict) -> None:
-    with pytest.raises(ConfigError, match="Gemma 3n model: its first block reads a stack of altup"):
-        parse_config(config, "config.json")
+def test_gemma3n_is_read_as_its_altup_stack(config: dict) -> None:
+    """Gemma 3n's first block reads altup_num_inputs streams (4 by default), stacked first;
+    its per-layer inputs are named as not shown."""
+    summary = parse_config(config, "config.json").summary()
+    assert summary["block_input"]["layout"] == "altup"
+    assert summary["block_input"]["streams"] == 4
+    assert "(4, B, T, d)" in summary["block_input"]["how"]
+    assert "per_layer_inputs" in summary["not_shown"]
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ READ = (
     "position_embedding_type", "type_vocab_size", "hc_mult", "hc_count", "src_vocab_size",
     "type_vocab_sizes", "attention_window", "max_encoder_position_embeddings",
     "shape_embed_dim", "pronunciation_embed_dim", "enable_shape", "enable_pronunciation",
-    "concat_input",
+    "concat_input", "altup_num_inputs",
 )  # fmt: skip
 
 
