@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from embedcli.errors import ConfigError
 from embedcli.families.params import (
     ATTENTION_BIAS,
     Fields,
     Formula,
     ParameterCount,
     RopeDecoder,
+    attention,
     decoder,
     dense,
+    gated_mlp,
     layer_norm,
     linear,
     mlp,
@@ -138,6 +141,93 @@ _GEMMA_3_27B = Published(
     },
 )
 
+
+def _gemma3n_inner(f: Fields, layers: int) -> list[int]:
+    """intermediate_size: one width for every layer, or a list of one per layer."""
+    value = f.config.get("intermediate_size", 16384)  # Gemma3nTextConfig: 16384
+    widths = value if isinstance(value, list) else [value] * layers
+    if len(widths) != layers or not all(
+        isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in widths
+    ):
+        raise ConfigError(
+            f"the {f.where}'s intermediate_size must be a positive integer or a list of "
+            f"{layers}, got {repr(value)[:40]}"
+        )
+    return widths
+
+
+def _gemma3n_text(f: Fields) -> ParameterCount:
+    """Gemma3nForCausalLM: its token table and per-layer table (vocab_size_per_layer_input rows
+    of num_hidden_layers x hidden_size_per_layer_input) and that table's projection and norm;
+    AltUp's projections in and out; in each layer Gemma's attention with q and k norms (the
+    last num_kv_shared_layers layers reuse earlier keys and values: no k, v or k norm), a gated
+    MLP, four norms, AltUp's router and coefficients, LAuReL's low-rank pair and the per-layer
+    input's gate and projection. Defaults: Gemma3nTextConfig's (E4B's sizes)."""
+    vocab, d = f.size("vocab_size", default=262400), f.size("hidden_size", default=2048)
+    layers = f.size("num_hidden_layers", default=35)
+    heads, kv = f.size("num_attention_heads", default=8), f.size("num_key_value_heads", default=2)
+    head_dim = f.size("head_dim", default=256)
+    per_layer = f.size("hidden_size_per_layer_input", default=256)
+    per_vocab = f.size("vocab_size_per_layer_input", default=262144)
+    n, rank = f.size("altup_num_inputs", default=4), f.size("laurel_rank", default=64)
+    shared = f.config.get("num_kv_shared_layers", 15)
+    if not isinstance(shared, int) or isinstance(shared, bool) or not 0 <= shared < layers:
+        raise ConfigError(f"the {f.where}'s num_kv_shared_layers must be 0 to {layers - 1}")
+    kv_part = 2 * linear(d, kv * head_dim, bias=False) + rms_norm(head_dim)  # k, v; k norm
+    attn = attention(d, heads, kv, head_dim, False, False) - 2 * linear(d, kv * head_dim, False)
+    altup = 2 * rms_norm(d) + linear(d, n, False) + linear(n, n * n, False) + linear(n, n, False)
+    laurel = 2 * d * rank + rms_norm(d)
+    per_input = linear(d, per_layer, False) + linear(per_layer, d, False) + rms_norm(d)
+    layer = attn + rms_norm(head_dim) + 4 * rms_norm(d) + altup + laurel + per_input
+    total = layers * layer + (layers - shared) * kv_part
+    total += sum(gated_mlp(d, inner) for inner in _gemma3n_inner(f, layers))
+    total += vocab * d + per_vocab * layers * per_layer + linear(d, layers * per_layer, False)
+    total += rms_norm(per_layer) + 2 * (n - 1) * d * d + rms_norm(d)
+    tied = f.flag("tie_word_embeddings", True)  # Gemma3nTextConfig: tied
+    return dense(total + (0 if tied else vocab * d))
+
+
+# google/gemma-3n-E4B's text model (its config.json's text_config, as Gemma3nForCausalLM
+# builds it): every fifth layer global, the last 15 reuse earlier keys and values
+_GEMMA_3N_E4B = Published(
+    name="gemma-3n-e4b",
+    description="Gemma 3n E4B (its text model)",
+    hub_id="google/gemma-3n-E4B",
+    published="8B",
+    published_note=(
+        "Google's model card gives E4B's raw count as 8B, its vision and audio towers "
+        "included; transformers' Gemma3nForCausalLM, the text model embedcli counts, has "
+        "6.84B, 2.35B of them the per-layer table"
+    ),
+    config={
+        "model_type": "gemma3n_text",
+        "architectures": ["Gemma3nForCausalLM"],
+        "torch_dtype": "bfloat16",
+        "vocab_size": 262400,
+        "vocab_size_per_layer_input": 262144,
+        "hidden_size": 2048,
+        "hidden_size_per_layer_input": 256,
+        "intermediate_size": [16384] * 35,
+        "num_hidden_layers": 35,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 256,
+        "max_position_embeddings": 32768,
+        "sliding_window": 512,
+        "rms_norm_eps": 1e-06,
+        "rope_theta": 1000000.0,
+        "rope_local_base_freq": 10000.0,
+        "layer_types": (["sliding_attention"] * 4 + ["full_attention"]) * 7,
+        "activation_sparsity_pattern": [0.95] * 10 + [0.0] * 25,
+        "altup_num_inputs": 4,
+        "laurel_rank": 64,
+        "num_kv_shared_layers": 15,
+        "final_logit_softcapping": 30.0,
+        "tie_word_embeddings": True,
+    },
+)
+
+
 register(
     rope_family("Gemma", "gemma", arch="Gemma", gguf=("gemma",), **_SQRT),
     rope_family(
@@ -178,6 +268,8 @@ register(
         block_layout="altup",
         streams="altup_num_inputs",
         altup="altup_projections.{i}.weight",
+        parameters=(Formula("gemma3n_text", "Gemma3nForCausalLM", _gemma3n_text),),
+        presets=(_GEMMA_3N_E4B,),
         side_inputs=(
             (
                 "per_layer_inputs",

@@ -79,6 +79,9 @@ def model_folder(name: str, folder: Path) -> Path:
     if family.norm:
         tensors[f"{prefix}{family.norm}.weight"] = (d,)
         tensors[f"{prefix}{family.norm}.bias"] = (d,)
+    if family.altup:  # Gemma 3n's AltUp projections, streams - 1 of them
+        for i in range(model.streams - 1):
+            tensors[prefix + family.altup.format(i=i)] = (d, d)
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps(config))
     sparse_safetensors(folder / "model.safetensors", tensors, model.dtype or "float32")

@@ -384,6 +384,7 @@ NOTED = {
     "falcon-40b": ("41.3B", "41.8B"),  # the tied head counted twice: 0.53B
     "deepseek-v3": ("671B", "685B"),  # the multi-token-prediction module: about 14B
     "llama-4-scout": ("108B", "109B"),  # the vision tower and its projector
+    "gemma-3n-e4b": ("6.84B", "8B"),  # the vision and audio towers (the model card's raw count)
 }
 
 
