@@ -221,6 +221,9 @@ def test_falcon_note_holds() -> None:
 
 # Fields left out (the config class's default) or set otherwise, each against transformers.
 VARIANTS = [
+    ("gemma-3n-e4b", {"intermediate_size": 8192, "num_kv_shared_layers": 0}),
+    ("gemma-3n-e4b", {"tie_word_embeddings": False, "altup_num_inputs": 2, "laurel_rank": 32}),
+    ("gemma-3n-e4b", {"num_kv_shared_layers": DROP, "hidden_size_per_layer_input": DROP}),
     ("llama-2-7b", {"num_key_value_heads": DROP, "tie_word_embeddings": DROP}),
     ("llama-2-7b", {"attention_bias": True, "mlp_bias": True, "tie_word_embeddings": True}),
     ("llama-3.1-8b", {"head_dim": DROP}),
