@@ -396,9 +396,12 @@ class InputEmbedding(nn.Module):
         checked: bool = False,
         attention_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """(B, T) or (T,) token ids -> (B, T, d) input embeddings (where a family's first block
-        takes them arranged otherwise, ``trace(...).block_input`` is that arrangement)."""
-        return self.trace(ids, checked=checked, attention_mask=attention_mask).input_embeddings
+        """(B, T) or (T,) token ids -> (B, T, d) input embeddings: the rows of the ids given
+        (Longformer's pads to its attention window, which change none of them, are the
+        trace's; where a family's first block takes the rows arranged otherwise,
+        ``trace(...).block_input`` is that arrangement)."""
+        trace = self.trace(ids, checked=checked, attention_mask=attention_mask)
+        return trace.input_embeddings[..., : ids.shape[-1], :]
 
 
 def build_embedding(

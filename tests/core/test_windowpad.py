@@ -77,3 +77,14 @@ def test_a_window_it_cannot_read_is_refused(bad: object) -> None:
 def test_a_missing_pad_id_is_refused() -> None:
     with pytest.raises(ConfigError, match="pad_token_id"):
         parse_config({**_LED, "attention_window": 4, "pad_token_id": None}, "config.json")
+
+
+def test_forward_gives_the_rows_of_the_ids_given() -> None:
+    """Streaming and per-line output call the module: the pads change no row of the ids
+    given (positions count them after the tokens), so those rows, and only those, come back."""
+    config = _config(pad=2)
+    module = build_embedding(config)
+    ids = torch.tensor([[5, 6, 7, 9, 10]])
+    out = module(ids)
+    assert tuple(out.shape) == (1, 5, 8)
+    assert torch.equal(out, module.trace(ids).input_embeddings[:, :5])
