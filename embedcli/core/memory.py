@@ -118,3 +118,18 @@ def ensure_room(what: str, need: int, hint: str) -> None:
             f"{what} need {format_bytes(need)}, more than {ROOM:.0%} of the "
             f"{format_bytes(available)} available on this machine; {hint}"
         )
+
+
+def refuse_largest(
+    parts: dict[str, tuple[int, str]], needed: int, available: int | None, where: str
+) -> None:
+    """Raise MemoryLimitError naming the part that needs the most, when the sum does not fit."""
+    if available is None or needed <= available:
+        return
+    name, (part, hint) = max(parts.items(), key=lambda item: item[1][0])
+    whole = format_bytes(needed)
+    whole = f" ({whole} in all)" if whole != format_bytes(part) else ""  # one part: no sum to show
+    raise MemoryLimitError(
+        f"{name} need {format_bytes(part)}{whole}, but only {format_bytes(available)} is "
+        f"available on {where}; {hint}"
+    )

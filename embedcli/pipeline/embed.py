@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING, Any
 from embedcli.core.broadcast import BroadcastPlan
 from embedcli.core.config import EmbedConfig
 from embedcli.core.devices import check_dtype_on_device, dtype_size, resolve_device
-from embedcli.core.memory import available_memory, format_bytes, host_available_memory
+from embedcli.core.memory import available_memory, host_available_memory, refuse_largest
 from embedcli.core.rope import rope_attention_factor, rope_sequence_length
 from embedcli.core.windowpad import window_padded
 from embedcli.errors import (
     InputTextError,
-    MemoryLimitError,
     TokenIdError,
 )
 from embedcli.models.hub.session import OFFLINE, HubAccess
@@ -180,6 +179,7 @@ def check_memory(
             config.width != d,  # OPT's projection
             config.token_types,
             config.norm_eps is not None,
+            config.streams if config.block_layout != "tokens" else 0,  # block_input's copies
         )
     )
     activations = count * batch * length * d * size
@@ -214,7 +214,7 @@ def check_memory(
         ),
     }
     host_need = tables + kept + (activations if on_cpu else 0)
-    _refuse_largest(parts, host_need, host_available_memory(), "this machine")
+    refuse_largest(parts, host_need, host_available_memory(), "this machine")
     if not on_cpu:  # the device holds the tables in the dtype, and the activations
         table_name, activation_name = list(parts)[:2]
         on_device = {
@@ -222,25 +222,10 @@ def check_memory(
             activation_name: parts[activation_name],
         }
         need = rows * d * size + activations
-        _refuse_largest(on_device, need, available_memory(device), str(device))
+        refuse_largest(on_device, need, available_memory(device), str(device))
 
 
 _COUNTS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
-
-
-def _refuse_largest(
-    parts: dict[str, tuple[int, str]], needed: int, available: int | None, where: str
-) -> None:
-    """Raise MemoryLimitError naming the part that needs the most, when the sum does not fit."""
-    if available is None or needed <= available:
-        return
-    name, (part, hint) = max(parts.items(), key=lambda item: item[1][0])
-    whole = format_bytes(needed)
-    whole = f" ({whole} in all)" if whole != format_bytes(part) else ""  # one part: no sum to show
-    raise MemoryLimitError(
-        f"{name} need {format_bytes(part)}{whole}, but only {format_bytes(available)} is "
-        f"available on {where}; {hint}"
-    )
 
 
 def _on_cpu(tensor: torch.Tensor | None) -> torch.Tensor | None:

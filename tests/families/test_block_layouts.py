@@ -65,3 +65,17 @@ def test_a_bad_stream_count_is_one_line_on_the_command_line(tmp_path: Path) -> N
     assert result.exit_code == 1
     assert result.stderr.startswith("Error: ") and result.stderr.count("\n") == 1
     assert "hc_mult" in result.stderr
+
+
+def test_streams_count_toward_the_memory_an_embed_needs(tmp_path: Path) -> None:
+    """hc_mult copies of each row are held: a count no machine can hold is refused before any
+    allocation, in one line naming the activations."""
+    folder = tmp_path / "hy"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**_HY_V4, "hc_mult": 10**12}))
+    write_safetensors(
+        folder / "model.safetensors", {"model.embed_tokens.weight": torch.randn(384, 64)}
+    )
+    result = make_runner().invoke(app, ["embed", "--weights", str(folder), "--ids", "1,2"])
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("Error: the activations") and result.stderr.count("\n") == 1
