@@ -252,11 +252,11 @@ def _embed_batch(
         _show(request, result.report)
         verify.ensure_ok()  # after rendering, so the numbers are on screen; no file written
     if output is not None:  # before the report: a file that cannot be written is the error
-        write_tensor(output, result.input_embeddings)
+        write_tensor(output, result.input_embeddings, result.name)
     _show(request, result.report)
     if output is not None and not as_json:
         shape = format_shape(tuple(result.input_embeddings.shape))
-        write(f"wrote {visible_name(str(output))}: input_embeddings {shape} {config.dtype}")
+        write(f"wrote {visible_name(str(output))}: {result.name} {shape} {config.dtype}")
 
 
 def _show(request: EmbedRequest, report: object) -> None:

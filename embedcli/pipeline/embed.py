@@ -67,6 +67,8 @@ class EmbedReport:
     scaled_embeddings: torch.Tensor | None = None  # (B, T, d): a model's input scaling (Gemma)
     projected_embeddings: torch.Tensor | None = None  # (B, T, d): OPT's project_in
     token_type_embeddings: torch.Tensor | None = None  # (B, T, d): BERT's type 0 rows
+    row0_embeddings: torch.Tensor | None = None  # (B, T, d): TAPAS's, LayoutLM's row-0 sum
+    block_input: torch.Tensor | None = None  # what block 0 reads, where not (B, T, d)
     position_ids: torch.Tensor | None = None  # (T,) or (B, T): the positional rows read
     similarity: torch.Tensor | None = None  # (B, T, T) cosine in float64, when asked for
 
@@ -76,7 +78,8 @@ class EmbedResult:
     """The report, and the output tensor itself for --output."""
 
     report: EmbedReport
-    input_embeddings: torch.Tensor = field(repr=False)
+    input_embeddings: torch.Tensor = field(repr=False)  # what block 0 reads: -o writes it
+    name: str = "input_embeddings"  # its name: block_input where the layout is not (B, T, d)
 
 
 def tokenize_texts(
@@ -405,6 +408,8 @@ def run_embed(
         scaled_embeddings=_on_cpu(trace.scaled_embeddings),
         projected_embeddings=_on_cpu(trace.projected_embeddings),
         token_type_embeddings=_on_cpu(trace.token_type_embeddings),
+        row0_embeddings=_on_cpu(trace.row0_embeddings),
+        block_input=_on_cpu(trace.block_input),
         position_ids=None if trace.position_ids is None else trace.position_ids.cpu(),
         similarity=(
             torch.stack([cosine_similarity(seq) for seq in trace.input_embeddings.cpu()])
@@ -412,7 +417,8 @@ def run_embed(
             else None
         ),
     )
-    return EmbedResult(report, _block_input(trace))
+    name = "input_embeddings" if trace.block_input is None else "block_input"
+    return EmbedResult(report, _block_input(trace), name)
 
 
 def _block_input(trace: Any) -> torch.Tensor:

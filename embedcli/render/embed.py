@@ -10,7 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from embedcli.core.steps import applied_scale, positions_phrase
+from embedcli.core.steps import NORM_NAMES, applied_scale, positions_phrase
 from embedcli.pipeline.positionmaps import Heatmap
 from embedcli.render.common import (
     add_row,
@@ -197,10 +197,17 @@ def _vector_rows(
     if report.position_embeddings is not None:
         vectors.append(_positions_of(report, b)[position])
         labels.append("+ pos")
+    if report.row0_embeddings is not None:  # TAPAS, LayoutLM: the row-0 tables' sum
+        vectors.append(report.row0_embeddings[b][position])
+        labels.append("+ row 0s")
     normed = any(s.name == "embedding_layernorm" for s in report.steps)
-    if len(vectors) > 2 or report.position_embeddings is not None or normed:
-        vectors.append(report.input_embeddings[b][position])
-        labels.append("LayerNorm = input" if normed else "= input")
+    final = report.input_embeddings[b][position]
+    # the last row shown is the input only where it holds the same numbers (a step the rows
+    # leave out, T5Gemma 2's replaced row, shows as its own input row)
+    if len(vectors) > 2 or normed or not bool((vectors[-1] == final).all()):
+        vectors.append(final)
+        norm = NORM_NAMES[report.config.norm_kind]
+        labels.append(f"{norm} = input" if normed else "= input")
     elif labelled:
         labels[-1] = f"{labels[-1]} = input"
     return vectors, labels

@@ -116,6 +116,13 @@ def embed_json(report: EmbedReport) -> dict[str, Any]:
         "token_type_embeddings": report.token_type_embeddings,
         "position_ids": report.position_ids,
         "similarity": report.similarity,
+        # where the family has them: the row-0 tables' sum, what block 0 reads (its layout)
+        **(
+            {"row0_embeddings": report.row0_embeddings}
+            if report.row0_embeddings is not None
+            else {}
+        ),
+        **({"block_input": report.block_input} if report.block_input is not None else {}),
     }
 
 

@@ -79,3 +79,49 @@ def test_streams_count_toward_the_memory_an_embed_needs(tmp_path: Path) -> None:
     result = make_runner().invoke(app, ["embed", "--weights", str(folder), "--ids", "1,2"])
     assert result.exit_code == 1, result.output
     assert result.stderr.startswith("Error: the activations") and result.stderr.count("\n") == 1
+
+
+def test_o_writes_block_input_under_its_own_name(tmp_path: Path) -> None:
+    from safetensors.torch import load_file
+
+    folder = tmp_path / "hy"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({**_HY_V4, "hc_mult": 3}))
+    table = torch.randn(384, 64)
+    write_safetensors(folder / "model.safetensors", {"model.embed_tokens.weight": table})
+    out = tmp_path / "out.safetensors"
+    args = ["embed", "--weights", str(folder), "--ids", "1,2", "-o", str(out)]
+    result = make_runner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "out.safetensors: block_input (1,2,3,64) float32" in result.stdout
+    written = load_file(out)
+    assert list(written) == ["block_input"]
+    assert torch.equal(written["block_input"][0, 1, 2], table[2])
+    report = json.loads(make_runner().invoke(app, [*args[:5], "--json"]).stdout)
+    assert torch.equal(torch.tensor(report["block_input"])[0, :, 0], table[[1, 2]])
+
+
+def test_a_replaced_row_shows_as_its_own_input_row(tmp_path: Path) -> None:
+    """T5Gemma 2: the EOI id's row is the learned row, not the scaled one; the per-token table
+    says so (an input row of its own), where the others' scaled row is the input."""
+    folder = tmp_path / "t5g2"
+    folder.mkdir()
+    text = {"model_type": "t5gemma2_text", "vocab_size": 384, "hidden_size": 64,
+            "num_attention_heads": 4, "head_dim": 16, "max_position_embeddings": 96,
+            "layer_types": ["sliding_attention", "full_attention"],
+            "num_hidden_layers": 2}  # fmt: skip
+    config = {"model_type": "t5gemma2", "eoi_token_index": 7,
+              "encoder": {"model_type": "t5gemma2_encoder", "eoi_token_index": 7,
+                          "text_config": text},
+              "decoder": {"model_type": "t5gemma2_decoder", "vocab_size": 384}}  # fmt: skip
+    (folder / "config.json").write_text(json.dumps(config))
+    row = torch.full((64,), 0.5)
+    tensors = {"model.encoder.embed_tokens.weight": torch.randn(384, 64),
+               "model.encoder.embed_tokens.eoi_embedding": row}  # fmt: skip
+    write_safetensors(folder / "model.safetensors", tensors)
+    result = make_runner().invoke(app, ["embed", "--weights", str(folder), "--ids", "5,7"],
+                                  env={"COLUMNS": "120"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if "= input" in line]
+    assert len(lines) == 2  # id 5: "× 8 = input"; id 7: its own "= input" row of 0.5s
+    assert "× 8 = input" in lines[0] and "+0.5000" in lines[1]
