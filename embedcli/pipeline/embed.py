@@ -127,6 +127,14 @@ def fit_to_context(
     return fitted, dropped
 
 
+def model_pad(config: EmbedConfig, eot: int | None) -> int | None:
+    """The id shorter sequences are padded with: the model's own where its positions or its
+    window read it (RoBERTa's padding_idx, Longformer's pad_token_id), else end-of-text."""
+    if config.window is not None:
+        return config.window_pad_id
+    return config.padding_idx if config.position_ids == "padding" else eot
+
+
 def pad_batch(
     sequences: list[list[int]], pad_id: int | None, vocab_size: int
 ) -> tuple[list[list[int]], list[list[int]]]:
@@ -370,7 +378,7 @@ def run_embed(
     marks = None
     if texts is not None:
         marks = added_positions(enc, full, [len(seq) for seq in sequences], add_special)
-    pad = enc.eot_token if pad_id is None else pad_id
+    pad = model_pad(config, enc.eot_token) if pad_id is None else pad_id
     padded, mask = window_padded(*pad_batch(sequences, pad, config.vocab_size), config)
     ids_cpu = check_token_ids(padded, config, id_hint(config, tables))  # (B, T)
     keep = Keep(report=True, similarity=similarity)

@@ -321,11 +321,14 @@ def _end_notes(report: EmbedReport, max_positions: int) -> list[Text]:
     notes = []
     pads = [t for seq in report.tokens for t in seq if t.pad]
     if pads:
-        pad = pads[0]
+        pad, window = pads[0], report.config.window
+        fills = "fills the shorter sequences up to the longest"
+        if window is not None:  # Longformer, LED: every sequence up to the window's multiple
+            fills = f"fills each sequence up to a multiple of the attention window, {window}"
         notes.append(
             note(
-                f"(pad) marks padding: id {pad.id} ({pad.display}) fills the shorter sequences "
-                "up to the longest; its attention_mask is 0, so attention ignores it"
+                f"(pad) marks padding: id {pad.id} ({pad.display}) {fills}; its attention_mask "
+                "is 0, so attention ignores it"
             )
         )
     added = [t for seq in report.tokens for t in seq if t.added]

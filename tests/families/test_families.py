@@ -133,6 +133,20 @@ def test_padded_batches_are_exact(name: str, folders: dict[str, Path], tmp_path:
     assert torch.equal(got, expected), (got - expected).abs().max()
 
 
+@pytest.mark.parametrize("name", ["roberta", "longformer"])
+def test_a_model_that_reads_its_pads_is_padded_with_its_own_id(
+    name: str, folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """Without --pad-id, a family whose positions (or window) read the pad id is padded with
+    the model's own (RoBERTa's padding_idx, Longformer's pad_token_id), as its tokenizer
+    pads: the pads read row padding_idx, as the step says."""
+    case, folder = BY_NAME[name], folders[name]
+    report, got = _embed(folder, tmp_path, "--ids", "5,17,200,42,9", "--ids", "8,33")
+    ids, mask = report["input_ids"], report["attention_mask"]
+    assert ids[1][2:5] == [1, 1, 1] and mask[1][2:] == [0] * (len(mask[1]) - 2)
+    assert torch.equal(got, first_block_input(load(folder, case), ids, mask))
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c.positional == "rope"], ids=lambda c: c.name)
 def test_rope_frequencies_are_the_models(
     case: Case, folders: dict[str, Path], tmp_path: Path
