@@ -84,7 +84,8 @@ STEP_OPERATIONS = {
 NOTHING_ADDED = {
     "rope": "rope adds nothing here",
     "alibi": "ALiBi biases attention scores instead",
-    "relative": "relative positions bias attention instead (T5's buckets, DeBERTa's)",
+    "relative": "relative positions act inside attention instead (T5's buckets, DeBERTa's, "
+    "XLNet's)",
     "none": "no positions",
 }
 

@@ -110,7 +110,10 @@ def addition_view(
     else:
         how = {
             "alibi": "attention adds a bias per head, slope × distance, to its scores",
-            "relative": "attention adds a learned bias per distance bucket (T5) to its scores",
+            "relative": "attention adds a learned bias per distance bucket (T5) to its scores"
+            if (model or {}).get("relative_attention") or not model
+            else "attention computes the relative positions itself (DeBERTa's, Funnel's and "
+            "XLNet's relative encodings)",
         }.get(config.positional, "the model has no positions")
         view = Text(
             f"positional {config.positional}: nothing is added, input_embeddings = "
@@ -345,8 +348,9 @@ def parameters_block(report: ShapesReport, width: int) -> Group:
             "rope": "rope angles are computed inside attention: no parameters",
             "alibi": "ALiBi's slopes are fixed numbers, one per head, used inside attention: "
             "no parameters",
-            "relative": "T5's relative position bias is a small learned table (buckets × heads) "
-            "inside attention: counted in the model, not here",
+            "relative": "relative positions act inside attention (T5's bias, a small learned "
+            "table of buckets × heads; DeBERTa's and XLNet's encodings): counted in the model, "
+            "not here",
         }.get(report.config.positional)
         if inside:
             parts.append(note(inside))
