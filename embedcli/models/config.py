@@ -195,13 +195,15 @@ def parse_config(data: Any, where: str) -> ModelConfig:
                 f"{where}: {family.name} numbers positions from pad_token_id, "
                 f"which must be a non-negative integer, got {padding_idx!r}"
             )
-        vocab = text.get("vocab_size")
+        vocab = text.get(family.vocab)
         if isinstance(vocab, int) and padding_idx >= vocab:
             raise ConfigError(
                 f"{where}: pad_token_id {padding_idx} is outside the vocabulary of {vocab}"
             )
-        if context is not None:
-            context -= padding_idx + 1  # rows up to padding_idx are never a position
+        if context is not None and family.positional == "learned":
+            # a table's rows up to padding_idx are never a position (sinusoids, computed for
+            # any row, keep max_position_embeddings: FSMT, M2M100)
+            context -= padding_idx + 1
             if context < 1:
                 raise ConfigError(
                     f"{where}: max_position_embeddings leaves no position "
@@ -230,7 +232,11 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         keys={
             "d_model": d_key,
             "context_length": (context_key or "max_position_embeddings")
-            + (" - padding_idx - 1" if family.position_ids == "padding" else ""),
+            + (
+                " - padding_idx - 1"
+                if family.position_ids == "padding" and family.positional == "learned"
+                else ""
+            ),
         },
         family=family,
         scale_rounding=family.scale_rounding,

@@ -133,6 +133,20 @@ def test_padded_batches_are_exact(name: str, folders: dict[str, Path], tmp_path:
     assert torch.equal(got, expected), (got - expected).abs().max()
 
 
+@pytest.mark.parametrize("name", ["fsmt", "m2m-100"])
+def test_fairseq_sinusoids_hold_max_position_embeddings_tokens(
+    name: str, folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """Sinusoids numbered from padding_idx + 1 are computed for any row: the context is
+    max_position_embeddings itself (no table's rows spent on padding_idx), exact there."""
+    case, folder = BY_NAME[name], folders[name]
+    ids = [[(5 + 7 * i) % VOCAB for i in range(config_of(folder)["max_position_embeddings"])]]
+    ids[0] = [i if i != 1 else 2 for i in ids[0]]  # no pad id among them
+    report, got = _embed(folder, tmp_path, *_ids_arg(ids))
+    assert report["config"]["context_length"] == len(ids[0])
+    assert torch.equal(got, first_block_input(load(folder, case), ids))
+
+
 @pytest.mark.parametrize("name", ["roberta", "longformer"])
 def test_a_model_that_reads_its_pads_is_padded_with_its_own_id(
     name: str, folders: dict[str, Path], tmp_path: Path
