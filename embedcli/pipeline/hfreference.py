@@ -149,9 +149,10 @@ def first_block_input(
         _init_weights(model, module)  # buffers (rotary frequencies, scales) as transformers sets
         for key, parameter in module.named_parameters(recurse=False):
             full = f"{name}.{key}" if name else key
-            if full in tensors:
+            stored = _stored(full, tensors)
+            if stored is not None:
                 with torch.no_grad():
-                    parameter.copy_(tensors[full]())
+                    parameter.copy_(tensors[stored]())
                 loaded.add(parameter.data_ptr())
             else:
                 missing.append((module, key, full))
@@ -201,3 +202,16 @@ def first_block_input(
     if "hidden" not in got:
         return None, f"{names[0]} did not reach its first block"
     return got["hidden"], names[0]
+
+
+def _stored(full: str, tensors: dict[str, Any]) -> str | None:
+    """The checkpoint's key of the parameter ``full``: the same name, or, where transformers
+    renamed the keys on save, the one name with a single path part fewer (T5Gemma 2 saves
+    ``model.encoder.text_model.embed_tokens`` as ``model.encoder.embed_tokens``); None where
+    neither, or more than one such name, is there."""
+    if full in tensors:
+        return full
+    parts = full.split(".")
+    shorter = {".".join(parts[:i] + parts[i + 1 :]) for i in range(len(parts) - 1)}
+    found = [name for name in shorter if name in tensors]
+    return found[0] if len(found) == 1 else None

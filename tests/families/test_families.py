@@ -41,6 +41,17 @@ def invoke(args: list[str]):
 
 
 IDS = [[5, 17, 200, 42, 9, VOCAB - 1, 77]]
+# cases whose folder --verify cannot load into transformers' class as it names the keys (keys
+# renamed on load, parameters computed at init): --verify says so and checks the files alone;
+# the pre-hook here still holds each of them to the bit
+VERIFY_WITHOUT_MODEL = frozenset({
+    "audioflamingo3", "bailing_hybrid", "dory", "emu3", "ergo", "exaone", "fuyu", "gemma3",
+    "glmasr", "got_ocr2", "granite_speech", "granite_speech_plus", "inkling2_loop_text",
+    "inkling2_text", "jina_embeddings_v3", "marian", "marian-bf16", "marian-unscaled",
+    "marian-unshared", "mllama", "musicflamingo", "nemo_speechlm", "nemotron_h", "nomic_bert",
+    "param2moe", "qwen2_audio", "sarvam_moe", "ultrabert", "ultrabert-global-first",
+    "vibevoice_asr", "voxtral"
+})  # fmt: skip
 BY_NAME = {case.name: case for case in CASES}
 
 
@@ -86,7 +97,8 @@ def test_first_block_input_is_exact(case: Case, folders: dict[str, Path], tmp_pa
     expected = first_block_input(model, IDS)
     report, got = _embed(folder, tmp_path, *_ids_arg(IDS), "--verify")
     assert report["verify"]["ok"] and report["verify"]["max_abs_diff"] == 0.0
-    assert "transformers'" in report["verify"]["reference"]
+    if case.name not in VERIFY_WITHOUT_MODEL:  # --verify ran transformers' own class too
+        assert "run up to its first block" in report["verify"]["reference"]
     assert report["config"]["positional"] == case.positional
     assert report["config"]["dtype"] == case.dtype  # the checkpoint's dtype by default
     _steps_are_the_familys(case, report, folder)
