@@ -244,8 +244,9 @@ def step_operation(name: str, config: EmbedConfig, names: Collection[str] = ()) 
         return "token_type_embedding(0): every token of segment A, added"
     if name == "row0_embeddings":
         return (
-            f"row 0 of each of {config.row0_tables} more tables (all-zero ids: no table, "
-            "box or cell given), each added in turn"
+            f"{config.row0_tables} rows added in turn, each row 0 of a table past the token "
+            "and position tables (their ids all zero: none given; a table read twice counts "
+            "twice)"
         )
     if name == "embedding_layernorm":
         if config.norm_kind == "nonorm":

@@ -262,8 +262,8 @@ register(
         side_inputs=(
             (
                 "ple_input_ids",
-                "the ids, from which each block named (index + 1) in ple_layer_ids adds "
-                "hashed n-gram rows inside it",
+                "the ids again: the blocks ple_layer_ids lists, if any, hash their n-grams "
+                "into rows of their own",
             ),
         ),
     ),

@@ -42,10 +42,11 @@ LIST_URL = "https://embedcli.github.io/embedcli/families/"
 
 # the manual's words for a block layout other than (B, T, d)
 _LAYOUT_LABELS = {
-    "streams": "→ n streams (B, T, n, d)",
-    "streams_flat": "→ n streams side by side (B, T, n·d)",
-    "time_major": "→ (T, B, d)",
-    "channels_first": "→ (B, d, T)",
+    "streams": "n streams (B, T, n, d)",
+    "streams_flat": "n streams side by side (B, T, n·d)",
+    "time_major": "read as (T, B, d)",
+    "channels_first": "read as (B, d, T)",
+    "altup": "AltUp stack (n, B, T, d)",
 }
 
 RopeDim = Literal["head", "rotary_dim", "qk_rope"]  # head x partial factor; GPT-J's; MLA's
@@ -255,6 +256,8 @@ class Family:
             )
             said["position_embeddings"] = f"+ {self.positional}{offset}{padding}"
         said["block_input"] = _LAYOUT_LABELS.get(self.block_layout, "")
+        if self.window:  # Longformer, LED: the ids padded before the lookup
+            said["token_embeddings"] = "ids padded to attention_window → lookup"
         return tuple(said[name] for name in self.steps)
 
     @property
