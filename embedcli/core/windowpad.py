@@ -28,10 +28,25 @@ def window_padded(
         return ids, mask
     length = padded_length(len(ids[0]), config)
     extra = length - len(ids[0])
-    if config.position_ids == "arange":  # LED: the pads take positions too
-        config.check_length(length, f"the sequence padded to attention_window {config.window}")
+    check_padded(length, config)
     pad = config.window_pad_id
     return [row + [pad] * extra for row in ids], [row + [0] * extra for row in mask]
+
+
+def check_padded(length: int, config: EmbedConfig, what: str = "the sequence") -> None:
+    """Where the pads take positions too (LED: 0..T-1 over the padded T), the padded length
+    must fit the context; the fix names the longest input whose pads still fit."""
+    if config.window is None or config.position_ids != "arange" or not config.context_limit:
+        return
+    fit = config.context_length // config.window * config.window
+    fix = (
+        f"its pads take positions too: cut it to at most {fit} tokens (--truncate {fit})"
+        if fit
+        else f"attention_window {config.window} is longer than the context itself"
+    )
+    config.check_length(
+        padded_length(length, config), f"{what} padded to attention_window {config.window}", fix
+    )
 
 
 def pad_tensors(
@@ -42,6 +57,7 @@ def pad_tensors(
     length = padded_length(ids.shape[1], config)
     if length == ids.shape[1]:
         return ids, mask
+    check_padded(ids.shape[1], config)  # streaming and --lines come here first
     from torch.nn.functional import pad  # lazy: this module is imported without torch
 
     extra = length - ids.shape[1]

@@ -107,10 +107,10 @@ class Family:
     # config field of its width, the config flag that switches it on) (RoCBERT's shape and
     # pronunciation tables)
     concat_tables: tuple[tuple[str, str, str], ...] = ()
-    # (the config field of an id, the key of a learned row): that id's rows are replaced by the
-    # row after the scale (T5Gemma 2: eoi_token_index, embed_tokens.eoi_embedding); the field
-    # is read from the outer config first
-    replaced_row: tuple[str, str] | None = None
+    # (the config field of an id, the key of a learned row, the field's class default): that
+    # id's rows are replaced by the row after the scale (T5Gemma 2: eoi_token_index,
+    # embed_tokens.eoi_embedding, 256000), the field read from the encoder's sub-config
+    replaced_row: tuple[str, str, int] | None = None
     row0_count: str | None = None
     # an embedding norm's key prefix (weight and bias); a weightless norm_kind needs none
     norm: str | None = None

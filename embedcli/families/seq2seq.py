@@ -116,7 +116,7 @@ register(
         text_config=("t5gemma2",),
         text_path=("encoder", "text_config"),
         stacks=("encoder", "decoder"),
-        replaced_row=("eoi_token_index", "embed_tokens.eoi_embedding"),
+        replaced_row=("eoi_token_index", "embed_tokens.eoi_embedding", 256000),
         head="lm_head.out_proj.weight",
         side_inputs=(("encoder.vision_config", "its image tower, whose rows replace image ids"),),
     ),

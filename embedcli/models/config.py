@@ -219,7 +219,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     dtype = _dtype(data, text)
     return ModelConfig(
         model_type=model_type if isinstance(model_type, str) else None,
-        vocab_size=count(text.get(family.vocab), family.vocab, where) + family.extra_rows,
+        vocab_size=familyfields.vocab_rows(family, text, where),
         d_model=d_model,
         context_length=context,
         positional=positional,

@@ -289,10 +289,16 @@ def row0_keys(family: Family, text: dict[str, Any], where: str) -> tuple[str, ..
     if family.row0_count is None:
         return family.row0_tables
     sizes = text.get(family.row0_count)
-    if not isinstance(sizes, list) or not sizes or len(sizes) > 64:
+    least = 3 if text.get("reset_position_index_per_cell", True) else 1  # TAPAS reads 1 and 2
+    if (
+        not isinstance(sizes, list)
+        or not least <= len(sizes) <= 64
+        or not all(_whole(s) and s > 0 for s in sizes)
+    ):
         raise ConfigError(
             f"{where}: {family.name} adds row 0 of one table for each entry of "
-            f"{family.row0_count}, which must be a list of 1 to 64 sizes, got {sizes!r}"
+            f"{family.row0_count}, which must be a list of {least} to 64 positive sizes, "
+            f"got {sizes!r}"
         )
     return tuple(key.format(i=i) for i in range(len(sizes)) for key in family.row0_tables)
 
@@ -305,6 +311,11 @@ def attention_window(family: Family, text: dict[str, Any], where: str) -> tuple[
         return None, 0
     value = text.get(family.window)
     sizes = value if isinstance(value, list) and value else [value]
+    layers = text.get("num_hidden_layers", text.get("encoder_layers"))
+    if isinstance(value, list) and _whole(layers) and len(value) != layers:
+        raise ConfigError(  # transformers' encoder refuses it too
+            f"{where}: {family.window} lists {len(value)} windows for {layers} layers"
+        )
     if not all(_whole(v) and v > 0 and v % 2 == 0 for v in sizes):
         raise ConfigError(
             f"{where}: {family.name} pads the ids to a multiple of {family.window}, which must "
@@ -343,16 +354,28 @@ def concat_tables(family: Family, text: dict[str, Any], where: str) -> tuple[tup
     return tuple(found)
 
 
+def vocab_rows(family: Family, text: dict[str, Any], where: str) -> int:
+    """The token table's rows: the family's vocabulary field (FSMT's src_vocab_size), and the
+    rows past it (Mllama's 8)."""
+    rows = count(text.get(family.vocab), family.vocab, where)
+    if rows is None:
+        raise ConfigError(f"{where}: {family.vocab} must be a positive integer, got null")
+    return rows + family.extra_rows
+
+
 def replaced_row(
     family: Family, data: dict[str, Any], text: dict[str, Any], where: str
 ) -> tuple[int, str] | None:
-    """(the id whose rows are replaced, the key of the row), from the outer config's field
-    first (T5Gemma 2 keeps eoi_token_index there and on its encoder)."""
+    """(the id whose rows are replaced, the key of the row): from the sub-config that holds the
+    text model (T5Gemma 2's encoder, whose eoi_token_index transformers copies over the outer
+    one), its class default where it gives none."""
     if family.replaced_row is None:
         return None
-    field, key = family.replaced_row
-    value = data.get(field, text.get(field))
-    if not _whole(value) or value < 0:
+    field, key, default = family.replaced_row
+    # transformers' T5Gemma2Config takes the encoder's (its own is overwritten with it)
+    outer = data.get(family.text_path[0]) if family.text_path else None
+    value = (outer if isinstance(outer, dict) else text).get(field, default)
+    if not _whole(value) or not 0 <= value < 2**63:
         raise ConfigError(
             f"{where}: {family.name} replaces the rows of the id in {field}, which must be a "
             f"non-negative integer, got {value!r}"
@@ -371,6 +394,8 @@ def streams(family: Family, text: dict[str, Any], where: str) -> int:
             f"{where}: {family.name}'s first block reads {family.streams} copies of each "
             f"token's row, which must be a positive integer, got {value!r}"
         )
+    if family.block_layout == "streams_flat" and value < 2:  # Qwen4ExpTextConfig refuses 1
+        raise ConfigError(f"{where}: {family.name} needs {family.streams} above 1, got {value}")
     return value
 
 

@@ -113,6 +113,12 @@ def family_tables(
     if family.altup is not None:  # Gemma 3n: streams - 1 AltUp projections
         for i in range(model.streams - 1):
             extras.append((f"altup_{i}", locate(family.altup.format(i=i), "an AltUp projection")))
+        if locate(family.altup.format(i=model.streams - 1), "", required=False):
+            raise WeightsError(
+                f"{checkpoint.path}: its {model.file} says altup_num_inputs {model.streams}, "
+                f"but the checkpoint holds more AltUp projections than {model.streams - 1}: "
+                "its config and tensors disagree"
+            )
     if model.replaced is not None:  # T5Gemma 2's eoi_embedding
         extras.append(("replacement", locate(model.replaced[1], "the row its EOI id reads")))
     for i, (key, _) in enumerate(model.concat):  # RoCBERT's shape and pronunciation tables

@@ -326,9 +326,16 @@ def check_model_tables(
     """config.json and the tables it describes must agree (a Gemma scale from a wrong
     hidden_size, or a context from a wrong n_positions, would be silently wrong)."""
     width = model.token_width if model.token_width is not None else model.d_model
-    width_key = "word_embed_proj_dim" if model.token_width is not None else None
+    family = model.family
+    width_key = None
+    if model.token_width is not None:  # the family's own field (NeoMME's embedding_rank)
+        width_key = family.width[0] if family is not None and family.width else "hidden_size"
     found = {
-        "vocab_size": (model.vocab_size, token_shape[0], "rows of the token table"),
+        family.vocab if family is not None else "vocab_size": (
+            model.vocab_size,
+            token_shape[0],
+            "rows of the token table",
+        ),
         width_key or model.keys.get("d_model", "hidden_size"): (
             width,
             token_shape[1],

@@ -380,7 +380,8 @@ def run_embed(
         marks = added_positions(enc, full, [len(seq) for seq in sequences], add_special)
     pad = model_pad(config, enc.eot_token) if pad_id is None else pad_id
     padded, mask = window_padded(*pad_batch(sequences, pad, config.vocab_size), config)
-    ids_cpu = check_token_ids(padded, config, id_hint(config, tables))  # (B, T)
+    # a window's pads were measured as they were added (Longformer's take no position)
+    ids_cpu = check_token_ids(padded, config, id_hint(config, tables), length=not config.window)
     keep = Keep(report=True, similarity=similarity)
     module, target, looked_up = _module_for(config, device, tables, ids_cpu, verify, keep)
     with torch.inference_mode():

@@ -16,6 +16,7 @@ from embedcli.core.config import DTYPES, EmbedConfig, Preset, changes
 from embedcli.core.devices import dtype_size
 from embedcli.core.memory import ensure_room
 from embedcli.core.shapeplan import TraceStep, planned_trace
+from embedcli.core.windowpad import check_padded
 from embedcli.errors import ConfigError
 from embedcli.pipeline.embed import prepare_module
 from embedcli.pipeline.shapesrequest import ShapesRequest
@@ -158,6 +159,7 @@ def run_inspect(
     batch_size = batch_size or preset.batch_size
     seq_len = seq_len or preset.seq_len
     config.check_length(seq_len, "--seq-len", "lower -t/--seq-len or raise --context-length")
+    check_padded(seq_len, config, "--seq-len")  # LED: the window's pads take positions
     if batch_size * seq_len * config.d_model * 8 >= 2**63:  # torch counts bytes in an int64
         raise ConfigError(
             f"a ({batch_size:,}, {seq_len:,}, {config.d_model:,}) tensor has more bytes than "

@@ -53,19 +53,23 @@ def test_one_ids_rows_are_replaced_by_the_learned_row() -> None:
     assert [(s.name, s.shape) for s in planned] == [(s.name, s.shape) for s in trace.steps]
 
 
-def test_the_replaced_id_is_read_from_the_outer_config() -> None:
+def test_the_replaced_id_is_the_encoders() -> None:
+    """transformers' T5Gemma2Config copies its encoder's eoi_token_index over its own (default
+    256000): the encoder's is the one read."""
+    text = {"model_type": "t5gemma2_text", "vocab_size": 64, "hidden_size": 16,
+            "num_attention_heads": 4, "head_dim": 4, "max_position_embeddings": 32}  # fmt: skip
     config = {
-        "model_type": "t5gemma2", "eoi_token_index": 7,
-        "encoder": {"model_type": "t5gemma2_encoder", "eoi_token_index": 7,
-                    "text_config": {"model_type": "t5gemma2_text", "vocab_size": 64,
-                                    "hidden_size": 16, "num_attention_heads": 4,
-                                    "head_dim": 4, "max_position_embeddings": 32}},
+        "model_type": "t5gemma2", "eoi_token_index": 9,
+        "encoder": {"model_type": "t5gemma2_encoder", "eoi_token_index": 7, "text_config": text},
         "decoder": {"model_type": "t5gemma2_decoder", "vocab_size": 64},
     }  # fmt: skip
-    model = parse_config(config, "config.json")
-    assert model.replaced is not None and model.replaced[0] == 7
-    with pytest.raises(ConfigError, match="eoi_token_index"):
-        parse_config({**config, "eoi_token_index": -1}, "config.json")
+    assert parse_config(config, "config.json").replaced[0] == 7
+    del config["encoder"]["eoi_token_index"]
+    assert parse_config(config, "config.json").replaced[0] == 256000
+    for bad in (-1, 2**64, "7", None):
+        config["encoder"]["eoi_token_index"] = bad
+        with pytest.raises(ConfigError, match="eoi_token_index"):
+            parse_config(config, "config.json")
 
 
 _ROC = {"model_type": "roc_bert", "vocab_size": 64, "hidden_size": 16,
@@ -96,7 +100,18 @@ def test_what_it_cannot_read_is_refused(fields: dict, said: str) -> None:
 def test_tapas_needs_its_list_of_type_sizes() -> None:
     base = {"model_type": "tapas", "vocab_size": 64, "hidden_size": 16,
             "max_position_embeddings": 32, "num_attention_heads": 4}  # fmt: skip
-    model = parse_config({**base, "type_vocab_sizes": [3, 5]}, "config.json")
-    assert model.row0_keys == tuple(f"embeddings.token_type_embeddings_{i}.weight" for i in (0, 1))
+    model = parse_config({**base, "type_vocab_sizes": [3, 5, 4]}, "config.json")
+    assert model.row0_keys == tuple(
+        f"embeddings.token_type_embeddings_{i}.weight" for i in (0, 1, 2)
+    )
     with pytest.raises(ConfigError, match="type_vocab_sizes"):
         parse_config({**base, "type_vocab_sizes": []}, "config.json")
+
+
+@pytest.mark.parametrize("sizes", [[3], [3, 0, 5], [3, -1, 5], [3.0, 256, 256]])
+def test_tapas_type_sizes_must_be_positive_and_hold_its_cells(sizes: list) -> None:
+    """TAPAS reads the column and row types (tables 1 and 2) to number positions per cell."""
+    base = {"model_type": "tapas", "vocab_size": 64, "hidden_size": 16,
+            "max_position_embeddings": 32, "num_attention_heads": 4}  # fmt: skip
+    with pytest.raises(ConfigError, match="type_vocab_sizes"):
+        parse_config({**base, "type_vocab_sizes": sizes}, "config.json")

@@ -88,3 +88,49 @@ def test_forward_gives_the_rows_of_the_ids_given() -> None:
     out = module(ids)
     assert tuple(out.shape) == (1, 5, 8)
     assert torch.equal(out, module.trace(ids).input_embeddings[:, :5])
+
+
+def test_pads_past_an_arange_context_are_refused_with_a_length_that_fits() -> None:
+    """LED's pads take positions 0..T-1 too: with a window of 10 and a context of 96, the
+    longest input is 90 tokens; streaming's module path says so too, never an IndexError."""
+    config = EmbedConfig(vocab_size=32, d_model=8, context_length=96, positional="learned",
+                         window=10, window_pad_id=1)  # fmt: skip
+    window_padded([[2] * 90], [[1] * 90], config)  # 90 fits
+    with pytest.raises(SequenceTooLongError, match="--truncate 90"):
+        window_padded([[2] * 91], [[1] * 91], config)
+    with pytest.raises(SequenceTooLongError, match="attention_window 10"):
+        build_embedding(config)(torch.full((1, 91), 2))
+
+
+def test_longformer_pads_take_no_position_so_a_full_context_fits(tmp_path) -> None:
+    """Longformer numbers positions over the non-pad ids: 96 ids padded to 100 still fit its
+    96 positions, as in transformers."""
+    import json
+
+    from support.checkpointfiles import write_safetensors
+    from support.helpers import make_runner
+
+    from embedcli.cli import app
+
+    config = {"model_type": "longformer", "vocab_size": 64, "hidden_size": 8,
+              "num_attention_heads": 2, "max_position_embeddings": 98, "pad_token_id": 1,
+              "attention_window": [10, 10], "num_hidden_layers": 2}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    e = "longformer.embeddings."
+    write_safetensors(tmp_path / "model.safetensors", {
+        e + "word_embeddings.weight": torch.randn(64, 8),
+        e + "position_embeddings.weight": torch.randn(98, 8),
+        e + "token_type_embeddings.weight": torch.randn(1, 8),
+        e + "LayerNorm.weight": torch.ones(8), e + "LayerNorm.bias": torch.zeros(8),
+    })  # fmt: skip
+    ids = ",".join(["5"] * 96)
+    result = make_runner().invoke(app, ["embed", "--weights", str(tmp_path), "--ids", ids,
+                                        "--json"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert len(report["input_ids"][0]) == 100 and report["attention_mask"][0][96:] == [0] * 4
+
+
+def test_a_window_list_must_have_one_entry_a_layer() -> None:
+    with pytest.raises(ConfigError, match="3 windows for 2 layers"):
+        parse_config({**_LED, "attention_window": [4, 4, 4], "encoder_layers": 2}, "config.json")

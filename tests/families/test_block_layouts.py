@@ -125,3 +125,24 @@ def test_a_replaced_row_shows_as_its_own_input_row(tmp_path: Path) -> None:
     lines = [line for line in result.stdout.splitlines() if "= input" in line]
     assert len(lines) == 2  # id 5: "× 8 = input"; id 7: its own "= input" row of 0.5s
     assert "× 8 = input" in lines[0] and "+0.5000" in lines[1]
+
+
+def test_qwen4_exp_needs_two_streams_at_least() -> None:
+    config = {"model_type": "qwen4_exp_text", "vocab_size": 384, "hidden_size": 64,
+              "num_attention_heads": 4, "head_dim": 16, "max_position_embeddings": 96,
+              "hc_count": 1}  # fmt: skip
+    with pytest.raises(ConfigError, match="hc_count above 1"):
+        parse_config(config, "config.json")
+
+
+def test_more_altup_projections_than_the_config_says_are_refused(tmp_path: Path) -> None:
+    config = {"model_type": "gemma3n_text", "vocab_size": 384, "hidden_size": 64,
+              "num_attention_heads": 4, "head_dim": 16, "max_position_embeddings": 96,
+              "altup_num_inputs": 2}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    tensors = {"model.embed_tokens.weight": torch.randn(384, 64)}
+    tensors |= {f"model.altup_projections.{i}.weight": torch.randn(64, 64) for i in range(3)}
+    write_safetensors(tmp_path / "model.safetensors", tensors)
+    result = make_runner().invoke(app, ["embed", "--weights", str(tmp_path), "--ids", "1,2"])
+    assert result.exit_code == 1
+    assert "more AltUp projections than 1" in result.stderr and result.stderr.count("\n") == 1
