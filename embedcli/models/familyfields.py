@@ -394,6 +394,9 @@ def streams(family: Family, text: dict[str, Any], where: str) -> int:
             f"{where}: {family.name}'s first block reads {family.streams} copies of each "
             f"token's row, which must be a positive integer, got {value!r}"
         )
+    if value > 1024:  # real models hold 4; a count past any machine is refused, not shaped
+        limit = "more than embedcli reads (1,024)"
+        raise ConfigError(f"{where}: {family.streams} {value:,} is {limit}")
     if family.block_layout == "streams_flat" and value < 2:  # Qwen4ExpTextConfig refuses 1
         raise ConfigError(f"{where}: {family.name} needs {family.streams} above 1, got {value}")
     return value

@@ -67,18 +67,25 @@ def test_a_bad_stream_count_is_one_line_on_the_command_line(tmp_path: Path) -> N
     assert "hc_mult" in result.stderr
 
 
-def test_streams_count_toward_the_memory_an_embed_needs(tmp_path: Path) -> None:
-    """hc_mult copies of each row are held: a count no machine can hold is refused before any
-    allocation, in one line naming the activations."""
-    folder = tmp_path / "hy"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({**_HY_V4, "hc_mult": 10**12}))
-    write_safetensors(
-        folder / "model.safetensors", {"model.embed_tokens.weight": torch.randn(384, 64)}
-    )
-    result = make_runner().invoke(app, ["embed", "--weights", str(folder), "--ids", "1,2"])
-    assert result.exit_code == 1, result.output
-    assert result.stderr.startswith("Error: the activations") and result.stderr.count("\n") == 1
+def test_streams_count_toward_the_memory_an_embed_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """block_input's copies are held too: with 1 MiB free, one stream fits, 1,024 do not, and
+    the refusal names the activations, before any allocation."""
+    import embedcli.pipeline.embed as embed
+    from embedcli import EmbedConfig
+    from embedcli.errors import MemoryLimitError
+
+    monkeypatch.setattr(embed, "host_available_memory", lambda: 1 << 20)
+    sizes = {"vocab_size": 384, "d_model": 64, "context_length": 96, "positional": "rope"}
+    one = EmbedConfig(**sizes, block_layout="streams", streams=1)
+    embed.check_memory(one, torch.device("cpu"), 1, 96)
+    many = EmbedConfig(**sizes, block_layout="streams", streams=1024)
+    with pytest.raises(MemoryLimitError, match="the activations"):
+        embed.check_memory(many, torch.device("cpu"), 1, 96)
+
+
+def test_a_stream_count_past_any_model_is_refused_by_name() -> None:
+    with pytest.raises(ConfigError, match="hc_mult 1,000,000,000,000 is more than"):
+        parse_config({**_HY_V4, "hc_mult": 10**12}, "config.json")
 
 
 def test_o_writes_block_input_under_its_own_name(tmp_path: Path) -> None:
