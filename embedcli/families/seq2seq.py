@@ -9,7 +9,19 @@ from the config's encoder sub-config.
 
 from __future__ import annotations
 
+from typing import Any
+
 from embedcli.families.registry import Family, register
+
+# fairseq's sinusoids (sines, then cosines) numbered from padding_idx + 1, and the √d scale
+# where scale_embedding says so: M2M100's, FSMT's, SeamlessM4T's text encoder's
+_FAIRSEQ: dict[str, Any] = {
+    "positional": "sinusoidal",
+    "sinusoid": "halves",
+    "position_ids": "padding",
+    "scale": "sqrt_d",
+    "scale_when": "scale_embedding",
+}
 
 _TOKEN = ("encoder.embed_tokens.weight", "shared.weight")  # the encoder's own, or the shared one
 
@@ -66,11 +78,7 @@ register(
         model_types=("m2m_100", "nllb-moe"),
         architectures=("M2M100Model", "M2M100ForConditionalGeneration"),
         token=_TOKEN,
-        positional="sinusoidal",
-        sinusoid="halves",
-        position_ids="padding",
-        scale="sqrt_d",
-        scale_when="scale_embedding",
+        **_FAIRSEQ,
         stacks=("encoder", "decoder"),
     ),
     # FSMT: M2M100's input layer over the source table (src_vocab_size rows; vocab_size names
@@ -80,11 +88,7 @@ register(
         model_types=("fsmt",),
         architectures=("FSMTModel", "FSMTForConditionalGeneration"),
         token=("encoder.embed_tokens.weight",),
-        positional="sinusoidal",
-        sinusoid="halves",
-        position_ids="padding",
-        scale="sqrt_d",
-        scale_when="scale_embedding",
+        **_FAIRSEQ,
         stacks=("encoder", "decoder"),
         vocab="src_vocab_size",
         head="model.decoder.output_projection.weight",
@@ -128,11 +132,7 @@ register(
         architectures=("SeamlessM4TForTextToText", "SeamlessM4Tv2ForTextToText"),
         token=("text_encoder.embed_tokens.weight", "shared.weight"),
         prefixes=("",),
-        positional="sinusoidal",
-        sinusoid="halves",
-        position_ids="padding",
-        scale="sqrt_d",
-        scale_when="scale_embedding",
+        **_FAIRSEQ,
         stacks=("text_encoder", "text_decoder"),
     ),
     # EncoderDecoderModel: any encoder with any decoder; its encoder's own family is read,
