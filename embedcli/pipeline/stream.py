@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from embedcli.core.broadcast import format_shape
 from embedcli.core.config import EmbedConfig
+from embedcli.core.windowpad import check_padded
 from embedcli.corpus import textinput
 from embedcli.corpus.windows import StreamWindows, token_blocks
 from embedcli.errors import InputTextError, TokenIdError
@@ -123,6 +124,7 @@ def stream_embed(
 ) -> StreamSummary:
     """Embed every full window of ``window`` tokens (every ``stride`` tokens) into ``output``."""
     config.check_length(window, "--seq-len", "lower -t/--seq-len or raise --context-length")
+    check_padded(window, config, "--seq-len")  # LED: the window's pads take positions too
     import torch  # only now: a window that cannot fit fails before torch's 1-2 s import
 
     from embedcli.core.embedding import check_token_ids  # lazy: core.embedding loads torch

@@ -134,3 +134,17 @@ def test_longformer_pads_take_no_position_so_a_full_context_fits(tmp_path) -> No
 def test_a_window_list_must_have_one_entry_a_layer() -> None:
     with pytest.raises(ConfigError, match="3 windows for 2 layers"):
         parse_config({**_LED, "attention_window": [4, 4, 4], "encoder_layers": 2}, "config.json")
+
+
+def test_a_stream_window_whose_pads_pass_the_context_is_refused_first(tmp_path) -> None:
+    """Streaming checks -t against the padded length before it opens its output."""
+    import io
+
+    from embedcli.pipeline.stream import stream_embed
+
+    config = EmbedConfig(vocab_size=32, d_model=8, context_length=96, positional="learned",
+                         window=10, window_pad_id=1)  # fmt: skip
+    with pytest.raises(SequenceTooLongError, match="--seq-len padded to attention_window 10"):
+        stream_embed(config, None, io.BytesIO(b"x"), tmp_path / "out.npy", source="x",  # type: ignore[arg-type]
+                     window=91, stride=91, batch_size=1)  # fmt: skip
+    assert not (tmp_path / "out.npy").exists()
