@@ -105,19 +105,11 @@ CASES: tuple[Case, ...] = (
     ),
     # row 0 of more tables: TAPAS's seven token-type tables, LayoutLM's box tables
     Case("tapas", "tapas", kind="masked", positional="learned"),
-    Case("tapas-bf16", "tapas", kind="masked", positional="learned", dtype="bfloat16"),
     Case("layoutlm", "layoutlm", kind="masked", positional="learned"),
     # channels first: the first block reads (B, d, T), through its own forward (no hook)
     Case("squeezebert", "squeezebert", {"embedding_size": 64}, kind="masked", positional="learned"),
     # time-major: the first block reads (T, B, d); causal is XLNetLMHeadModel
     Case("xlnet", "xlnet", {"d_inner": 96, "n_head": 4, "d_head": 16}, positional="relative"),
-    Case(
-        "xlnet-bf16",
-        "xlnet",
-        {"d_inner": 96, "n_head": 4, "d_head": 16},
-        positional="relative",
-        dtype="bfloat16",
-    ),
 )
 
 # the group's types of transformers' mappings that no case builds: {model_type: why}
