@@ -56,7 +56,8 @@ def arrange(
 def altup_stack(x: torch.Tensor, weights: Sequence[torch.Tensor]) -> torch.Tensor:
     """Gemma 3n's AltUp streams, as its model computes them in x's dtype: x, then each
     projection p = x @ W.T scaled by mean(x²)^0.5 / sqrt(max(mean(p²), 1e-5)); stacked first."""
-    from torch.nn.functional import linear  # lazy: this module is imported without torch
+    import torch  # lazy: this module is imported without torch
+    from torch.nn.functional import linear
 
     target = (x**2).mean(dim=-1, keepdim=True) ** 0.5
     streams = [x]
@@ -64,14 +65,7 @@ def altup_stack(x: torch.Tensor, weights: Sequence[torch.Tensor]) -> torch.Tenso
         p = linear(x, weight)
         magnitude = (p**2).mean(dim=-1, keepdim=True).clamp(min=1e-5).sqrt()
         streams.append(p * target / magnitude)
-    return stack_first(streams)
-
-
-def stack_first(tensors: list[torch.Tensor]) -> torch.Tensor:
-    """torch.stack(tensors, dim=0), without importing torch at module load."""
-    import torch
-
-    return torch.stack(tensors, dim=0)
+    return torch.stack(streams, dim=0)
 
 
 def arranged_shape(shape: tuple[int, ...], config: EmbedConfig) -> tuple[int, ...]:
