@@ -124,6 +124,8 @@ def check_scaling_pairs(scaling: Scaling | None, dim: int) -> str | None:
     """Why a scaling does not fit ``dim`` rotated dimensions (longrope's factor lists have
     one per pair), or None."""
     params = dict(scaling or ())
+    if params.get("rope_type") == "freq_factors" and len(params["factors"]) != dim // 2:  # type: ignore[arg-type]
+        return f"rope_freqs.weight has {len(params['factors'])} factors for {dim // 2} pairs"  # type: ignore[arg-type]
     if params.get("rope_type") != "longrope":
         return None
     for key in ("short_factor", "long_factor"):

@@ -1,8 +1,9 @@
 """RoPE's frequencies and rotation angles for every scaling transformers computes
 (``ROPE_INIT_FUNCTIONS``: default, linear, dynamic, yarn, longrope, llama3, proportional), in
-float32 with the operations transformers uses, and the attention factor yarn and longrope apply
-to cos and sin. transformers is never imported: its formulas are written here, checked against
-it in tests/core/test_rope_scaling.py.
+float32 with the operations transformers uses, llama.cpp's frequency factors (a GGUF file's
+``rope_freqs.weight``, each pair's frequency divided by its own factor), and the attention
+factor yarn and longrope apply to cos and sin. transformers is never imported: its formulas
+are written here, checked against it in tests/core/test_rope_scaling.py.
 
 A scaling is the pairs a model's config gives, resolved (factor, original context, attention
 factor) when the config is read: ``(("rope_type", "yarn"), ("factor", 4.0), ...)``. torch is
@@ -48,6 +49,10 @@ def rope_inverse_frequencies(
         return _llama3(inverse, params)
     if kind == "longrope":
         return _longrope(dim, theta, params, device, seq_len)
+    if kind == "freq_factors":  # llama.cpp's rope_freqs.weight: a divisor per pair
+        import torch
+
+        return inverse / torch.tensor(params["factors"], dtype=torch.float32, device=device)
     return inverse
 
 

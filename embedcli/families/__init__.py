@@ -12,7 +12,8 @@
   ``hybrid``, ``cohere``, ``granite``, ``deepseek``, ``glm``, ``hunyuan``, ``ernie``,
   ``modernbert``, ``ropemakers``, ``minimax``, ``normed``, ``exaone``, ``openai``, ``salesforce``,
   ``databricks``, ``multimodal``,
-  ``encoders``.
+  ``encoders``, ``remote`` (families transformers has no class for, read from GGUF files).
+- ``ggufarch``: ``GGUFArch``, how llama.cpp reads one GGUF architecture (an entry's ``gguf``).
 
 Importing the package registers every group, in this order (the presets' order, and the
 compatibility table's).
@@ -56,5 +57,6 @@ from embedcli.families import (  # noqa: F401  (each module registers its famili
     salesforce,
     databricks,
     encoders,
+    remote,
 )
 # isort: on

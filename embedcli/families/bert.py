@@ -4,6 +4,9 @@ its positions from padding_idx + 1).
 
 from __future__ import annotations
 
+from typing import Any
+
+from embedcli.families.ggufarch import GGUFArch, Key
 from embedcli.families.params import Fields, Formula, ParameterCount, dense, layer_norm, linear, mlp
 from embedcli.families.registry import Family, Published, register
 
@@ -48,6 +51,12 @@ _BERT_BASE = Published(
     },
 )
 
+# how llama.cpp reads a BERT-shaped encoder's epsilon and its count of token types
+BERT_GGUF: dict[str, Any] = {
+    "eps": "layer_norm_epsilon",
+    "keys": (Key("type_vocab_size", ".tokenizer.ggml.token_type_count", 2),),
+}
+
 register(
     Family(
         name="BERT",
@@ -61,6 +70,8 @@ register(
         norm="embeddings.LayerNorm",
         head="cls.predictions.decoder.weight",
         requires=(("position_embedding_type", "absolute"),),
+        # bert.cpp: the lookup, type 0's row, the learned position, then the LayerNorm
+        gguf=(GGUFArch(name="bert", **BERT_GGUF, fixed={"position_embedding_type": "absolute"}),),
         parameters=(Formula("bert", "BertModel", _bert),),
         presets=(_BERT_BASE,),
     ),

@@ -4,6 +4,7 @@ MPT (its own slopes, from alibi_bias_max).
 
 from __future__ import annotations
 
+from embedcli.families.ggufarch import GGUFArch, Key
 from embedcli.families.params import (
     Fields,
     Formula,
@@ -46,6 +47,11 @@ _BLOOM_176B = Published(
     },
 )
 
+# mpt.cpp turns ALiBi on only with a max_alibi_bias above 0, and adds a learned table where
+# the file has one
+_MPT_NO_ALIBI = "without ALiBi llama.cpp reads MPT with no positions, and embedcli reads ALiBi MPT"
+_MPT_LEARNED = "llama.cpp adds its learned positions, and embedcli reads ALiBi MPT only"
+
 register(
     Family(
         name="BLOOM",
@@ -58,6 +64,8 @@ register(
         norm_eps=("layer_norm_epsilon",),
         context=(),
         alibi="press",
+        # bloom.cpp: ALiBi with its bias fixed at 8 (Press et al.'s slopes)
+        gguf=(GGUFArch(name="bloom", eps="layer_norm_epsilon"),),
         parameters=(Formula("bloom", "BloomForCausalLM", _bloom),),
         presets=(_BLOOM_176B,),
     ),
@@ -70,5 +78,19 @@ register(
         positional="alibi",
         context=("max_seq_len",),
         alibi="mpt",
+        gguf=(
+            GGUFArch(
+                name="mpt",
+                eps="layer_norm_epsilon",
+                context_field="max_seq_len",
+                keys=(Key("attn_config.alibi_bias_max", "attention.max_alibi_bias", None),),
+                fixed={"attn_config.alibi": True},
+                refused=(
+                    ("attention.max_alibi_bias", None, _MPT_NO_ALIBI),
+                    ("attention.max_alibi_bias", 0.0, _MPT_NO_ALIBI),
+                ),
+                refused_tensors=(("position_embd.weight", _MPT_LEARNED),),
+            ),
+        ),
     ),
 )

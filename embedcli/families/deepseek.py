@@ -11,6 +11,7 @@ config.
 from __future__ import annotations
 
 from embedcli.errors import ConfigError
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import (
     Fields,
     Formula,
@@ -123,6 +124,9 @@ register(
         "deepseek_v3",
         arch="DeepseekV3",
         rope_dim="qk_rope",
+        # deepseek2.cpp runs DeepSeek V2, V2.5, V3, R1 and Kimi K2 alike: a lookup, then MLA
+        # whose rope turns rope.dimension_count dimensions of each head
+        gguf=(GGUFArch(name="deepseek2", rope_dims="qk_rope", yarn_log_mul="tenth"),),
         parameters=(Formula("deepseek_v3", "DeepseekV3ForCausalLM", _deepseek_v3),),
         presets=(_DEEPSEEK_V3,),
     ),
@@ -144,5 +148,7 @@ register(
         scale="scale_emb",
         scale_rounding="dtype",
         rope_dim="qk_rope",
+        # minicpm3.cpp scales by 12 in float32, whatever the file says
+        gguf=(GGUFArch(name="minicpm3", fixed={"scale_emb": 12.0}, rope_dims="qk_rope"),),
     ),
 )

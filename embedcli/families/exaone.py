@@ -3,6 +3,7 @@ Llama's classes; EXAONE MoE has its own."""
 
 from __future__ import annotations
 
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.registry import register, rope_family
 
 register(
@@ -13,6 +14,7 @@ register(
         arch="Llama",
         token=("embed_tokens.weight", "wte.weight"),
         prefixes=("model", "transformer"),
+        gguf=(GGUFArch(name="exaone"),),
     ),
     rope_family("EXAONE MoE", "exaone_moe", arch="ExaoneMoe"),
 )

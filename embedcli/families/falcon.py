@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import (
     Fields,
     Formula,
@@ -73,6 +74,8 @@ register(
         prefixes=("transformer",),
         alibi="press",
         alibi_flag="alibi",
+        # falcon.cpp turns rope (NeoX's), never ALiBi
+        gguf=(GGUFArch(name="falcon", eps="layer_norm_epsilon", fixed={"alibi": False}),),
         parameters=(Formula("falcon", "FalconForCausalLM", _falcon),),
         presets=(_FALCON_40B,),
     ),

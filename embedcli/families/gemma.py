@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from embedcli.errors import ConfigError
+from embedcli.families.ggufarch import GGUFArch, Key
 from embedcli.families.params import (
     ATTENTION_BIAS,
     Fields,
@@ -229,13 +230,14 @@ _GEMMA_3N_E4B = Published(
 
 
 register(
-    rope_family("Gemma", "gemma", arch="Gemma", gguf=("gemma",), **_SQRT),
+    rope_family("Gemma", "gemma", arch="Gemma", gguf=(GGUFArch(name="gemma"),), **_SQRT),
     rope_family(
         "Gemma 2",
         "gemma2",
         arch="Gemma2",
         **_SQRT,
-        gguf=("gemma2",),
+        # gemma2.cpp: every other layer slides, with a window of 4,096 where none is given
+        gguf=(GGUFArch(name="gemma2", swa=2, swa_window=4096),),
         parameters=(decoder("gemma2", _GEMMA2),),
         presets=(_GEMMA_2_9B,),
     ),
@@ -245,8 +247,9 @@ register(
         architectures=("Gemma3Model", "Gemma3ForCausalLM"),
         prefixes=("model", "model.language_model", "language_model.model"),
         **_SQRT,
-        gguf=("gemma3",),
-        gguf_global_every=6,
+        # gemma3.cpp: 5 layers in 6 slide where a window is given, turning at
+        # rope.freq_base_swa (10,000 where absent), unscaled
+        gguf=(GGUFArch(name="gemma3", swa=6, swa_needs_window=True),),
         text_config=("gemma3",),
         parameters=(
             decoder("gemma3_text", _GEMMA3),
@@ -268,6 +271,16 @@ register(
         block_layout="altup",
         streams="altup_num_inputs",
         altup="altup_projections.{i}.weight",
+        # gemma3n.cpp: 4 layers in 5 slide unless the file lists them; the AltUp projections
+        # are one tensor, altup_proj.weight
+        gguf=(
+            GGUFArch(
+                name="gemma3n",
+                model_type="gemma3n_text",
+                swa=5,
+                keys=(Key("altup_num_inputs", "altup.num_inputs"),),
+            ),
+        ),
         parameters=(Formula("gemma3n_text", "Gemma3nForCausalLM", _gemma3n_text),),
         presets=(_GEMMA_3N_E4B,),
         side_inputs=(

@@ -5,6 +5,7 @@ book's GPTModel, TransformerLens), read without a config.json.
 
 from __future__ import annotations
 
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import (
     Fields,
     Formula,
@@ -40,7 +41,7 @@ register(
         positional="learned",
         position="wpe.weight",
         context=("n_positions", "max_position_embeddings"),
-        gguf=("gpt2",),
+        gguf=(GGUFArch(name="gpt2", eps="layer_norm_epsilon", context_field="n_positions"),),
         own_encoding=("gpt2", 50257),
         parameters=(Formula("gpt2", "GPT2LMHeadModel", _gpt2),),
         layouts=(

@@ -4,6 +4,7 @@ Persimmon, StableLM): rope on part of each head (``rotary_dim``, or a partial ro
 
 from __future__ import annotations
 
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import (
     Fields,
     Formula,
@@ -59,6 +60,7 @@ register(
         token=("embed_in.weight",),
         prefixes=("gpt_neox",),
         head="embed_out.weight",
+        gguf=(GGUFArch(name="gptneox", eps="layer_norm_epsilon"),),
         parameters=(Formula("gpt_neox", "GPTNeoXForCausalLM", _gpt_neox),),
         presets=(_GPT_NEOX_20B,),
     ),
@@ -89,5 +91,10 @@ register(
         head="embed_out.weight",
     ),
     rope_family("Persimmon", "persimmon", arch="Persimmon"),
-    rope_family("StableLM", "stablelm", arch="StableLm"),
+    rope_family(
+        "StableLM",
+        "stablelm",
+        arch="StableLm",
+        gguf=(GGUFArch(name="stablelm", eps="layer_norm_epsilon"),),
+    ),
 )

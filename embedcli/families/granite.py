@@ -9,6 +9,9 @@ layer's. Their attention sinks and sliding windows act inside attention.
 
 from __future__ import annotations
 
+from typing import Any
+
+from embedcli.families.ggufarch import GGUFArch, Key
 from embedcli.families.params import ATTENTION_BIAS, NULL_KV, RopeDecoder, decoder
 from embedcli.families.registry import Published, register, rope_family
 
@@ -49,6 +52,13 @@ _GRANITE_3_3_8B = Published(
     },
 )
 
+# llama-graph.cpp's build_inp_embd scales by embedding_scale in float32, 0 (its default)
+# meaning none; rope.scaling.finetuned false would turn rope off in every block
+_GGUF_SCALE: dict[str, Any] = {
+    "keys": (Key("embedding_multiplier", "embedding_scale", 1.0, zero=1.0),),
+    "rope_switch": True,
+}
+
 register(
     rope_family(
         "Granite",
@@ -56,9 +66,16 @@ register(
         arch="Granite",
         parameters=(decoder("granite", _GRANITE),),
         presets=(_GRANITE_3_3_8B,),
+        gguf=(GGUFArch(name="granite", **_GGUF_SCALE),),
         **_MULTIPLIER,
     ),
-    rope_family("GraniteMoE", "granitemoe", arch="GraniteMoe", **_MULTIPLIER),
+    rope_family(
+        "GraniteMoE",
+        "granitemoe",
+        arch="GraniteMoe",
+        gguf=(GGUFArch(name="granitemoe", **_GGUF_SCALE),),
+        **_MULTIPLIER,
+    ),
     rope_family("GraniteMoE (shared)", "granitemoeshared", arch="GraniteMoeShared", **_MULTIPLIER),
     rope_family("Granite SWA", "granite_swa", arch="GraniteSWA", **_MULTIPLIER, **_PER_LAYER),
     rope_family(

@@ -4,6 +4,7 @@ nothing else before the first block.
 
 from __future__ import annotations
 
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import ATTENTION_BIAS, NULL_KV, RopeDecoder, decoder
 from embedcli.families.registry import Layout, Published, register, rope_family
 
@@ -139,7 +140,7 @@ register(
         "Llama",
         "llama",
         arch="Llama",
-        gguf=("llama",),
+        gguf=(GGUFArch(name="llama", note="rope, or rope_freqs.weight's factors"),),
         parameters=(decoder("llama", _LLAMA),),
         presets=(
             _LLAMA_2_7B,
@@ -156,15 +157,28 @@ register(
             ),
         ),
     ),
-    rope_family("Nemotron", "nemotron", arch="Nemotron"),
-    rope_family("StarCoder2", "starcoder2", arch="Starcoder2"),
-    rope_family("EXAONE 4", "exaone4", arch="Exaone4"),
+    rope_family("Nemotron", "nemotron", arch="Nemotron", gguf=(GGUFArch(name="nemotron"),)),
+    rope_family(
+        "StarCoder2", "starcoder2", arch="Starcoder2", gguf=(GGUFArch(name="starcoder2"),)
+    ),
+    rope_family(
+        "EXAONE 4",
+        "exaone4",
+        arch="Exaone4",
+        # llama.cpp's exaone4.cpp: only the 64-block (32B) model slides, 3 layers in 4
+        gguf=(GGUFArch(name="exaone4", swa=4, swa_blocks=64, swa_window=4096),),
+    ),
     rope_family("Helium", "helium", arch="Helium"),
     rope_family("Arcee", "arcee", arch="Arcee"),
     rope_family("Apertus", "apertus", arch="Apertus"),
     rope_family("Apertus 1.5", "apertus1p5_text", arch="Apertus1p5Text"),
     rope_family("BitNet", "bitnet", arch="BitNet"),
-    rope_family("SmolLM3", "smollm3", arch="SmolLM3"),
+    rope_family(
+        "SmolLM3",
+        "smollm3",
+        arch="SmolLM3",
+        gguf=(GGUFArch(name="smollm3", rope_free_every=4),),  # smollm3.cpp: no rope every 4th
+    ),
     rope_family("Seed-OSS", "seed_oss", arch="SeedOss"),
     rope_family("DiffLlama", "diffllama", arch="DiffLlama"),
     rope_family("InternLM3", "internlm3", arch="InternLM3"),

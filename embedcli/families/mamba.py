@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.registry import Family, register
 
 register(
@@ -13,6 +14,16 @@ register(
         prefixes=("backbone",),
         positional="none",
         context=(),
+        gguf=(
+            GGUFArch(name="mamba", eps="layer_norm_rms_epsilon"),
+            GGUFArch(
+                name="mamba2",
+                model_type="mamba2",
+                eps="layer_norm_rms_epsilon",
+                # Mamba 2's SSM heads, which nothing before block 0 reads
+                fixed={"num_heads": None, "head_dim": None},
+            ),
+        ),
     ),
     Family(
         name="RWKV",

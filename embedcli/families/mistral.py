@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import RopeDecoder, decoder
 from embedcli.families.registry import Published, register, rope_family
 
@@ -93,7 +94,13 @@ register(
         presets=(_MISTRAL_7B, _MISTRAL_SMALL_3_1),
     ),
     rope_family("Ministral", "ministral", arch="Ministral"),
-    rope_family("Ministral 3", "ministral3", arch="Ministral3"),
+    rope_family(
+        "Ministral 3",
+        "ministral3",
+        arch="Ministral3",
+        # the text model of Mistral 3's GGUF files (Ministral 3, Mistral Small 3.x, Devstral)
+        gguf=(GGUFArch(name="mistral3", yarn_betas=True, yarn_log_mul="raw"),),
+    ),
     rope_family(
         "Mixtral",
         "mixtral",

@@ -5,6 +5,8 @@ token row, with token type 0 added where the family has types, and a LayerNorm w
 
 from __future__ import annotations
 
+from embedcli.families.bert import BERT_GGUF
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.registry import Family, register, rope_family
 
 
@@ -48,6 +50,8 @@ register(
         "nomic_bert",
         norm="emb_ln",
         head="cls.predictions.decoder.weight",
+        # bert.cpp runs NomicBERT too: the lookup, type 0's row, the LayerNorm; rope inside
+        gguf=(GGUFArch(name="nomic-bert", **BERT_GGUF),),
     ),
     _typed("GTE", "gte", "Gte", "gte"),
     _typed(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from embedcli.errors import ConfigError
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import (
     Fields,
     Formula,
@@ -50,7 +51,6 @@ def _wrapping(
         text_config=(model_type,),
         requires=(*inner.requires, ("model_type", text)),  # the text model read is this one
         gguf=(),
-        gguf_global_every=None,
         parameters=(),
         presets=(),
         layouts=(),
@@ -222,6 +222,19 @@ register(
         prefixes=("model", *_LANGUAGE),
         text_config=("llama4",),
         rope_layers=("no_rope_layers", "no_rope_layer_interval", 4),  # Llama4TextConfig: 4
+        # llama4.cpp: 3 layers in 4 attend in chunks and turn rope, every 4th neither; with
+        # sliding_window 0 every layer is full and turns rope
+        gguf=(
+            GGUFArch(
+                name="llama4",
+                model_type="llama4_text",
+                swa=4,
+                swa_kind="chunked_attention",
+                swa_window_zero_off=True,
+                rope_free_every=4,
+                rope_free_needs_swa=True,
+            ),
+        ),
         parameters=(Formula("llama4_text", "Llama4ForCausalLM", _llama4_text),),
         presets=(_LLAMA_4_SCOUT, _LLAMA_4_MAVERICK),
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import ATTENTION_BIAS, NULL_KV, RopeDecoder, decoder
 from embedcli.families.registry import Published, register, rope_family
 
@@ -65,10 +66,21 @@ register(
         "OLMo 2",
         "olmo2",
         arch="Olmo2",
+        # olmo2.cpp also runs OLMo 3: where a window is given, 3 layers in 4 slide, turning
+        # at rope.freq_base_swa (else the others' base), unscaled
+        gguf=(
+            GGUFArch(
+                name="olmo2",
+                swa=4,
+                swa_needs_window=True,
+                swa_model_type="olmo3",
+                swa_base_default=None,
+            ),
+        ),
         parameters=(decoder("olmo2", _OLMO2),),
         presets=(_OLMO_2_7B, _OLMO_2_13B),
     ),
     rope_family("OLMo 3", "olmo3", arch="Olmo3"),
-    rope_family("OLMoE", "olmoe", arch="Olmoe"),
+    rope_family("OLMoE", "olmoe", arch="Olmoe", gguf=(GGUFArch(name="olmoe"),)),
     rope_family("FlexOlmo", "flex_olmo", arch="FlexOlmo"),
 )

@@ -6,6 +6,7 @@ with the published configs of gpt-oss-20b and gpt-oss-120b.
 from __future__ import annotations
 
 from embedcli.errors import ConfigError
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import (
     Fields,
     Formula,
@@ -99,6 +100,7 @@ register(
         "gpt-oss",
         "gpt_oss",
         arch="GptOss",
+        gguf=(GGUFArch(name="gpt-oss", swa=2),),  # openai-moe.cpp: every other layer slides
         parameters=(Formula("gpt_oss", "GptOssForCausalLM", _gpt_oss),),
         presets=(_GPT_OSS_20B, _GPT_OSS_120B),
     ),

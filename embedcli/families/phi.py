@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import NULL_KV, RopeDecoder, decoder
 from embedcli.families.registry import Published, register, rope_family
 
@@ -62,12 +63,14 @@ _PHI_4 = Published(
 )
 
 register(
-    rope_family("Phi", "phi", arch="Phi"),
+    rope_family(
+        "Phi", "phi", arch="Phi", gguf=(GGUFArch(name="phi2", eps="layer_norm_epsilon"),)
+    ),
     rope_family(
         "Phi-3",
         "phi3",
         arch="Phi3",
-        gguf=("phi3",),
+        gguf=(GGUFArch(name="phi3"),),  # its sliding window is off in llama.cpp
         parameters=(decoder("phi3", _PHI3),),
         presets=(_PHI_3_MINI, _PHI_4),
     ),

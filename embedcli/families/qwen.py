@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from embedcli.errors import ConfigError
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import (
     DERIVE,
     NULL_KV,
@@ -139,16 +140,17 @@ register(
         "Qwen2",
         "qwen2",
         arch="Qwen2",
-        gguf=("qwen2",),
+        gguf=(GGUFArch(name="qwen2"),),
         parameters=(decoder("qwen2", _QWEN2),),
         presets=(_QWEN2_5_7B,),
     ),
-    rope_family("Qwen2-MoE", "qwen2_moe", arch="Qwen2Moe"),
-    rope_family("Qwen3", "qwen3", arch="Qwen3", gguf=("qwen3",)),
+    rope_family("Qwen2-MoE", "qwen2_moe", arch="Qwen2Moe", gguf=(GGUFArch(name="qwen2moe"),)),
+    rope_family("Qwen3", "qwen3", arch="Qwen3", gguf=(GGUFArch(name="qwen3"),)),
     rope_family(
         "Qwen3-MoE",
         "qwen3_moe",
         arch="Qwen3Moe",
+        gguf=(GGUFArch(name="qwen3moe"),),
         parameters=(Formula("qwen3_moe", "Qwen3MoeForCausalLM", _qwen3_moe),),
         presets=(_QWEN3_30B_A3B, _QWEN3_235B_A22B),
     ),

@@ -36,6 +36,7 @@ from embedcli.core.kinds import (
 from embedcli.core.sinusoids import Sinusoid
 from embedcli.core.steps import NORM_NAMES, STEP_LABELS, STEP_ORDER
 from embedcli.errors import ConfigError
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import Fields, Formula, ParameterCount
 
 LIST_URL = "https://embedcli.github.io/embedcli/families/"
@@ -191,11 +192,13 @@ class Family:
     # (layer type, rope set) where rope_parameters is keyed by set, not by layer type, the
     # first match wins, "*" for any type (DeepSeek V4: sliding_attention -> main, * -> compress)
     rope_set_for: tuple[tuple[str, str], ...] = ()
-    gguf: tuple[str, ...] = ()  # general.architecture values llama.cpp writes for it
+    gguf: tuple[GGUFArch, ...] = ()  # the general.architecture values llama.cpp writes for it
+    # read from GGUF files only: why its config.json is not read (remote code, no transformers
+    # class to hold embedcli's reading to)
+    gguf_only: str | None = None
     # its code reads rope_parameters[layer_type] though its defaults keep no nested sets
     # (Cohere Compass: {}); otherwise told by the defaults (models.positions.per_layer_rope)
     rope_per_layer: bool = False
-    gguf_global_every: int | None = None  # GGUF: every Nth layer global, the rest swa-based
     own_encoding: tuple[str, int] | None = None  # a tiktoken encoding that is its tokenizer
     parameters: tuple[Formula, ...] = ()  # parameter formulas, per model_type
     presets: tuple[Published, ...] = ()  # published configs, offline
@@ -284,7 +287,7 @@ class Family:
 
 FAMILIES: list[Family] = []  # in the order registered: the compatibility table's order
 _BY_MODEL_TYPE: dict[str, Family] = {}
-_BY_GGUF: dict[str, Family] = {}
+_BY_GGUF: dict[str, tuple[Family, GGUFArch]] = {}
 
 
 def register(*families: Family) -> None:
@@ -295,9 +298,11 @@ def register(*families: Family) -> None:
                 raise ValueError(f"model_type {model_type!r} is registered twice")
             _BY_MODEL_TYPE[model_type] = family
         for arch in family.gguf:
-            if arch in _BY_GGUF:
-                raise ValueError(f"GGUF architecture {arch!r} is registered twice")
-            _BY_GGUF[arch] = family
+            if arch.name in _BY_GGUF:
+                raise ValueError(f"GGUF architecture {arch.name!r} is registered twice")
+            if (arch.model_type or family.model_type) not in family.model_types:
+                raise ValueError(f"GGUF architecture {arch.name!r}: not a {family.name} type")
+            _BY_GGUF[arch.name] = (family, arch)
         FAMILIES.append(family)
 
 
@@ -306,8 +311,9 @@ def family_of(model_type: object) -> Family | None:
     return _BY_MODEL_TYPE.get(model_type) if isinstance(model_type, str) else None
 
 
-def family_of_gguf(arch: str) -> Family | None:
-    """The entry a GGUF ``general.architecture`` maps onto, or None."""
+def family_of_gguf(arch: str) -> tuple[Family, GGUFArch] | None:
+    """The entry a GGUF ``general.architecture`` maps onto, and how llama.cpp reads it; or
+    None."""
     return _BY_GGUF.get(arch)
 
 

@@ -4,7 +4,10 @@ transient-global attention); the encoder runs first."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from embedcli.errors import ConfigError
+from embedcli.families.ggufarch import Key, archs
 from embedcli.families.params import (
     Fields,
     Formula,
@@ -67,6 +70,12 @@ _T5_BASE = Published(
     },
 )
 
+_GGUF_T5: dict[str, Any] = {
+    "eps": "layer_norm_rms_epsilon",
+    "keys": (Key("relative_attention_num_buckets", "attention.relative_buckets_count"),),
+    "fixed": {"relative_attention_max_distance": 128},
+}
+
 register(
     Family(
         name="T5 (encoder)",
@@ -79,5 +88,8 @@ register(
         parameters=(Formula("t5", "T5ForConditionalGeneration", _t5),),
         presets=(_T5_BASE,),
         stacks=("encoder", "decoder"),
+        # t5.cpp and t5encoder.cpp: the encoder's first block reads the lookup; its bucket
+        # distance is fixed at 128 in llama-graph.cpp
+        gguf=archs("t5", "t5encoder", **_GGUF_T5),
     ),
 )

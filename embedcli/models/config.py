@@ -131,9 +131,10 @@ def _first(data: dict[str, Any], *names: str) -> Any:
     return data.get(first_key(data, *names) or "")
 
 
-def parse_config(data: Any, where: str) -> ModelConfig:
+def parse_config(data: Any, where: str, gguf: bool = False) -> ModelConfig:
     """The input-layer fields of a ``config.json`` (a multimodal model's ``text_config``), as
-    the family's registry entry reads them; an unknown family is refused."""
+    the family's registry entry reads them; an unknown family is refused. ``gguf``: the
+    fields come from a GGUF file's metadata (a family read from GGUF files only is read)."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where} is not a JSON object")
     model_type = data.get("model_type")
@@ -142,6 +143,11 @@ def parse_config(data: Any, where: str) -> ModelConfig:
         raise unknown_family(model_type, where)
     if family.refusal is not None:
         raise ConfigError(f"{where} is a {family.name} model: {family.refusal}")
+    if family.gguf_only is not None and not gguf:
+        raise ConfigError(
+            f"{where} names model_type {model_type!r} ({family.name}), which embedcli reads "
+            f"from GGUF files only: {family.gguf_only}"
+        )
     text = data
     if model_type in family.text_config:  # a wrapper whose language model has its own config
         for key in family.text_path:  # text_config, or encoder (T5Gemma)
@@ -152,7 +158,7 @@ def parse_config(data: Any, where: str) -> ModelConfig:
     outer = family
     if family.composes is not None:  # EncoderDecoderModel: its encoder's own family, below it
         family, model_type = familyfields.composed(family, text, where)
-    named = _named(text, family, model_type, where)
+    named = family_named(text, family, model_type, where)
     text = with_defaults(named, family_defaults(family, model_type, text))
     _check_types(text, where)
     text = familyfields.layer_zero(family, text, named, where)
@@ -303,7 +309,9 @@ def family_defaults(
     }
 
 
-def _named(text: dict[str, Any], family: Family, model_type: str, where: str) -> dict[str, Any]:
+def family_named(
+    text: dict[str, Any], family: Family, model_type: str, where: str
+) -> dict[str, Any]:
     """``text`` with each field its config class knows under another name (GPT-2's
     hidden_size is n_embd, BLOOM's legacy n_embed is hidden_size) also under the name
     embedcli reads; the two names disagreeing is refused."""

@@ -25,6 +25,7 @@ SCALING_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "longrope": (("short_factor", "long_factor"), ("factor", "attention_factor")),
     "proportional": ((), ("factor",)),
+    "freq_factors": (("factors",), ()),  # a GGUF file's rope_freqs.weight, a divisor per pair
 }
 _ORIGINAL = ("llama3", "yarn", "longrope")  # the types with original_max_position_embeddings
 
@@ -365,7 +366,7 @@ def _scaling(
         value = params.get(key)
         if value is None:
             continue
-        if key.endswith(("short_factor", "long_factor")):
+        if key.endswith(("short_factor", "long_factor", "factors")):
             values[key] = _factors(value, f"{label} {key}", where)
         else:
             values[key] = positive(value, f"{label} {key}", where)

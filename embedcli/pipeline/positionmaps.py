@@ -176,6 +176,8 @@ def scaling_words(scaling: dict[str, Any] | None) -> str:
         said.append("not truncated")
     if scaling["rope_type"] == "longrope":
         said.append(f"{len(scaling['short_factor'])} short and long factors")
+    if scaling["rope_type"] == "freq_factors":
+        said.append(f"{len(scaling['factors'])} factors from rope_freqs.weight")
     return f"scaling {scaling['rope_type']} ({', '.join(said)})"
 
 
@@ -205,6 +207,11 @@ def _scaling_note(scaling: dict[str, Any] | None, rows: int) -> tuple[str, ...]:
         return (
             f"yarn scaling: low-frequency pairs turn {factor}× slower, high-frequency ones "
             f"keep their speed, a ramp between; attention multiplies cos and sin by {attention}",
+        )
+    if kind == "freq_factors":
+        return (
+            "frequency factors (the GGUF file's rope_freqs.weight): each pair turns its own "
+            "factor slower than theta alone says, as llama.cpp divides its frequencies",
         )
     if kind == "longrope":
         original = _number(scaling["original_max_position_embeddings"])

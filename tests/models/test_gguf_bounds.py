@@ -228,12 +228,18 @@ def test_a_lying_file_costs_memory_in_proportion_to_its_size(tmp_path: Path) -> 
     assert "runs past the end of the file" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_a_gemma3_block_count_costs_nothing(tmp_path: Path) -> None:
-    """gemma3.block_count 2**30 is a number, not 2**30 layer types: the first block's type
-    (sliding, as every sixth is full) comes from the pattern, in memory that does not grow."""
-    metadata = arch_metadata("gemma3", kv("gemma3.rope.freq_base", F32, 1e6), blocks=1 << 30)
+def test_a_block_count_past_llama_cpps_bound_costs_nothing(tmp_path: Path) -> None:
+    """gemma3.block_count 2**30 is refused by its bound (llama.cpp's LLAMA_MAX_LAYERS, 512),
+    before any per-layer list is made, in memory that does not grow; 512 blocks are read, the
+    first sliding (every sixth is full) at llama.cpp's default local base."""
+    window = kv("gemma3.attention.sliding_window", U32, 512)
+    metadata = arch_metadata("gemma3", kv("gemma3.rope.freq_base", F32, 1e6), window,
+                             blocks=1 << 30)  # fmt: skip
     path = gguf_file(tmp_path / "model.gguf", metadata)
     result = run_bounded("positions", "--weights", str(path), "--json")
+    assert result.returncode == 1 and "llama.cpp loads at most 512 blocks" in result.stderr
+    metadata = arch_metadata("gemma3", kv("gemma3.rope.freq_base", F32, 1e6), window, blocks=512)
+    result = run_bounded("positions", "--weights", str(gguf_file(path, metadata)), "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["theta"] == 10000.0  # block 0 slides: llama.cpp's default local base
@@ -326,5 +332,5 @@ def test_gguf_errors_name_the_file_as_it_was_given(
     given = f"{tmp_path.name}/model.gguf"
     for command in COMMANDS:
         expect_error(
-            invoke(command, Path(given)), f"{given} (GGUF metadata): rope_scaling linear factor"
+            invoke(command, Path(given)), f"{given}: llama.rope.scaling.factor must be at least 1"
         )

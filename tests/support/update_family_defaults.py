@@ -111,7 +111,8 @@ def render() -> str:
 
     logging.set_verbosity_error()
     warnings.filterwarnings("ignore")
-    types = [t for f in FAMILIES for t in f.model_types]
+    # a family read from GGUF files only has no transformers config class to read
+    types = [t for f in FAMILIES if not f.gguf_only for t in f.model_types]
     names = {t: names_of(t) for t in types}
     table = {
         "aliases": {t: names[t][0] for t in types if names[t][0]},

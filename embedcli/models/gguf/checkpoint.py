@@ -60,8 +60,14 @@ class GGUFCheckpoint:
         return [t.name for t in self.tensors]
 
     def info(self, name: str) -> TensorInfo:
-        """The description of one tensor (its dtype: what its values are read as)."""
+        """The description of one tensor (its dtype: what its values are read as); ``NAME[i]``
+        is the i-th matrix of a stacked 3-D tensor (Gemma 3n's altup_proj.weight)."""
         found = self._info.get(name)
+        if found is None and name.endswith("]") and "[" in name:
+            stacked, index = _slice(name)
+            whole = self._info.get(stacked)
+            if whole is not None and len(whole.shape) == 3 and 0 <= index < whole.shape[0]:
+                return TensorInfo(name, whole.shape[1:], whole.dtype)
         if found is None:
             raise WeightsError(f"{self.path} has no tensor {name!r}")
         return found
@@ -156,7 +162,12 @@ class GGUFCheckpoint:
         )
 
     def load(self, name: str) -> torch.Tensor:
-        """A whole tensor (a quantized one dequantized), once its size is known to fit."""
+        """A whole tensor (a quantized one dequantized), once its size is known to fit; one
+        matrix of a stacked tensor for ``NAME[i]``."""
+        if name not in self._info and name.endswith("]"):
+            self.info(name)  # refused unless it names a matrix of a stacked tensor
+            stacked, index = _slice(name)
+            return self.load(stacked)[index].clone()
         record = self.record(name)
         info = self.info(name)
         itemsize = {"float64": 8, "int64": 8, "float16": 2, "bfloat16": 2, "int16": 2}
@@ -230,6 +241,12 @@ class GGUFCheckpoint:
     def rows_view(self, name: str) -> QuantizedTable:
         """The table as an object sliced like a tensor, read a chunk at a time."""
         return QuantizedTable(self, name)
+
+
+def _slice(name: str) -> tuple[str, int]:
+    """``altup_proj.weight[2]`` -> ("altup_proj.weight", 2); -1 where the index is no number."""
+    stacked, _, index = name[:-1].rpartition("[")
+    return stacked, int(index) if index.isdigit() else -1
 
 
 _NUMPY_CODES = {"F32": "f4", "F16": "f2", "F64": "f8", "I8": "i1", "I16": "i2", "I32": "i4"}

@@ -9,12 +9,14 @@ tied to the token table).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import WeightsError
 from embedcli.models.gguf.checkpoint import GGUFCheckpoint
 from embedcli.models.gguf.config import gguf_model_config
+from embedcli.models.gguf.file import Value
 from embedcli.models.keys import TableKeys
 
 if TYPE_CHECKING:
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 TOKEN = "token_embd.weight"
 POSITION = "position_embd.weight"
 HEAD = "output.weight"
+ALTUP = "altup_proj.weight"  # Gemma 3n's AltUp projections, stacked (streams - 1, d, d)
 _EXTRAS = {
     "token_type": "token_types.weight",
     "norm_weight": "token_embd_norm.weight",
@@ -68,6 +71,15 @@ def gguf_tables(
             )
         position = POSITION
     extras: list[tuple[str, str]] = []
+    if family is not None and family.altup is not None:  # Gemma 3n: one stacked tensor
+        assert model is not None
+        shape = checkpoint.info(ALTUP).shape if ALTUP in checkpoint.names else None
+        if shape is None or len(shape) != 3 or shape[0] != model.streams - 1:
+            raise WeightsError(
+                f"{checkpoint.path}: its metadata says {model.streams} AltUp streams, so "
+                f"{ALTUP} must hold {model.streams - 1} projections; it is {shape}"
+            )
+        extras += [(f"altup_{i}", f"{ALTUP}[{i}]") for i in range(model.streams - 1)]
     if family is not None:
         wanted = {"token_type": family.token_type, "norm_weight": family.norm}
         wanted["norm_bias"] = family.norm
@@ -85,22 +97,37 @@ def gguf_tables(
     return TableKeys(layout, token, position, head, extras=tuple(extras))
 
 
-# the metadata keys `weights` shows, after the architecture's prefix
-_SHOWN = (
-    "context_length",
-    "embedding_length",
-    "block_count",
-    "attention.head_count",
-    "attention.head_count_kv",
-    "attention.key_length",
-    "rope.dimension_count",
-    "rope.freq_base",
-    "rope.freq_base_swa",
-    "rope.scaling.type",
-    "rope.scaling.factor",
-    "rope.scaling.original_context_length",
-    "vocab_size",
-)
+_LISTED = 1024  # an array's entries listed in full; a longer one is summed up
+_TEXT = 200  # characters of a string value listed (a chat template's are counted instead)
+
+
+def _number(value: Any, kind: int | None) -> Any:
+    """A float32 as the shortest decimal that is that float32 (1e-06, not 9.99999997e-07);
+    an infinity or NaN as its name (JSON has no such number)."""
+    import numpy as np
+
+    if kind not in (6, 12):
+        return value
+    number = float(value)
+    if not math.isfinite(number):
+        return str(number)
+    return float(str(np.float32(number))) if kind == 6 else number
+
+
+def _plain(value: Value) -> Any:
+    """A metadata value as JSON: a number, a string (a long one cut, saying its length), an
+    array as a list, or, past _LISTED entries, its length and first entries."""
+    if value.type == 8:
+        text = str(value.value)
+        return text if len(text) <= _TEXT else f"{text[:_TEXT]}... ({len(text):,} characters)"
+    if value.type != 9:
+        return _number(value.value, value.type)
+    if value.element == 8:
+        return {"strings": len(value.value)}
+    entries = [_number(v, value.element) for v in value.value[:_LISTED].tolist()]
+    if len(value.value) <= _LISTED:
+        return entries
+    return {"entries": len(value.value), "first": entries[:8]}
 
 
 def gguf_summary(checkpoint: GGUFCheckpoint) -> dict[str, Any]:
@@ -109,20 +136,24 @@ def gguf_summary(checkpoint: GGUFCheckpoint) -> dict[str, Any]:
     gguf = checkpoint.file
     arch_value = gguf.get("general.architecture")
     arch = str(arch_value.value) if arch_value is not None and arch_value.type == 8 else None
-    fields: dict[str, Any] = {}
-    if arch is not None:
-        for key in _SHOWN:
-            found = gguf.get(f"{arch}.{key}")
-            if found is not None and found.type != 9:
-                fields[f"{arch}.{key}"] = found.value
+    # every key of the architecture (the input layer's, the positions', the blocks'), and
+    # every tokenizer key but the vocabulary itself, counted
+    fields = {
+        key: _plain(value)
+        for key, value in gguf.metadata.items()
+        if arch is not None and key.startswith(f"{arch}.")
+    }
     tokenizer: dict[str, Any] = {}
-    for key in ("model", "pre", "bos_token_id", "eos_token_id", "add_bos_token"):
-        found = gguf.get(f"tokenizer.ggml.{key}")
-        if found is not None and found.type != 9:
-            tokenizer[key] = found.value
-    tokens = gguf.get("tokenizer.ggml.tokens")
-    if tokens is not None and tokens.type == 9:
-        tokenizer["tokens"] = len(tokens.value)
+    for key, value in gguf.metadata.items():
+        name = key.removeprefix("tokenizer.ggml.").removeprefix("tokenizer.")
+        if not key.startswith("tokenizer."):
+            continue
+        if value.type == 9:  # tokens, scores, types, merges: how many
+            tokenizer[name] = len(value.value)
+        elif name == "chat_template":
+            tokenizer[name] = f"{len(str(value.value)):,} characters"
+        else:
+            tokenizer[name] = _plain(value)
     name = gguf.get("general.name")
     return {
         "version": gguf.version,
