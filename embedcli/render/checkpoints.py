@@ -112,14 +112,29 @@ def gguf_lines(gguf: dict) -> list[str]:
     items = [f"GGUF v{gguf['version']}", f"architecture: {gguf['architecture']}"]
     if gguf.get("name"):
         items.append(f"name: {visible_name(str(gguf['name']))}")
-    items += [
-        f"{k}: {v:,}" if isinstance(v, int) else f"{k}: {v}" for k, v in gguf["metadata"].items()
-    ]
+    items += [f"{k}: {_compact(v)}" for k, v in gguf["metadata"].items()]
     tokenizer = gguf["tokenizer"]
     if tokenizer:
-        said = ", ".join(f"{k} {visible_name(str(v))}" for k, v in tokenizer.items())
+        said = ", ".join(f"{k} {visible_name(_compact(v))}" for k, v in tokenizer.items())
         items.append(f"tokenizer: {said}")
     return items
+
+
+def _compact(value: object) -> str:
+    """A metadata value in a few characters: a per-block list as its one value ×N, or its
+    first entries and length."""
+    if isinstance(value, bool) or not isinstance(value, int | list | dict):
+        return visible_name(str(value))
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, dict):  # a long array, summed up by the summary
+        count = value.get("entries", value.get("strings"))
+        return f"{count:,} entries"
+    if value and all(v == value[0] for v in value) and len(value) > 1:
+        return f"{value[0]} ×{len(value)}"
+    if len(value) <= 6:
+        return "[" + ", ".join(map(str, value)) + "]"
+    return "[" + ", ".join(map(str, value[:4])) + f", … ({len(value)})]"
 
 
 def neighbors_view(
