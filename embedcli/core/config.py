@@ -349,6 +349,8 @@ class Preset:
     published: str | None = None  # the parameter count a real model's hub page shows
     published_note: str | None = None  # why that count is not the model's own, where it is not
     head_width: int | None = None  # a query head's width where the config gives it (head_dim)
+    # a checkpoint's tables as the file holds them: (table, its type there, bytes there)
+    stored: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def head_dim(self) -> int | None:

@@ -41,6 +41,9 @@ class Parameters:
     active_parameters: int | None = None
     experts: int | None = None
     experts_per_token: int | None = None
+    # a checkpoint's tables as the file holds them, {table: {"type": "Q8_0", "bytes": n}},
+    # where the flags change none of their sizes
+    stored: dict[str, dict[str, Any]] | None = None
 
     def table_bytes(self, table: str, dtype: str) -> int:
         """What one table (``token_embeddings``, ``position_embeddings``) weighs in ``dtype``."""
@@ -113,6 +116,9 @@ def count_parameters(config: EmbedConfig, preset: Preset) -> Parameters:
         active_parameters=preset.active_parameters if moe else None,
         experts=preset.experts if moe else None,
         experts_per_token=preset.experts_per_token if moe else None,
+        stored={t: {"type": kind, "bytes": size} for t, kind, size in preset.stored}
+        if own and preset.stored
+        else None,
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from embedcli.core.config import EmbedConfig, Overrides, Preset
 from embedcli.errors import UsageError
@@ -27,6 +27,8 @@ from embedcli.tokenization.encodings import get_encoding
 if TYPE_CHECKING:
     import torch
 
+    from embedcli.models.checkpoint import Checkpoint
+    from embedcli.models.gguf.checkpoint import GGUFCheckpoint
     from embedcli.models.keys import TableKeys
     from embedcli.models.sources import ModelSource
     from embedcli.models.tables import LoadedTables
@@ -231,6 +233,20 @@ def shapes_source(
     return base, base.config, tables
 
 
+_ITEM_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1, "uint8": 1}
+_ITEM_BYTES |= {"float8_e4m3fn": 1, "float8_e5m2": 1, "int64": 8, "int32": 4, "int16": 2}
+
+
+def _stored(checkpoint: Checkpoint, key: str) -> tuple[str, int]:
+    """(its type in the file, its bytes there): a GGUF table's GGML type and block bytes, any
+    other checkpoint's dtype."""
+    if checkpoint.is_gguf:
+        gguf = cast("GGUFCheckpoint", checkpoint)
+        return gguf.ggml_type(key), gguf.record(key).nbytes
+    info = checkpoint.info(key)
+    return info.dtype, info.numel * _ITEM_BYTES.get(info.dtype, 4)
+
+
 def checkpoint_preset(
     path: Source,
     token_key: str | None,
@@ -252,7 +268,14 @@ def checkpoint_preset(
         token.shape, position_shape, overrides, model=source.config, table_dtype=token.dtype
     )
     counted = inspect_weights(source, token_key, position_key).parameters
-    preset = Preset("checkpoint", f"{source.label}, {keys.layout}", config, parameters=counted)
+    stored = tuple(
+        (table, *_stored(checkpoint, key))
+        for table, key in (("token_embeddings", keys.token), ("position_embeddings", keys.position))
+        if key is not None
+    )
+    preset = Preset(
+        "checkpoint", f"{source.label}, {keys.layout}", config, parameters=counted, stored=stored
+    )
     if not load:
         return preset, None
     tables = model_tables.read_tables(checkpoint, keys)

@@ -298,11 +298,23 @@ def _natural_width(renderable: RenderableType) -> int:
     return max((cell_len(line) for line in to_text(renderable, width=WIDE).splitlines()), default=0)
 
 
-def _parameters_table(report: ShapesReport, half: str) -> Table:
+def _parameters_table(report: ShapesReport, half: str, stored: bool = True) -> Table:
     p, cfg = report.parameters, report.config
+    held = p.stored if stored else None  # a checkpoint's tables as its file holds them
+    extra = ("in the file",) if held else ()
     table = new_table(
-        "table", "shape", "parameters", "float32", half, right=("parameters", "float32", half)
-    )
+        "table", "shape", "parameters", "float32", half, *extra,
+        right=("parameters", "float32", half, *extra),
+    )  # fmt: skip
+
+    def kept(name: str | None) -> tuple[str, ...]:
+        if not held:
+            return ()
+        if name is None:  # the total
+            return (format_bytes(sum(t["bytes"] for t in held.values())),)
+        found = held.get(name)
+        return (f"{format_bytes(found['bytes'])} {found['type']}" if found else "",)
+
     rows = [("token_embeddings", (cfg.vocab_size, cfg.width), p.token_embeddings)]
     if p.position_embeddings:
         shape = (cfg.position_rows, cfg.d_model)
@@ -315,10 +327,11 @@ def _parameters_table(report: ShapesReport, half: str) -> Table:
             f"{count:,}",
             format_bytes(p.table_bytes(name, "float32")),
             format_bytes(p.table_bytes(name, "float16")),
+            *kept(name),
         )
     if cfg.positional in ("sinusoidal", "rope"):
         fixed = "fixed buffer" if cfg.positional == "sinusoidal" else "none"
-        add_row(table, f"{cfg.positional} positions", fixed, "0", "0 B", "0 B")
+        add_row(table, f"{cfg.positional} positions", fixed, "0", "0 B", "0 B", *kept("")[:1])
     add_row(
         table,
         "total",
@@ -326,6 +339,7 @@ def _parameters_table(report: ShapesReport, half: str) -> Table:
         f"{p.total:,}",
         format_bytes(p.bytes_by_dtype["float32"]),
         format_bytes(p.bytes_by_dtype["float16"]),
+        *kept(None),
     )
     return table
 
@@ -339,6 +353,7 @@ def parameters_block(report: ShapesReport, width: int) -> Group:
             width,
             lambda: _parameters_table(report, "float16 / bfloat16"),
             lambda: _parameters_table(report, "16-bit"),
+            lambda: _parameters_table(report, "16-bit", stored=False),
         ),
     ]
     if report.config.positional == "sinusoidal":

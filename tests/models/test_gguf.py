@@ -23,7 +23,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("gguf")
 
 from support.familymodels import Case, build, first_block_input, load
-from support.ggufmodels import write_gguf
+from support.ggufmodels import tokenizer_fields, write_gguf
 from support.helpers import make_runner
 
 from embedcli.cli import app
@@ -177,6 +177,41 @@ def test_weights_lists_ggml_types_and_bytes(folders: dict[str, Path], tmp_path: 
     assert report["gguf"]["tokenizer"]["model"] == "gpt2"
     table = runner.invoke(app, ["weights", str(written.path)], terminal_width=120)
     assert table.exit_code == 0 and "Q8_0" in table.stdout and "architecture: llama" in table.stdout
+
+
+def test_weights_lists_every_key_the_file_holds(folders: dict[str, Path], tmp_path: Path) -> None:
+    """Every key of the architecture (the feed-forward width, the norm's epsilon, the value
+    width...) and of the tokenizer, float32 values as their own shortest decimal."""
+    written = write_gguf(folders["llama"], tmp_path / "llama.gguf", "Q8_0",
+                         **{"llama.attention.sliding_window": 4096})  # fmt: skip
+    report = json.loads(runner.invoke(app, ["weights", str(written.path), "--json"]).stdout)
+    metadata, tokenizer = report["gguf"]["metadata"], report["gguf"]["tokenizer"]
+    assert metadata["llama.feed_forward_length"] == 96
+    assert metadata["llama.attention.value_length"] == 16
+    assert metadata["llama.attention.layer_norm_rms_epsilon"] == 1e-06  # stored as float32
+    assert metadata["llama.attention.sliding_window"] == 4096
+    assert (
+        tokenizer["tokens"]
+        == tokenizer["token_type"]
+        == len(tokenizer_fields(folders["llama"])["tokenizer.ggml.tokens"])
+    )
+    assert tokenizer["add_bos_token"] is False and tokenizer["pre"] == "gpt-2"
+    table = runner.invoke(app, ["weights", str(written.path)], terminal_width=120).stdout
+    assert "llama.feed_forward_length: 96" in table and "llama.attention.sliding_window" in table
+
+
+def test_inspect_shapes_gives_the_bytes_the_file_holds(
+    folders: dict[str, Path], tmp_path: Path
+) -> None:
+    """A Q8_0 token table's bytes in the file, beside its float32 and 16-bit sizes."""
+    written = write_gguf(folders["llama"], tmp_path / "llama.gguf", "Q8_0")
+    result = runner.invoke(app, ["inspect-shapes", "--weights", str(written.path), "--json"])
+    assert result.exit_code == 0, result.output
+    stored = json.loads(result.stdout)["parameters"]["stored"]
+    assert stored == {"token_embeddings": {"type": "Q8_0", "bytes": 384 * 64 // 32 * 34}}
+    table = runner.invoke(app, ["inspect-shapes", "--weights", str(written.path)],
+                          terminal_width=100).stdout  # fmt: skip
+    assert "in the file" in table and "25.5 KiB Q8_0" in table
 
 
 @pytest.mark.parametrize("command", ["stats", "neighbors", "project"])
