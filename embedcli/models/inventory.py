@@ -13,6 +13,7 @@ from embedcli.core.memory import CHUNK_ELEMENTS
 from embedcli.errors import WeightsError
 from embedcli.models.checkpoint import Checkpoint
 from embedcli.models.formats import TensorInfo
+from embedcli.models.gguf.ollama import OllamaModel, describe, is_ollama
 from embedcli.models.gguf.source import gguf_summary
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.sources import ModelSource, open_source
@@ -42,6 +43,7 @@ class WeightsReport:
     model: dict[str, Any] | None = None  # what a model folder's config.json says, summarised
     input_layer: dict[str, str] = field(default_factory=dict)  # key -> its role before block 0
     gguf: dict[str, Any] | None = None  # a GGUF file's architecture, metadata, GGML types
+    ollama: OllamaModel | None = None  # an Ollama model's manifest: its layers, its template
 
 
 def inspect_weights(
@@ -66,12 +68,14 @@ def inspect_weights(
     gguf = None
     if checkpoint.is_gguf:
         gguf = gguf_summary(cast("GGUFCheckpoint", checkpoint))
+    ollama = describe(source.spec) if is_ollama(source.spec) else None
     try:
         keys = find_tables(checkpoint, token_key, position_key, source.config)
     except WeightsError as exc:
         return WeightsReport(
             label, checkpoint.format, checkpoint.tensors, None, None, None, None,
             "no output head", parameters, str(exc), sorted(checkpoint.extra), model, gguf=gguf,
+            ollama=ollama,
         )  # fmt: skip
     tied = _tying(source, keys)
     if tied == "equal values":
@@ -79,7 +83,7 @@ def inspect_weights(
     return WeightsReport(
         label, checkpoint.format, checkpoint.tensors, keys.layout, keys.token, keys.position,
         keys.head, tied, parameters, None, sorted(checkpoint.extra), model,
-        _input_layer(keys, source), gguf,
+        _input_layer(keys, source), gguf, ollama,
     )  # fmt: skip
 
 

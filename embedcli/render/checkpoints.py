@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from embedcli.core.memory import format_bytes
 from embedcli.render.common import (
     add_row,
     first_fitting,
@@ -26,6 +28,7 @@ from embedcli.render.common import (
 if TYPE_CHECKING:
     from embedcli.analysis.neighbors import TokenNeighbors
     from embedcli.analysis.stats import TableStats
+    from embedcli.models.gguf.ollama import OllamaModel
     from embedcli.models.inventory import WeightsReport
 
 PIECE_WIDTH = 16  # longer pieces end in "…"
@@ -102,9 +105,38 @@ def weights_view(report: WeightsReport, *, width: int = 100, plain: bool = True)
     ]
     if gguf:
         parts.insert(1, items_line(gguf_lines(gguf), width))
+    if report.ollama is not None:
+        parts[2:2] = ollama_parts(report.ollama, width)
     if report.extra:
         parts.append(Text("other entries: " + ", ".join(report.extra), style="dim"))
     return Group(*parts)
+
+
+def ollama_parts(model: OllamaModel, width: int) -> list[RenderableType]:
+    """An Ollama model's manifest (each layer, its size, whether its blob is here), its config,
+    the notes of what could not be read, and its chat template as the blob holds it."""
+    layers = [
+        f"{layer.kind} {format_bytes(layer.size) if layer.size is not None else '(no size)'}"
+        + ("" if layer.here else " (blob not here)")
+        for layer in model.layers
+    ]
+    items = [f"Ollama {visible_name(model.name)}", f"manifest {visible_name(model.manifest)}"]
+    items.append("layers: " + ", ".join(layers))
+    if model.config:
+        items += [f"{k}: {visible_name(str(v))}" for k, v in model.config.items()]
+    if model.params is not None:
+        items.append(f"params: {visible_name(json.dumps(model.params, ensure_ascii=False))}")
+    parts: list[RenderableType] = [items_line(items, width)]
+    parts += [note(line) for line in model.notes]
+    if model.template is not None:
+        parts.append(heading("Chat template (Ollama's template layer)"))
+        parts.append(Text(_printable(model.template)))
+    return parts
+
+
+def _printable(text: str) -> str:
+    """A template's text with its lines kept and every other control character escaped."""
+    return "\n".join(visible_name(line) for line in text.split("\n"))
 
 
 def gguf_lines(gguf: dict) -> list[str]:

@@ -245,6 +245,7 @@ def weights_json(report: WeightsReport) -> dict[str, Any]:
         "input_layer": report.input_layer,
         "tensors": [_tensor_json(t, report.gguf) for t in report.tensors],
         **({"gguf": _gguf_json(report.gguf)} if report.gguf else {}),
+        **({"ollama": asdict(report.ollama)} if report.ollama else {}),
     }
 
 

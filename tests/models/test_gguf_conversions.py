@@ -262,3 +262,82 @@ def test_every_architecture_is_converted_here() -> None:
 
     assert set(gguf_architectures()) == set(BY_ARCH) | set(GGUF_WRITTEN_OTHERWISE)
     assert not set(BY_ARCH) & set(GGUF_WRITTEN_OTHERWISE)
+
+
+_TEMPLATE = "{{- range .Messages }}<|{{ .Role }}|>\n{{ .Content }}<|end|>\n{{ end }}<|assistant|>\n"
+
+
+def _ollama_store(store: Path, models: dict[str, Path]) -> None:
+    """An Ollama store holding each file as ollama:NAME, its manifest as `ollama pull` writes
+    one: the model layer, a template, params, a license, and the config blob."""
+    blobs = store / "blobs"
+    blobs.mkdir(parents=True, exist_ok=True)
+
+    def blob(data: bytes | Path, media: str) -> dict:
+        import hashlib
+
+        raw = data.read_bytes() if isinstance(data, Path) else data
+        digest = hashlib.sha256(raw).hexdigest()
+        path = blobs / f"sha256-{digest}"
+        if not path.exists():
+            if isinstance(data, Path):
+                os.link(data, path)
+            else:
+                path.write_bytes(raw)
+        return {"mediaType": media, "digest": f"sha256:{digest}", "size": len(raw)}
+
+    for name, gguf in models.items():
+        kind = "application/vnd.ollama.image."
+        config = {"model_format": "gguf", "model_family": name, "file_type": "F32"}
+        manifest = {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+            "config": blob(
+                json.dumps(config).encode(), "application/vnd.docker.container.image.v1+json"
+            ),
+            "layers": [
+                blob(gguf, kind + "model"),
+                blob(_TEMPLATE.encode(), kind + "template"),
+                blob(b'{"stop": ["<|end|>"], "temperature": 0.7}', kind + "params"),
+                blob(b"Apache License 2.0\n", kind + "license"),
+            ],
+        }
+        path = store / "manifests" / "registry.ollama.ai" / "library" / name / "latest"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(manifest))
+
+
+def test_every_architecture_is_read_through_ollama(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ollama:NAME is its GGUF blob read as the file is, for every architecture; weights lists
+    the manifest's layers, its config, its params and its chat template."""
+    models = {arch: _converted(case, root, "f32") for arch, case in BY_ARCH.items()}
+    store = tmp_path / "ollama"
+    _ollama_store(store, models)
+    monkeypatch.setenv("OLLAMA_MODELS", str(store))
+    for arch, path in models.items():
+        through = runner.invoke(app, ["weights", f"ollama:{arch}", "--json"])
+        assert through.exit_code == 0, through.output
+        direct = json.loads(runner.invoke(app, ["weights", str(path), "--json"]).stdout)
+        report = json.loads(through.stdout)
+        assert report["model"] == direct["model"] and report["gguf"] == direct["gguf"], arch
+        ollama = report["ollama"]
+        assert [layer["kind"] for layer in ollama["layers"]] == ["model", "template", "params",
+                                                                "license"]  # fmt: skip
+        assert all(layer["here"] for layer in ollama["layers"])
+        assert ollama["template"] == _TEMPLATE and ollama["params"]["stop"] == ["<|end|>"]
+        assert ollama["config"] == {
+            "model_format": "gguf",
+            "model_family": arch,
+            "file_type": "F32",
+        }
+    report, got = _embed(models["llama"])
+    out = tmp_path / "out.pt"
+    result = runner.invoke(app, ["embed", "--weights", "ollama:llama", "--ids",
+                                 ",".join(map(str, IDS)), "-o", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert torch.equal(torch.load(out), got)
+    view = runner.invoke(app, ["weights", "ollama:gemma3"], terminal_width=100).stdout
+    assert "Chat template" in view and "<|{{ .Role }}|>" in view
+    assert "layers: model" in view and "template 83 B" in view, view

@@ -90,3 +90,46 @@ def test_an_ollama_blob_that_is_not_a_file_is_said_as_it_is(
         manifest.unlink()
         manifest.mkdir()
         expect_error(runner.invoke(app, ["weights", "ollama:tiny"]), f"{manifest} is a folder")
+
+
+def _with_layer(manifest: Path, store: Path, kind: str, data: bytes | None) -> None:
+    """Add a layer of ``kind`` to the manifest; its blob written unless ``data`` is None."""
+    digest = hashlib.sha256(data or b"gone").hexdigest()
+    if data is not None:
+        (store / "blobs" / f"sha256-{digest}").write_bytes(data)
+    entry = {"mediaType": f"application/vnd.ollama.image.{kind}", "digest": f"sha256:{digest}"}
+    entry["size"] = len(data or b"gone")
+    doc = json.loads(manifest.read_text())
+    doc["layers"].append(entry)
+    manifest.write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize(
+    ("kind", "data", "said"),
+    [
+        ("template", b"\xff\xfe{{ .Prompt }}", "its template layer is not UTF-8 text"),
+        ("template", b"x" * (1 << 16) + b"y", "longer than 65,536 bytes: the first shown"),
+        ("params", b"{not json", "its params layer is not JSON"),
+        ("license", None, "license 4 B (blob not here)"),
+    ],
+)
+def test_layers_that_cannot_be_read_are_said(
+    kind: str, data: bytes | None, said: str, tmp_path: Path, store: Path
+) -> None:
+    """A manifest's other layers never stop weights: a layer whose blob is missing, a template
+    that is not UTF-8 or too long to show whole, params that are not JSON, each said."""
+    manifest, _ = ollama_store(store, gguf_file(tmp_path / "model.gguf"))
+    _with_layer(manifest, store, kind, data)
+    result = runner.invoke(app, ["weights", "ollama:tiny"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert said in result.stdout
+    report = json.loads(runner.invoke(app, ["weights", "ollama:tiny", "--json"]).stdout)
+    kinds = [layer["kind"] for layer in report["ollama"]["layers"]]
+    assert kinds == ["model", kind]
+
+
+def test_a_template_is_shown_as_text_never_as_markup(tmp_path: Path, store: Path) -> None:
+    manifest, _ = ollama_store(store, gguf_file(tmp_path / "model.gguf"))
+    _with_layer(manifest, store, "template", b"[bold red]{{ .Prompt }}[/]\x1b[2J\n")
+    view = runner.invoke(app, ["weights", "ollama:tiny"], terminal_width=200).stdout
+    assert "[bold red]{{ .Prompt }}[/]" in view and "\x1b" not in view

@@ -7,6 +7,11 @@ otherwise, tag ``latest`` by default), and the files it names by digest under
 The weights are the layer whose media type is ``application/vnd.ollama.image.model``: a GGUF
 file. Its size is checked against the manifest; its digest is not recomputed (Ollama checked it
 when it pulled the file, and hashing gigabytes would cost more than the lookup).
+
+``describe`` lists the manifest's other layers as well (the chat template, the sampling
+parameters, the license, a system prompt, a vision projector, an adapter), reads the small
+text ones (a template, the parameters' JSON, the config blob's family and quantization), each
+bounded, and says of every layer whether its blob is here.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import json
 import os
 import re
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from embedcli.errors import WeightsError
 
@@ -26,6 +33,34 @@ MODEL_LAYER = "application/vnd.ollama.image.model"
 _PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 MAX_MANIFEST = 1 << 20
+MAX_TEXT = 1 << 16  # bytes of a template, parameters or config blob read
+MEDIA = "application/vnd.ollama.image."  # a layer's media type: this, then its kind
+
+
+@dataclass(frozen=True)
+class OllamaLayer:
+    """One layer of a manifest: what it is (model, template, params, license, system,
+    projector, adapter, messages), its blob's digest and size, and whether the blob is here."""
+
+    kind: str
+    media_type: str
+    digest: str | None
+    size: int | None
+    here: bool
+
+
+@dataclass(frozen=True)
+class OllamaModel:
+    """An Ollama model as its manifest lists it."""
+
+    name: str  # NAMESPACE/MODEL:TAG as ollama names it
+    manifest: str
+    blob: str  # the model layer's GGUF file
+    layers: list[OllamaLayer]
+    config: dict[str, Any] | None = None  # the config blob's model_family, file_type, ...
+    template: str | None = None  # the chat template (Go's text/template), as the blob holds it
+    params: Any = None  # the sampling parameters (stop strings, temperature...), as JSON
+    notes: list[str] = field(default_factory=list)  # what could not be read, and why
 
 
 def is_ollama(spec: str) -> bool:
@@ -59,6 +94,81 @@ def parse_name(spec: str) -> tuple[str, str, str, str]:
 
 def resolve(spec: str) -> Path:
     """The GGUF blob of an Ollama model, through its manifest."""
+    return _resolve(spec)[0]
+
+
+def describe(spec: str) -> OllamaModel:
+    """The model's manifest: every layer, and the small text ones read (bounded)."""
+    blob, manifest, data = _resolve(spec)
+    registry, namespace, model, tag = parse_name(spec)
+    base = models_dir()
+    entries = [x for x in data["layers"] if isinstance(x, dict)]
+    config_entry = data.get("config") if isinstance(data.get("config"), dict) else None
+    layers = [_layer(base, entry) for entry in entries]
+    notes: list[str] = []
+    texts: dict[str, str] = {}
+    for layer in layers:
+        if layer.kind in ("template", "params") and layer.here and layer.kind not in texts:
+            texts[layer.kind] = _text(base, layer, notes)
+    params = None
+    if "params" in texts:
+        try:
+            params = json.loads(texts["params"])
+        except (ValueError, RecursionError):
+            notes.append("its params layer is not JSON")
+    config = None
+    if config_entry is not None:
+        found = _layer(base, config_entry)
+        if found.here:
+            try:
+                loaded = json.loads(_text(base, found, notes))
+            except (ValueError, RecursionError):
+                loaded = None
+                notes.append("its config blob is not JSON")
+            if isinstance(loaded, dict):
+                wanted = ("model_format", "model_family", "model_families", "model_type",
+                          "file_type", "renderer", "parser")  # fmt: skip
+                config = {k: loaded[k] for k in wanted if k in loaded}
+    prefix = "" if registry == REGISTRY else f"{registry}/"
+    label = f"{prefix}{'' if namespace == NAMESPACE else namespace + '/'}{model}:{tag}"
+    return OllamaModel(
+        label, str(manifest), str(blob), layers, config, texts.get("template"), params, notes
+    )
+
+
+def _layer(base: Path, entry: dict) -> OllamaLayer:
+    media = str(entry.get("mediaType", ""))
+    digest, size = entry.get("digest"), entry.get("size")
+    digest = digest if isinstance(digest, str) and _DIGEST.fullmatch(digest) else None
+    size = size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
+    kind = media.removeprefix(MEDIA) if media.startswith(MEDIA) else "config"
+    here = digest is not None and (base / "blobs" / digest.replace(":", "-")).is_file()
+    return OllamaLayer(kind, media, digest, size, here)
+
+
+def _text(base: Path, layer: OllamaLayer, notes: list[str]) -> str:
+    """A small layer's text: its first MAX_TEXT bytes, decoded as UTF-8 (a byte that is not
+    shown as U+FFFD, and said)."""
+    assert layer.digest is not None
+    path = base / "blobs" / layer.digest.replace(":", "-")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_TEXT + 1)
+    except OSError as exc:
+        notes.append(f"cannot read its {layer.kind} layer: {exc.strerror or exc}")
+        return ""
+    if len(raw) > MAX_TEXT:
+        notes.append(f"its {layer.kind} layer is longer than {MAX_TEXT:,} bytes: the first shown")
+        raw = raw[:MAX_TEXT]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        notes.append(f"its {layer.kind} layer is not UTF-8 text: bytes shown as U+FFFD")
+        return raw.decode("utf-8", errors="replace")
+
+
+def _resolve(spec: str) -> tuple[Path, Path, dict]:
+    """(the GGUF blob, the manifest, its JSON) of an Ollama model."""
     registry, namespace, model, tag = parse_name(spec)
     base = models_dir()
     manifest = base / "manifests" / registry / namespace / model / tag
@@ -72,7 +182,8 @@ def resolve(spec: str) -> Path:
             else f"`ollama pull {model}` fetches it (embedcli never downloads from Ollama)"
         )
         raise WeightsError(f"no Ollama model {spec[len(PREFIX) :]!r} in {base}: {hint}")
-    layer = _model_layer(manifest, _read_manifest(manifest))
+    data = _read_manifest(manifest)
+    layer = _model_layer(manifest, data)
     digest, size = layer.get("digest"), layer.get("size")
     if not isinstance(digest, str) or not _DIGEST.fullmatch(digest):
         raise WeightsError(f"{manifest}: the model layer's digest {digest!r} is not sha256:<hex>")
@@ -95,7 +206,8 @@ def resolve(spec: str) -> Path:
             f"{blob} holds {held:,} bytes and the manifest says {size:,}: the file is not the "
             "one the manifest names (incomplete, or damaged)"
         )
-    return blob
+    assert isinstance(data, dict)
+    return blob, manifest, data
 
 
 def _not_a_file(path: Path, what: str) -> None:

@@ -45,7 +45,8 @@ HOSTILE_INPUTS = ("bad-utf8.txt", "empty.txt", "adir", "missing.txt", "/dev/null
 CHECKPOINTS = ("tiny.safetensors", "tiny.pt", "tiny.npz", "./tiny.safetensors", "model-gpt2",
                "model-llama", "hf:org/tiny", "model-gpt2/model.safetensors", "model-bert",
                "model-opt", "model-bloom", "model-t5", "model-mamba", "model-gemma3",
-               "model-granite", "tiny.gguf", "./tiny.gguf")  # fmt: skip
+               "model-granite", "tiny.gguf", "./tiny.gguf", "ollama:tiny",
+               "ollama:hostile")  # fmt: skip
 BAD_CHECKPOINTS = ("bad.safetensors", "trunc.safetensors", "in.txt", "empty.txt", "adir",
                    "missing.safetensors", "/dev/null", "", "notes.npy", "model-broken",
                    "model-unknown", "model-bert-missing-norm",

@@ -107,6 +107,31 @@ def _gguf_files(folder: Path) -> None:
     table = 453 * 64 // 32 * 34  # Q8_0: 34 bytes a block of 32
     (folder / "trunc.gguf").write_bytes(data[:2000])  # cut inside the vocabulary
     (folder / "lying.gguf").write_bytes(data[: len(data) - table + 1000])  # and in the table
+    _ollama_store(folder / "ollama", path)
+
+
+def _ollama_store(store: Path, gguf: Path) -> None:
+    """ollama:tiny and ollama:hostile, both tiny.gguf as their model layer."""
+    import hashlib
+
+    blobs = store / "blobs"
+    blobs.mkdir(parents=True, exist_ok=True)
+
+    def layer(kind: str, data: bytes, keep: bool = True) -> dict:
+        digest = hashlib.sha256(data).hexdigest()
+        if keep:
+            (blobs / f"sha256-{digest}").write_bytes(data)
+        media = f"application/vnd.ollama.image.{kind}"
+        return {"mediaType": media, "digest": f"sha256:{digest}", "size": len(data)}
+
+    model = layer("model", gguf.read_bytes())
+    good = [layer("template", b"{{ .System }}\n{{ .Prompt }}"), layer("params", b'{"stop": []}')]
+    hostile = [layer("template", b"[bold]\x1b[2J\x00\xff{{ .Prompt }}" * 4000),
+               layer("params", b"{oops"), layer("license", b"gone", keep=False)]  # fmt: skip
+    for name, layers in (("tiny", good), ("hostile", hostile)):
+        path = store / "manifests" / "registry.ollama.ai" / "library" / name / "latest"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"schemaVersion": 2, "layers": [model, *layers]}))
 
 
 def _family_folders(folder: Path) -> None:

@@ -192,6 +192,10 @@ class Workspace:
             "HF_HOME": str(root / "hf-home"),
             "HF_ENDPOINT": "http://127.0.0.1:9",
             "HF_HUB_DISABLE_TELEMETRY": "1",
+            # ollama:tiny (tiny.gguf with a template, params and a license) and ollama:hostile
+            # (a template of control characters and markup, params that are not JSON, a
+            # license whose blob is gone)
+            "OLLAMA_MODELS": str(self.fixtures / "ollama"),
         }
         self.runner = new_runner()
         self._pristine: dict[str, str] | None = None
