@@ -79,6 +79,44 @@ class GGUFArch:
     note: str = ""  # what embedcli reads from it, for the manual's table
 
 
+    def reading(self) -> str:
+        """What embedcli reads from a file of this architecture beyond the common keys, in
+        the manual's words (docs/gguf.md's table)."""
+        said = [f"`{k.name.lstrip('.')}` as {k.field}" for k in self.keys]
+        said += [f"{field} {value!r} (fixed)" for field, value in self.fixed.items()
+                 if value is not None]  # fmt: skip
+        if self.eps:
+            said.append(f"`attention.{self.eps}`")
+        if self.swa is not None:
+            rule = {0: "every layer", 2: "every other layer"}.get(
+                self.swa, f"{self.swa - 1} layers in {self.swa}"
+            )
+            when = []
+            if self.swa_needs_window:
+                when.append("with a window")
+            if self.swa_window_zero_off:
+                when.append("unless the window is 0")
+            if self.swa_blocks:
+                when.append(f"with {self.swa_blocks} blocks only")
+            kind = "chunked" if self.swa_kind != "sliding_attention" else "sliding"
+            said.append(f"{rule} {kind}" + (f" ({', '.join(when)})" if when else ""))
+        if self.swa_model_type:
+            said.append(f"read as {self.swa_model_type} where layers slide")
+        if self.rope_free_every:
+            said.append(f"no rope every {self.rope_free_every}th layer")
+        if self.rope_dims == "qk_rope":
+            said.append("`rope.dimension_count` as qk_rope_head_dim")
+        if self.yarn_betas or self.yarn_log_mul:
+            said.append("YaRN's betas and log multiplier")
+        said += [f"refused where `{key}` is {_said(value)}" for key, value, _ in self.refused]
+        said += [f"refused with `{tensor}`" for tensor, _ in self.refused_tensors]
+        return "; ".join(said) or "the common keys"
+
+
+def _said(value: Any) -> str:
+    return "there" if value is ANY else "absent" if value is None else repr(value)
+
+
 def archs(*names: str, **shared: Any) -> tuple[GGUFArch, ...]:
     """Several architectures read the same way (llama.cpp's LLaMA-shaped code)."""
     return tuple(GGUFArch(name=name, **shared) for name in names)

@@ -398,6 +398,25 @@ def compatibility_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def gguf_table() -> str:
+    """The Markdown table of every GGUF architecture (docs/gguf.md holds it verbatim)."""
+    lines = [
+        "| GGUF architecture | family (model_type) | before the first block | what llama.cpp's "
+        "code reads or fixes |",
+        "| --- | --- | --- | --- |",
+    ]
+    for arch in sorted(_BY_GGUF):
+        family, found = _BY_GGUF[arch]
+        steps = " → ".join(family.step_labels)
+        model_type = found.model_type or family.model_type
+        only = " (GGUF files only)" if family.gguf_only else ""
+        lines.append(
+            f"| `{arch}` | {family.name} (`{model_type}`){only} | {steps}; {family.positional}"
+            f" | {found.reading()} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 @cache
 def _defaults() -> dict[str, dict[str, Any]]:
     from importlib.resources import files

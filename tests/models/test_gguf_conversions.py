@@ -253,6 +253,13 @@ def test_rwkv_is_its_rows_layer_normed(version: int, tmp_path: Path) -> None:
     assert torch.equal(torch.load(out), want)
 
 
+def test_the_manual_lists_every_architecture() -> None:
+    from embedcli.families.registry import gguf_table
+
+    page = (Path(__file__).parents[2] / "docs" / "gguf.md").read_text()
+    assert gguf_table() in page, "docs/gguf.md: paste gguf_table() into its Architectures"
+
+
 def test_every_architecture_is_converted_here() -> None:
     """The cases cover every architecture the registry maps, but those the converter cannot
     write from a transformers model (named in GGUF_WRITTEN_OTHERWISE)."""
