@@ -117,7 +117,7 @@ def _layers(
         rope_fields(meta, family, arch, text, sliding)
 
 
-def gguf_config_json(gguf: GGUFFile, token_rows: int, token_dtype: str) -> dict[str, Any]:
+def gguf_config_json(gguf: GGUFFile, token_rows: int) -> dict[str, Any]:
     """The config.json a transformers checkpoint of this GGUF model would carry, as far as the
     input layer goes, each field as llama.cpp reads it."""
     name, family, arch = architecture(gguf)
@@ -180,11 +180,11 @@ def _check_stated(meta: Metadata, family: Family, text: dict[str, Any]) -> None:
         )
 
 
-def gguf_model_config(gguf: GGUFFile, token_rows: int, token_dtype: str) -> ModelConfig:
+def gguf_model_config(gguf: GGUFFile, token_rows: int) -> ModelConfig:
     """The model config of a GGUF file, read through its family's registry entry."""
 
     where = f"{gguf.path} (GGUF metadata)"  # a file named as given, as every error names it
-    model = parse_config(gguf_config_json(gguf, token_rows, token_dtype), where, gguf=True)
+    model = parse_config(gguf_config_json(gguf, token_rows), where, gguf=True)
     keys = dict(model.keys)
     arch = architecture(gguf)[0]
     keys["d_model"] = f"{arch}.embedding_length"

@@ -45,7 +45,7 @@ def open_gguf(path: Path) -> tuple[GGUFCheckpoint, ModelConfig]:
             "vision projector or a draft of one?)"
         )
     rows = checkpoint.info(TOKEN).shape[0]
-    return checkpoint, gguf_model_config(checkpoint.file, rows, checkpoint.read_dtype(TOKEN))
+    return checkpoint, gguf_model_config(checkpoint.file, rows)
 
 
 def gguf_tables(

@@ -7,7 +7,8 @@ once per xdist worker rather than once per model.
 - ``tools``: where the converter, the transformers 4 overlay and the runtime are, or why not
   (the reason a test skips with);
 - ``workers``: the worker processes and the line protocol they speak;
-- ``convert_worker``, ``probe_worker``: the scripts the workers run.
+- ``convert_worker``, ``probe_worker``: the scripts the workers run; ``replies``: their reply
+  stream.
 
 Nothing here is the project's: none of it is imported by embedcli, and none of llama.cpp's code
 is copied; the sdist is downloaded by .ci/run (or bench/llamacpp.sh) into a cache outside the repo.

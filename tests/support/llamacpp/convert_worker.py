@@ -6,21 +6,13 @@ output goes to stderr. Run as ``python convert_worker.py LLAMA_CPP_TREE``."""
 from __future__ import annotations
 
 import json
-import os
 import sys
-from typing import TextIO
 
-
-def _replies() -> TextIO:
-    """The stream replies go to: the process's stdout, which from here on is stderr for
-    everything else (llama.cpp's C code prints to file descriptor 1)."""
-    replies = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    return replies
+from replies import replies as reply_stream
 
 
 def main() -> None:
-    replies = _replies()
+    replies = reply_stream()
     tree = sys.argv[1]
     sys.path.insert(0, tree)  # its conversion package; it puts its own gguf-py first itself
     sys.argv = ["convert_hf_to_gguf.py"]

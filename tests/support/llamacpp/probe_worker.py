@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
 import sys
-from typing import TextIO
 
 import numpy as np
+from replies import replies as reply_stream
 
 LOG: list[str] = []  # llama.cpp's last log lines
 
@@ -92,16 +91,8 @@ def run(llama_cpp, job: dict) -> dict:
     return {"ok": True, "found": sorted(found), "seen": seen}
 
 
-def _replies() -> TextIO:
-    """The stream replies go to: the process's stdout, which from here on is stderr for
-    everything else (llama.cpp's C code prints to file descriptor 1)."""
-    replies = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    return replies
-
-
 def main() -> None:
-    replies = _replies()
+    replies = reply_stream()
     import llama_cpp
 
     def keep(level, text, data):
