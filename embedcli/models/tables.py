@@ -213,7 +213,7 @@ class LoadedTables:
     folder: str | None = None  # a model folder on this machine (config.json and weights)
     head_key: str | None = None  # the output head, which runs after the blocks
 
-    def quantization(self) -> dict[str, Any] | None:
+    def quantization(self, dtype: str) -> dict[str, Any] | None:
         """How a GGUF table was read, where its rows were looked up (RowTables); else None."""
         return None
 

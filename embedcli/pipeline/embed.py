@@ -267,8 +267,8 @@ def id_hint(config: EmbedConfig, tables: LoadedTables | None) -> str:
     if tables is None:
         return "raise --vocab-size or fix the ids"
     return (
-        f"the checkpoint's token table has {config.vocab_size} rows: use the encoding the model "
-        "was trained with"
+        f"the checkpoint's token table has {config.vocab_size:,} rows: give ids below "
+        f"{config.vocab_size:,}, or text in the encoding the model was trained with"
     )
 
 
@@ -326,9 +326,9 @@ def _module_for(
     return module, target, rows.local(ids)  # (B, T): rows of rows.token
 
 
-def _quantization(tables: LoadedTables) -> dict[str, Any]:
+def _quantization(tables: LoadedTables, dtype: str) -> dict[str, Any]:
     """A GGUF table's GGML type, lookup dtype and (quantized) worst error."""
-    said = tables.quantization()
+    said = tables.quantization(dtype)
     return {"table_type": said} if said else {}
 
 
@@ -400,7 +400,9 @@ def run_embed(
             requested_device=device,
             encoding=enc.name,
             pad_id=pad,
-            table_type=None if tables is None else _quantization(tables).get("table_type"),
+            table_type=None
+            if tables is None
+            else _quantization(tables, config.dtype).get("table_type"),
         ),
         input_ids=padded,
         attention_mask=mask,

@@ -106,16 +106,17 @@ class RowTables(LoadedTables):
         self.held = list(held)
         return rows
 
-    def quantization(self) -> dict[str, Any] | None:
-        """How a GGUF table was read: its GGML type, the dtype of the rows looked up, and for
-        a quantized one the worst quantization error of those rows (from their block scales)."""
+    def quantization(self, dtype: str) -> dict[str, Any] | None:
+        """How a GGUF table was read: its GGML type, the dtype its rows enter the model in
+        (``dtype``: float32, llama.cpp's, unless --dtype says otherwise), and for a quantized
+        one the worst quantization error of those rows (from their block scales)."""
         if not self.checkpoint.is_gguf:
             return None
         checkpoint = cast("GGUFCheckpoint", self.checkpoint)
         held = self.held if checkpoint.quantized(self.token_key) else None
         return {
             "ggml_type": checkpoint.ggml_type(self.token_key),
-            "lookup_dtype": checkpoint.read_dtype(self.token_key),
+            "lookup_dtype": dtype,
             "max_error": checkpoint.error_bound(self.token_key, held) if held else None,
             "error_rows": len(held) if held else 0,
         }

@@ -67,8 +67,9 @@ def _header(report: EmbedReport, width: int) -> Text:
     stored = src.table_type
     if stored:  # a GGUF table: how it is stored, what its rows were read as, their error
         source.append(f"table {stored.ggml_type} → {stored.lookup_dtype}")
-        if stored.max_error is not None:
-            source.append(f"quantization error ≤ {stored.max_error:.3g}")
+        if stored.max_error is not None:  # in the table's values, before any scale
+            scaled = " (in the table, before its scale)" if cfg.embed_scale != 1.0 else ""
+            source.append(f"quantization error ≤ {stored.max_error:.3g}{scaled}")
     return items_line(
         [
             src.encoding,
@@ -336,7 +337,8 @@ def _end_notes(report: EmbedReport, max_positions: int) -> list[Text]:
         notes.append(
             note(
                 f"+ marks a special token the model's tokenizer adds to every text ("
-                f"{added[0].display}), as transformers does; --no-add-special leaves it out"
+                f"{added[0].display}), as its files say (transformers' post-processor, a GGUF "
+                "file's add_bos_token); --no-add-special leaves it out"
             )
         )
     length = len(report.input_ids[0]) if report.input_ids else 0

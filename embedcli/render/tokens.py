@@ -30,8 +30,8 @@ SEGMENT_STYLES = (
 TOKEN_TABLE_LIMIT = 500  # tokens listed by the table view; --encode and --json have them all
 PLAIN_SEPARATOR = "│"  # between pieces when there is no colour to tell them apart
 ADDED_NOTE = note(
-    "(added): a special token the model's tokenizer adds to every text, as transformers does; "
-    "--no-add-special leaves it out"
+    "(added): a special token the model's tokenizer adds to every text, as its files say "
+    "(transformers' post-processor, a GGUF file's add_bos_token); --no-add-special leaves it out"
 )
 
 

@@ -101,6 +101,7 @@ def test_unquantized_files_are_exact(
     assert report["config"]["dtype"] == "float32"
     assert report["config"]["table_type"]["ggml_type"] == kind
     assert report["config"]["table_type"]["max_error"] is None
+    assert report["config"]["table_type"]["lookup_dtype"] == "float32"  # widened, as llama.cpp
     assert got.dtype == expected.dtype and got.shape == expected.shape
     assert torch.equal(got, expected), (got.float() - expected.float()).abs().max()
 

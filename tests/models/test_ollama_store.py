@@ -133,3 +133,13 @@ def test_a_template_is_shown_as_text_never_as_markup(tmp_path: Path, store: Path
     _with_layer(manifest, store, "template", b"[bold red]{{ .Prompt }}[/]\x1b[2J\n")
     view = runner.invoke(app, ["weights", "ollama:tiny"], terminal_width=200).stdout
     assert "[bold red]{{ .Prompt }}[/]" in view and "\x1b" not in view
+
+
+def test_names_as_ollama_matches_them(tmp_path: Path, store: Path, monkeypatch) -> None:
+    """A name in another case finds the model, as Ollama's own lookup does; an empty tag is
+    refused; a store folder that is not there is said to be missing, not the model."""
+    ollama_store(store, gguf_file(tmp_path / "model.gguf"))
+    assert runner.invoke(app, ["weights", "ollama:TINY:Latest"]).exit_code == 0
+    expect_error(runner.invoke(app, ["weights", "ollama:tiny:"]), "is not an Ollama model name")
+    monkeypatch.setenv("OLLAMA_MODELS", str(tmp_path / "nowhere"))
+    expect_error(runner.invoke(app, ["weights", "ollama:tiny"]), "nowhere ($OLLAMA_MODELS) is no")

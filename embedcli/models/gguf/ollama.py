@@ -77,8 +77,8 @@ def models_dir() -> Path:
 def parse_name(spec: str) -> tuple[str, str, str, str]:
     """(registry, namespace, model, tag) of ``ollama:[REGISTRY/][NAMESPACE/]MODEL[:TAG]``."""
     text = spec[len(PREFIX) :]
-    name, _, tag = text.partition(":")
-    tag = tag or "latest"
+    name, colon, tag = text.partition(":")
+    tag = tag or ("" if colon else "latest")  # "NAME:" names no tag: refused below
     parts = name.split("/")
     if not 1 <= len(parts) <= 3 or not all(_PART.fullmatch(p) for p in [*parts, tag]):
         raise WeightsError(
@@ -171,7 +171,13 @@ def _resolve(spec: str) -> tuple[Path, Path, dict]:
     """(the GGUF blob, the manifest, its JSON) of an Ollama model."""
     registry, namespace, model, tag = parse_name(spec)
     base = models_dir()
-    manifest = base / "manifests" / registry / namespace / model / tag
+    if not base.is_dir():
+        where = "$OLLAMA_MODELS" if os.environ.get("OLLAMA_MODELS") else "Ollama's default"
+        raise WeightsError(
+            f"{base} ({where}) is no folder: no Ollama store is there, so {spec} cannot be "
+            "found (set OLLAMA_MODELS to the folder Ollama keeps its models in)"
+        )
+    manifest = _matching(base / "manifests", registry, namespace, model, tag)
     if not manifest.is_file():
         _not_a_file(manifest, "an Ollama manifest")
         tags = base / "manifests" / registry / namespace / model
@@ -208,6 +214,20 @@ def _resolve(spec: str) -> tuple[Path, Path, dict]:
         )
     assert isinstance(data, dict)
     return blob, manifest, data
+
+
+def _matching(root: Path, *parts: str) -> Path:
+    """``root/parts...``, each part matched regardless of case where no entry has it exactly
+    (Ollama matches model names so); the exact path where none matches."""
+    found = root
+    for part in parts:
+        exact = found / part
+        if exact.exists() or not found.is_dir():
+            found = exact
+            continue
+        same = [p for p in found.iterdir() if p.name.lower() == part.lower()]
+        found = same[0] if len(same) == 1 else exact
+    return found
 
 
 def _not_a_file(path: Path, what: str) -> None:
