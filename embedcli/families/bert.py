@@ -54,7 +54,7 @@ _BERT_BASE = Published(
 # how llama.cpp reads a BERT-shaped encoder's epsilon and its count of token types
 BERT_GGUF: dict[str, Any] = {
     "eps": "layer_norm_epsilon",
-    "keys": (Key("type_vocab_size", ".tokenizer.ggml.token_type_count", 2),),
+    "keys": (Key("type_vocab_size", ".tokenizer.ggml.token_type_count", 2, integer=True),),
 }
 
 register(

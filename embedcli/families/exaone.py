@@ -14,7 +14,7 @@ register(
         arch="Llama",
         token=("embed_tokens.weight", "wte.weight"),
         prefixes=("model", "transformer"),
-        gguf=(GGUFArch(name="exaone"),),
+        gguf=(GGUFArch(name="exaone", rope_freqs=True),),
     ),
     rope_family("EXAONE MoE", "exaone_moe", arch="ExaoneMoe"),
 )

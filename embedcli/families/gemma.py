@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from embedcli.errors import ConfigError
-from embedcli.families.ggufarch import GGUFArch, Key
+from embedcli.families.ggufarch import GGUFArch
 from embedcli.families.params import (
     ATTENTION_BIAS,
     Fields,
@@ -271,14 +271,15 @@ register(
         block_layout="altup",
         streams="altup_num_inputs",
         altup="altup_projections.{i}.weight",
-        # gemma3n.cpp: 4 layers in 5 slide unless the file lists them; the AltUp projections
-        # are one tensor, altup_proj.weight
+        # gemma3n.cpp: 4 layers in 5 slide unless the file lists them; 4 AltUp streams
+        # whatever the file says (llama-hparams.h's n_altup), their projections one tensor,
+        # altup_proj.weight
         gguf=(
             GGUFArch(
                 name="gemma3n",
                 model_type="gemma3n_text",
                 swa=5,
-                keys=(Key("altup_num_inputs", "altup.num_inputs"),),
+                fixed={"altup_num_inputs": 4},
             ),
         ),
         parameters=(Formula("gemma3n_text", "Gemma3nForCausalLM", _gemma3n_text),),

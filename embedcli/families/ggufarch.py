@@ -30,6 +30,7 @@ class Key:
     name: str  # the GGUF key, after the architecture's prefix
     default: Any = REQUIRED  # llama.cpp's value where the file has none
     zero: Any = None  # what llama.cpp reads a 0 as, where its code takes 0 for "unset"
+    integer: bool = False  # a count: an integer of at least 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +68,7 @@ class GGUFArch:
     # where rope.dimension_count goes: the share of a head rotated, or MLA's rope dimensions
     rope_dims: Literal["partial", "qk_rope"] = "partial"
     rope_switch: bool = False  # rope.scaling.finetuned false turns rope off (Granite's code)
+    rope_freqs: bool = False  # its code loads rope_freqs.weight (a divisor per rotated pair)
     yarn_betas: bool = False  # its code reads rope.scaling.yarn_beta_fast and _slow
     # its code reads rope.scaling.yarn_log_multiplier: as stored ("raw"), or divided by 0.1
     # ("tenth": DeepSeek 2's converter multiplies mscale_all_dim by 0.1)
@@ -76,7 +78,6 @@ class GGUFArch:
     # way by llama.cpp's code, or by none embedcli has
     refused: tuple[tuple[str, Any, str], ...] = ()
     refused_tensors: tuple[tuple[str, str], ...] = ()  # (tensor, why), likewise
-    note: str = ""  # what embedcli reads from it, for the manual's table
 
 
     def reading(self) -> str:
@@ -104,6 +105,8 @@ class GGUFArch:
             said.append(f"read as {self.swa_model_type} where layers slide")
         if self.rope_free_every:
             said.append(f"no rope every {self.rope_free_every}th layer")
+        if self.rope_freqs:
+            said.append("`rope_freqs.weight`")
         if self.rope_dims == "qk_rope":
             said.append("`rope.dimension_count` as qk_rope_head_dim")
         if self.yarn_betas or self.yarn_log_mul:

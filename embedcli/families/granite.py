@@ -57,6 +57,7 @@ _GRANITE_3_3_8B = Published(
 _GGUF_SCALE: dict[str, Any] = {
     "keys": (Key("embedding_multiplier", "embedding_scale", 1.0, zero=1.0),),
     "rope_switch": True,
+    "rope_freqs": True,
 }
 
 register(

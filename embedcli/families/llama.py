@@ -140,7 +140,7 @@ register(
         "Llama",
         "llama",
         arch="Llama",
-        gguf=(GGUFArch(name="llama", note="rope, or rope_freqs.weight's factors"),),
+        gguf=(GGUFArch(name="llama", rope_freqs=True),),
         parameters=(decoder("llama", _LLAMA),),
         presets=(
             _LLAMA_2_7B,
@@ -166,7 +166,7 @@ register(
         "exaone4",
         arch="Exaone4",
         # llama.cpp's exaone4.cpp: only the 64-block (32B) model slides, 3 layers in 4
-        gguf=(GGUFArch(name="exaone4", swa=4, swa_blocks=64, swa_window=4096),),
+        gguf=(GGUFArch(name="exaone4", swa=4, swa_blocks=64, swa_window=4096, rope_freqs=True),),
     ),
     rope_family("Helium", "helium", arch="Helium"),
     rope_family("Arcee", "arcee", arch="Arcee"),

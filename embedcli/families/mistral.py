@@ -99,7 +99,7 @@ register(
         "ministral3",
         arch="Ministral3",
         # the text model of Mistral 3's GGUF files (Ministral 3, Mistral Small 3.x, Devstral)
-        gguf=(GGUFArch(name="mistral3", yarn_betas=True, yarn_log_mul="raw"),),
+        gguf=(GGUFArch(name="mistral3", yarn_betas=True, yarn_log_mul="raw", rope_freqs=True),),
     ),
     rope_family(
         "Mixtral",

@@ -233,6 +233,7 @@ register(
                 swa_window_zero_off=True,
                 rope_free_every=4,
                 rope_free_needs_swa=True,
+                rope_freqs=True,
             ),
         ),
         parameters=(Formula("llama4_text", "Llama4ForCausalLM", _llama4_text),),

@@ -52,7 +52,11 @@ register(
     _gguf_family(
         "MiniCPM",
         "minicpm",
-        GGUFArch(name="minicpm", keys=(Key("scale_emb", "embedding_scale", 12.0, zero=1.0),)),
+        GGUFArch(
+            name="minicpm",
+            keys=(Key("scale_emb", "embedding_scale", 12.0, zero=1.0),),
+            rope_freqs=True,
+        ),
         scale="scale_emb",
     ),
     _gguf_family("InternLM2", "internlm2", GGUFArch(name="internlm2")),

@@ -72,7 +72,9 @@ _T5_BASE = Published(
 
 _GGUF_T5: dict[str, Any] = {
     "eps": "layer_norm_rms_epsilon",
-    "keys": (Key("relative_attention_num_buckets", "attention.relative_buckets_count"),),
+    "keys": (
+        Key("relative_attention_num_buckets", "attention.relative_buckets_count", integer=True),
+    ),
     "fixed": {"relative_attention_max_distance": 128},
 }
 

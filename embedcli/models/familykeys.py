@@ -129,7 +129,7 @@ def family_tables(
         extras.append(("norm_weight", locate(f"{family.norm}.weight", "an embedding norm")))
         if family.norm_bias and family.norm_kind != "rmsnorm":
             extras.append(("norm_bias", locate(f"{family.norm}.bias", "an embedding norm")))
-    _check_extras(checkpoint, model, token, position, extras)
+    check_extras(checkpoint, model, token, position, extras)
     head = None
     if family.head is not None:
         head = next((n for n in (family.head, _joined(search[0], family.head)) if n in names), None)
@@ -145,7 +145,7 @@ def family_tables(
 _FLOATS = ("float32", "float16", "bfloat16", "float64")
 
 
-def _check_extras(
+def check_extras(
     checkpoint: Checkpoint,
     model: ModelConfig,
     token: str,

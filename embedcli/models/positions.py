@@ -27,7 +27,8 @@ SCALING_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "proportional": ((), ("factor",)),
     "freq_factors": (("factors",), ()),  # a GGUF file's rope_freqs.weight, a divisor per pair
 }
-_ORIGINAL = ("llama3", "yarn", "longrope")  # the types with original_max_position_embeddings
+_ORIGINAL = ("llama3", "yarn", "longrope")
+MAX_ALIBI_BIAS = 1000  # the types with original_max_position_embeddings
 
 
 def positive(value: Any, name: str, where: str, low: float = 0.0) -> float:
@@ -103,6 +104,11 @@ def _alibi(family: Family, text: dict[str, Any], heads: int | None, where: str) 
                 f"ALiBi MPT models only), got {attn.get('alibi')!r}"
             )
         bias_max = positive(attn.get("alibi_bias_max", 8), "alibi_bias_max", where)
+        if bias_max > MAX_ALIBI_BIAS:  # 2^(bias·k/m) would overflow a float
+            raise ConfigError(
+                f"{where}: alibi_bias_max is {bias_max:g}; ALiBi's slopes 2^-(bias·k/m) are 0 "
+                f"past {MAX_ALIBI_BIAS:,} (MPT's is 8), so embedcli does not read it"
+            )
         slopes = alibi_slopes(heads, "mpt", bias_max)
     else:
         slopes = alibi_slopes(heads)

@@ -110,6 +110,7 @@ def _with_layer(manifest: Path, store: Path, kind: str, data: bytes | None) -> N
         ("template", b"\xff\xfe{{ .Prompt }}", "its template layer is not UTF-8 text"),
         ("template", b"x" * (1 << 16) + b"y", "longer than 65,536 bytes: the first shown"),
         ("params", b"{not json", "its params layer is not JSON"),
+        ("params", b'{"n": ' + b"9" * 5001 + b"}", "its params layer holds a number too long"),
         ("license", None, "license 4 B (blob not here)"),
     ],
 )

@@ -108,7 +108,13 @@ def _layers(
         kinds = sliding or [False] * blocks
         text["layer_types"] = [arch.swa_kind if s else "full_attention" for s in kinds]
     if slides and arch.swa_kind == "sliding_attention":
-        window = meta.integer("attention.sliding_window", low=0) or arch.swa_window
+        window = meta.integer("attention.sliding_window", low=0)
+        if window == 0:
+            raise ConfigError(
+                f"{meta.where}: {meta.key('attention.sliding_window')} is 0: llama.cpp's "
+                "sliding layers would then attend to no token at all"
+            )
+        window = arch.swa_window if window is None else window
         text["sliding_window"] = meta.required(window, "attention.sliding_window")
     if arch.rope_free_every and (slides or not arch.rope_free_needs_swa):
         every = arch.rope_free_every
@@ -157,8 +163,10 @@ def gguf_config_json(gguf: GGUFFile, token_rows: int) -> dict[str, Any]:
         reads = family.defaults(text["model_type"])
         for field in {*family.norm_eps, *(k for k in reads if "eps" in k)}:
             text[field] = eps
-    for key in arch.keys:
-        value = _value(meta, key.name, key.default)
+    for key in arch.keys:  # numbers all: a flag or a string there is refused, as llama.cpp does
+        value = meta.integer(key.name) if key.integer else meta.number(key.name)
+        if value is None:
+            value = meta.required(None, key.name) if key.default is REQUIRED else key.default
         _put(text, key.field, key.zero if value == 0 and key.zero is not None else value)
     for field, value in arch.fixed.items():
         _put(text, field, value)

@@ -106,34 +106,42 @@ def describe(spec: str) -> OllamaModel:
     config_entry = data.get("config") if isinstance(data.get("config"), dict) else None
     layers = [_layer(base, entry) for entry in entries]
     notes: list[str] = []
-    texts: dict[str, str] = {}
+    texts: dict[str, tuple[str, bool]] = {}
     for layer in layers:
         if layer.kind in ("template", "params") and layer.here and layer.kind not in texts:
             texts[layer.kind] = _text(base, layer, notes)
     params = None
     if "params" in texts:
-        try:
-            params = json.loads(texts["params"])
-        except (ValueError, RecursionError):
-            notes.append("its params layer is not JSON")
+        params = _json(*texts["params"], "params layer", notes)
     config = None
     if config_entry is not None:
         found = _layer(base, config_entry)
         if found.here:
-            try:
-                loaded = json.loads(_text(base, found, notes))
-            except (ValueError, RecursionError):
-                loaded = None
-                notes.append("its config blob is not JSON")
+            loaded = _json(*_text(base, found, notes), "config blob", notes)
             if isinstance(loaded, dict):
                 wanted = ("model_format", "model_family", "model_families", "model_type",
                           "file_type", "renderer", "parser")  # fmt: skip
                 config = {k: loaded[k] for k in wanted if k in loaded}
     prefix = "" if registry == REGISTRY else f"{registry}/"
     label = f"{prefix}{'' if namespace == NAMESPACE else namespace + '/'}{model}:{tag}"
-    return OllamaModel(
-        label, str(manifest), str(blob), layers, config, texts.get("template"), params, notes
-    )
+    template = texts["template"][0] if "template" in texts else None
+    return OllamaModel(label, str(manifest), str(blob), layers, config, template, params, notes)
+
+
+def _json(text: str, whole: bool, what: str, notes: list[str]) -> Any:
+    """A layer's JSON, or None with a note saying why not (``whole``: all of it was read)."""
+    if not whole:
+        notes.append(f"its {what} is not parsed: only its first {MAX_TEXT:,} bytes were read")
+        return None
+    try:
+        return json.loads(text)
+    except RecursionError:
+        notes.append(f"its {what} nests its JSON too deeply to read")
+    except json.JSONDecodeError:
+        notes.append(f"its {what} is not JSON")
+    except ValueError:  # int() refuses a number of more digits than Python reads
+        notes.append(f"its {what} holds a number too long to read")
+    return None
 
 
 def _layer(base: Path, entry: dict) -> OllamaLayer:
@@ -146,9 +154,9 @@ def _layer(base: Path, entry: dict) -> OllamaLayer:
     return OllamaLayer(kind, media, digest, size, here)
 
 
-def _text(base: Path, layer: OllamaLayer, notes: list[str]) -> str:
+def _text(base: Path, layer: OllamaLayer, notes: list[str]) -> tuple[str, bool]:
     """A small layer's text: its first MAX_TEXT bytes, decoded as UTF-8 (a byte that is not
-    shown as U+FFFD, and said)."""
+    shown as U+FFFD, and said), and whether that is all of it."""
     assert layer.digest is not None
     path = base / "blobs" / layer.digest.replace(":", "-")
     try:
@@ -156,15 +164,17 @@ def _text(base: Path, layer: OllamaLayer, notes: list[str]) -> str:
             raw = handle.read(MAX_TEXT + 1)
     except OSError as exc:
         notes.append(f"cannot read its {layer.kind} layer: {exc.strerror or exc}")
-        return ""
-    if len(raw) > MAX_TEXT:
-        notes.append(f"its {layer.kind} layer is longer than {MAX_TEXT:,} bytes: the first shown")
+        return "", False
+    whole = len(raw) <= MAX_TEXT
+    if not whole:
+        what = "blob" if layer.kind == "config" else "layer"
+        notes.append(f"its {layer.kind} {what} is longer than {MAX_TEXT:,} bytes: the first shown")
         raw = raw[:MAX_TEXT]
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8"), whole
     except UnicodeDecodeError:
         notes.append(f"its {layer.kind} layer is not UTF-8 text: bytes shown as U+FFFD")
-        return raw.decode("utf-8", errors="replace")
+        return raw.decode("utf-8", errors="replace"), whole
 
 
 def _resolve(spec: str) -> tuple[Path, Path, dict]:

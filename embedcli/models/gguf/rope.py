@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 LLAMA_CPP_TYPES = ("none", "linear", "yarn", "longrope")  # llama_rope_scaling_type_from_string
 FREQ_FACTORS = "rope_freqs.weight"
+LONGROPE = {"rope_factors_long.weight", "rope_factors_short.weight"}
 
 
 def sliding_layers(meta: Metadata, arch: GGUFArch, blocks: int) -> list[bool] | None:
@@ -72,9 +73,18 @@ def _yarn(meta: Metadata, arch: GGUFArch, factor: float, context: int) -> dict[s
     and ceilf), betas 32 and 1 unless the architecture's code reads them from the file, and
     the attention factor of llama-context.cpp (yarn_log_multiplier as mscale_all_dim, mscale 1
     or, for DeepSeek 2, equal to it), times rope.scaling.attn_factor."""
-    original = meta.integer("rope.scaling.original_context_length") or context
+    # 0 is llama.cpp's "unset": its context then reads the training context
+    original = meta.integer("rope.scaling.original_context_length", low=0) or context
     fast, slow = 32.0, 1.0
     if arch.yarn_betas:
+        for name in ("yarn_beta_fast", "yarn_beta_slow"):
+            beta = meta.number(f"rope.scaling.{name}")
+            if beta is not None and not beta > 0:  # llama.cpp turns with a 0 as written
+                raise ConfigError(
+                    f"{meta.where}: {meta.key('rope.scaling.' + name)} is {beta:g}; llama.cpp "
+                    "turns YaRN with it as written, where transformers' formula (embedcli's) "
+                    "reads a 0 as its default: embedcli does not read this file's rope"
+                )
         fast = meta.number("rope.scaling.yarn_beta_fast") or fast
         slow = meta.number("rope.scaling.yarn_beta_slow") or slow
     log_mul = meta.number("rope.scaling.yarn_log_multiplier") if arch.yarn_log_mul else None
@@ -85,7 +95,8 @@ def _yarn(meta: Metadata, arch: GGUFArch, factor: float, context: int) -> dict[s
         attention = _mscale(factor, mscale) / _mscale(factor, log_mul)
     else:
         attention = _mscale(factor, 1.0)
-    attention *= meta.number("rope.scaling.attn_factor") or 1.0
+    times = meta.number("rope.scaling.attn_factor")
+    attention *= 1.0 if times is None else times
     return {
         "rope_type": "yarn",
         "factor": factor,
@@ -99,7 +110,8 @@ def _yarn(meta: Metadata, arch: GGUFArch, factor: float, context: int) -> dict[s
 
 def _scaling(meta: Metadata, arch: GGUFArch, pairs: int, context: int) -> dict[str, Any]:
     """The rope set's scaling keys, as llama.cpp scales its frequencies."""
-    kind = meta.string("rope.scaling.type") or "linear"
+    kind = meta.string("rope.scaling.type")
+    kind = "linear" if kind is None else kind
     if kind not in LLAMA_CPP_TYPES:
         raise ConfigError(
             f"{meta.where}: {meta.key('rope.scaling.type')} is {kind!r}, which llama.cpp does "
@@ -109,8 +121,14 @@ def _scaling(meta: Metadata, arch: GGUFArch, pairs: int, context: int) -> dict[s
     if factor is None:
         factor = meta.number("rope.scale_linear")
     scaled = kind != "none" and factor not in (None, 0.0, 1.0)
+    names = {t.name for t in meta.gguf.tensors}
+    if not arch.rope_freqs and FREQ_FACTORS in names:
+        raise ConfigError(
+            f"{meta.where} has {FREQ_FACTORS}, which llama.cpp's {meta.arch} code does not load "
+            "(it refuses the file: a tensor too many), so embedcli does not read its rope"
+        )
     factors = tensor_values(meta.gguf, FREQ_FACTORS, pairs)
-    if kind == "longrope":
+    if kind == "longrope" or names & LONGROPE:
         raise ConfigError(
             f"{meta.where} scales rope by LongRoPE factors, which llama.cpp picks by the "
             "context it is run with (rope_factors_long past "
@@ -124,6 +142,13 @@ def _scaling(meta: Metadata, arch: GGUFArch, pairs: int, context: int) -> dict[s
                 "embedcli does not combine"
             )
         return {"rope_type": "freq_factors", "factors": factors}
+    attention = meta.number("rope.scaling.attn_factor")
+    if attention not in (None, 1.0) and (not scaled or kind != "yarn"):
+        raise ConfigError(
+            f"{meta.where}: {meta.key('rope.scaling.attn_factor')} is {attention:g}, which "
+            f"llama.cpp multiplies cos and sin by; embedcli shows an attention factor for YaRN's "
+            "scaling only, so it does not read this file's rope"
+        )
     if not scaled:
         return {"rope_type": "default"}
     assert factor is not None
@@ -174,6 +199,19 @@ def rope_fields(
         raise ConfigError(
             f"{meta.where}: {said}: rope turns pairs of dimensions, so it cannot rotate an "
             "odd number"
+        )
+    factor = meta.number("rope.scaling.factor")
+    if (
+        sliding
+        and any(sliding)
+        and not per_layer_rope(family)
+        and meta.string("rope.scaling.type") == "none"
+        and factor not in (None, 0.0, 1.0)
+    ):
+        raise ConfigError(
+            f"{meta.where}: {meta.key('rope.scaling.type')} is none, so llama.cpp turns the "
+            f"full layers unscaled, but its sliding layers by {meta.key('rope.scaling.factor')} "
+            f"{factor:g}: embedcli reads {family.name} with one rope for every layer"
         )
     base = _base(meta, "rope.freq_base", 10000.0)
     params = {**_scaling(meta, arch, rotated // 2, text[arch.context_field]), "rope_theta": base}

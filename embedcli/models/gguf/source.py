@@ -88,10 +88,15 @@ def gguf_tables(
                 continue
             if key not in checkpoint.names:
                 raise WeightsError(
-                    f"{checkpoint.path}: a {family.name} model has {key} before its first block, "
-                    "and this file does not"
+                    f"{checkpoint.path} has no {key}: embedcli reads {family.name} with it "
+                    "before the first block, and does not compute the model without it (llama.cpp "
+                    "would leave that step out, or refuse the file)"
                 )
             extras.append((name, key))
+    if model is not None and family is not None:  # the shapes the steps need, from the header
+        from embedcli.models.familykeys import check_extras  # lazy, as tables.py loads it
+
+        check_extras(checkpoint, model, token, position, list(extras))  # type: ignore[arg-type]
     head = HEAD if HEAD in checkpoint.names else None
     layout = "GGUF" if family is None else f"GGUF, {family.name} ({model.model_type})"  # type: ignore[union-attr]
     return TableKeys(layout, token, position, head, extras=tuple(extras))
