@@ -326,10 +326,9 @@ def _module_for(
     return module, target, rows.local(ids)  # (B, T): rows of rows.token
 
 
-def _quantization(tables: LoadedTables, dtype: str) -> dict[str, Any]:
+def _table_type(tables: LoadedTables | None, dtype: str) -> dict[str, Any] | None:
     """A GGUF table's GGML type, lookup dtype and (quantized) worst error."""
-    said = tables.quantization(dtype)
-    return {"table_type": said} if said else {}
+    return None if tables is None else tables.quantization(dtype)
 
 
 def run_embed(
@@ -400,9 +399,7 @@ def run_embed(
             requested_device=device,
             encoding=enc.name,
             pad_id=pad,
-            table_type=None
-            if tables is None
-            else _quantization(tables, config.dtype).get("table_type"),
+            table_type=_table_type(tables, config.dtype),
         ),
         input_ids=padded,
         attention_mask=mask,
