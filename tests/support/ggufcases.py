@@ -297,7 +297,7 @@ GGUF_CASES: tuple[GGUFCase, ...] = (
         "bloom",
         tokenizer="gpt2",
         llama_tensor="inp_norm-0",
-        tolerance=2e-6,
+        tolerance=1e-6,
     ),
     GGUFCase("mpt", "mpt", tokenizer="gpt2", config={"architectures": ["MPTForCausalLM"]}),
     GGUFCase(
@@ -324,7 +324,7 @@ GGUF_CASES: tuple[GGUFCase, ...] = (
         tokenizer="wordpiece",
         llama_tensor="inp_norm-0",
         encode=True,
-        tolerance=2e-6,
+        tolerance=1e-6,
     ),
     GGUFCase(
         "nomic-bert",
@@ -336,7 +336,7 @@ GGUF_CASES: tuple[GGUFCase, ...] = (
         differs={"context_length": "the converter writes nomic-embed's trained context, 2048"},
         llama_tensor="inp_norm-0",
         encode=True,
-        tolerance=2e-6,
+        tolerance=1e-6,
     ),
     GGUFCase(
         "exaone",
@@ -365,7 +365,7 @@ GGUF_CASES: tuple[GGUFCase, ...] = (
         # llama.cpp's gemma3n.cpp fixes n_embd_altup at 256 and the LAuReL rank at 64
         fields={"hidden_size_per_layer_input": 256, "laurel_rank": 64},
         llama_tensor="inp_stacked",
-        tolerance=1e-5,
+        tolerance=1e-6,
     ),
     GGUFCase(
         "llama4",
