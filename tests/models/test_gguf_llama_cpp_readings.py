@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.ggufmodels import add_fields
 from support.helpers import expect_error, make_runner
 
 from embedcli.cli import app
@@ -31,20 +32,10 @@ def arch_file(path: Path, arch: str, keys: dict[str, Any], tensors: dict[str, An
         "attention.head_count": 4, "attention.key_length": 8,
         "attention.layer_norm_epsilon": 1e-5, "attention.layer_norm_rms_epsilon": 1e-6,
     }  # fmt: skip
-    for key, value in {**common, **keys}.items():
-        name = key[1:] if key.startswith(".") else f"{arch}.{key}"
-        if value is None:
-            continue
-        if isinstance(value, bool):
-            writer.add_bool(name, value)
-        elif isinstance(value, int):
-            writer.add_uint32(name, value)
-        elif isinstance(value, float):
-            writer.add_float32(name, value)
-        elif isinstance(value, str):  # add_string drops an empty one
-            writer.add_key_value(name, value, gguf.GGUFValueType.STRING)
-        else:
-            writer.add_array(name, value)
+    names = {
+        (k[1:] if k.startswith(".") else f"{arch}.{k}"): v for k, v in {**common, **keys}.items()
+    }
+    add_fields(writer, {name: value for name, value in names.items() if value is not None})
     writer.add_tokenizer_model("llama")
     writer.add_token_list([f"t{i}" for i in range(V)])
     writer.add_token_scores([0.0] * V)

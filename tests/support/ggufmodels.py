@@ -156,8 +156,8 @@ def add_fields(writer: Any, fields: dict[str, Any]) -> None:
             writer.add_array(key, [float(v) for v in value])
         elif isinstance(value, bool):
             writer.add_bool(key, value)
-        elif isinstance(value, str):
-            writer.add_string(key, value)
+        elif isinstance(value, str):  # add_string drops an empty one
+            writer.add_key_value(key, value, gguf.GGUFValueType.STRING)
         elif isinstance(value, int):
             writer.add_uint32(key, value)
         elif isinstance(value, float):
