@@ -298,22 +298,25 @@ def _natural_width(renderable: RenderableType) -> int:
     return max((cell_len(line) for line in to_text(renderable, width=WIDE).splitlines()), default=0)
 
 
-def _parameters_table(report: ShapesReport, half: str, stored: bool = True) -> Table:
+def _parameters_table(report: ShapesReport, half: str | None, stored: bool = True) -> Table:
+    """The tables' parameters and bytes: in float32, in 16 bits (``half`` its heading; None:
+    left out, for a narrow terminal), and as the checkpoint's file holds them."""
     p, cfg = report.parameters, report.config
     held = p.stored if stored else None  # a checkpoint's tables as its file holds them
-    extra = ("in the file",) if held else ()
-    table = new_table(
-        "table", "shape", "parameters", "float32", half, *extra,
-        right=("parameters", "float32", half, *extra),
-    )  # fmt: skip
+    sizes = ("float32", *([half] if half else []), *(["in the file"] if held else []))
+    table = new_table("table", "shape", "parameters", *sizes, right=("parameters", *sizes))
 
-    def kept(name: str | None) -> tuple[str, ...]:
-        if not held:
-            return ()
-        if name is None:  # the total
-            return (format_bytes(sum(t["bytes"] for t in held.values())),)
-        found = held.get(name)
-        return (f"{format_bytes(found['bytes'])} {found['type']}" if found else "",)
+    def cells(bytes32: int, bytes16: int, name: str | None) -> tuple[str, ...]:
+        found = "" if not held else (
+            format_bytes(sum(t["bytes"] for t in held.values())) if name is None
+            else f"{format_bytes(held[name]['bytes'])} {held[name]['type']}" if name in held
+            else ""
+        )  # fmt: skip
+        return (
+            format_bytes(bytes32),
+            *([format_bytes(bytes16)] if half else []),
+            *([found] if held else []),
+        )
 
     rows = [("token_embeddings", (cfg.vocab_size, cfg.width), p.token_embeddings)]
     if p.position_embeddings:
@@ -321,26 +324,14 @@ def _parameters_table(report: ShapesReport, half: str, stored: bool = True) -> T
         rows.append(("position_embeddings", shape, p.position_embeddings))
     for name, shape, count in rows:
         add_row(
-            table,
-            name,
-            format_shape(shape),
-            f"{count:,}",
-            format_bytes(p.table_bytes(name, "float32")),
-            format_bytes(p.table_bytes(name, "float16")),
-            *kept(name),
-        )
+            table, name, format_shape(shape), f"{count:,}",
+            *cells(p.table_bytes(name, "float32"), p.table_bytes(name, "float16"), name),
+        )  # fmt: skip
     if cfg.positional in ("sinusoidal", "rope"):
         fixed = "fixed buffer" if cfg.positional == "sinusoidal" else "none"
-        add_row(table, f"{cfg.positional} positions", fixed, "0", "0 B", "0 B", *kept("")[:1])
-    add_row(
-        table,
-        "total",
-        "",
-        f"{p.total:,}",
-        format_bytes(p.bytes_by_dtype["float32"]),
-        format_bytes(p.bytes_by_dtype["float16"]),
-        *kept(None),
-    )
+        add_row(table, f"{cfg.positional} positions", fixed, "0", *cells(0, 0, ""))
+    total = p.bytes_by_dtype["float32"], p.bytes_by_dtype["float16"]
+    add_row(table, "total", "", f"{p.total:,}", *cells(*total, None))
     return table
 
 
@@ -353,6 +344,7 @@ def parameters_block(report: ShapesReport, width: int) -> Group:
             width,
             lambda: _parameters_table(report, "float16 / bfloat16"),
             lambda: _parameters_table(report, "16-bit"),
+            lambda: _parameters_table(report, None),
             lambda: _parameters_table(report, "16-bit", stored=False),
         ),
     ]
