@@ -1,6 +1,7 @@
 """Worker processes that stay up for the test session (one of each kind per xdist worker),
 spoken to one line of JSON each way: the converter (``convert_worker``, under transformers 5 or
-the transformers 4 overlay) and llama.cpp's runtime (``probe_worker``)."""
+the transformers 4 overlay), llama.cpp's runtime (``probe_worker``) and its tokenizer
+(``tokenize_worker``, the oracle of every GGUF tokenizer)."""
 
 from __future__ import annotations
 
@@ -77,3 +78,18 @@ def converter(transformers4: bool = False) -> Worker:
 @cache
 def runtime() -> Worker:
     return Worker([sys.executable, str(HERE / "probe_worker.py")], _env())
+
+
+@cache
+def tokenizer() -> Worker:
+    return Worker([sys.executable, str(HERE / "tokenize_worker.py")], _env())
+
+
+def llama_cpp_ids(gguf: Path | str, texts: list[str], special: bool = False) -> dict[str, Any]:
+    """llama.cpp's ids of ``texts`` under a GGUF file's vocabulary (``add_special`` off;
+    ``special``: llama.cpp's ``parse_special``), with its bos/eos facts; raises with
+    llama.cpp's own reason when it refuses the file."""
+    reply = tokenizer().ask({"gguf": str(gguf), "texts": texts, "special": special})
+    if not reply["ok"]:
+        raise RuntimeError(reply["error"])
+    return reply
