@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from embedcli.errors import UsageError
 from embedcli.tokenization.bpe import dump_tiktoken_bpe
 from embedcli.tokenization.encodings import BUNDLED_ENCODINGS, get_encoding
+from embedcli.tokenization.gguf.native import NativeTokenizer
 from embedcli.tokenization.hfjson import HFTokenizer
 from embedcli.tokenization.kinds import MODEL_TOKENIZERS
 from embedcli.tokenization.tiktokenfile import ModelTiktoken
@@ -86,13 +87,16 @@ def tiktoken_label() -> str:
 def reference_label(enc: Any) -> str:
     """The engine that counts ``enc`` when no faster one does: tiktoken for a tiktoken
     encoding (a model's tiktoken-format file too), Hugging Face's tokenizers for a
-    tokenizer.json or a GGUF's tokenizer."""
+    tokenizer.json or a byte-level GGUF tokenizer, embedcli's own port of llama.cpp for the
+    other GGUF tokenizers."""
     import tiktoken
 
     if isinstance(enc, (tiktoken.Encoding, ModelTiktoken)):
         return tiktoken_label()
     if isinstance(enc, HFTokenizer):
         return _tokenizers_label()
+    if isinstance(enc, NativeTokenizer):
+        return "embedcli's port of llama.cpp's tokenizer"
     return type(enc).__name__
 
 

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from embedcli.tokenization.gguf.native import NativeTokenizer
 from embedcli.tokenization.hfjson import HFTokenizer
 from embedcli.tokenization.tiktokenfile import ModelTiktoken
 
 if TYPE_CHECKING:
     import tiktoken
 
-MODEL_TOKENIZERS = (HFTokenizer, ModelTiktoken)  # a model's own tokenizer (ModelTokenizer)
+# a model's own tokenizer (ModelTokenizer)
+MODEL_TOKENIZERS = (HFTokenizer, ModelTiktoken, NativeTokenizer)
 
 
 def tiktoken_behind(enc: object) -> tiktoken.Encoding | None:

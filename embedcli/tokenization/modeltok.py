@@ -300,5 +300,9 @@ def gguf_file_tokenizer(path: Path, name: str) -> HFTokenizer:
         gguf = open_gguf_file(path)
     except WeightsError as exc:
         raise EncodingError(str(exc)) from None
-    metadata = {k: v.plain() for k, v in gguf.metadata.items() if k.startswith("tokenizer.")}
+    metadata = {
+        k: v.plain()
+        for k, v in gguf.metadata.items()
+        if k.startswith("tokenizer.") or k in ("general.name", "general.architecture")
+    }
     return load_gguf_tokenizer(metadata, name, path)

@@ -9,8 +9,10 @@ Prepend("▁") normalizer, a Metaspace pre-tokenizer's prepend scheme, a byte-le
 (NFKC, NFC) writes other characters. For a tokenizer.json, the ``tokenizers`` library's own
 offsets then say where each token sits, and each is checked against the text (its bytes are the
 text there, or a dummy space and the text there); its own decoder says what ids stand for, and
-is taken where it agrees with the tokens' bytes, or drops the dummy prefix from them. Anything
-else is refused, naming why, rather than shown wrong. No torch here.
+is taken where it agrees with the tokens' bytes, or drops the dummy prefix from them. A GGUF
+file's tokenizer, run as llama.cpp runs it, places its pieces through the text the same way, and
+its decoder is llama.cpp's detokenize (the first prefix space dropped). Anything else is
+refused, naming why, rather than shown wrong. No torch here.
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ from typing import TYPE_CHECKING
 
 from embedcli.errors import EncodingError
 from embedcli.tokenization.display import Token
+from embedcli.tokenization.gguf.native import NativeTokenizer
 from embedcli.tokenization.hfjson import HFTokenizer
+
+# tokenizers that say where their tokens sit, and what their own decoder gives
+SELF_PLACING = (HFTokenizer, NativeTokenizer)
 
 if TYPE_CHECKING:
     import tiktoken
@@ -43,7 +49,7 @@ def token_offsets(enc: tiktoken.Encoding, tokens: Sequence[Token], text: str) ->
     spelled = b"".join(data)
     if _text_bytes(text).startswith(spelled):
         return _counted(tokens, data)
-    if not isinstance(enc, HFTokenizer):
+    if not isinstance(enc, SELF_PLACING):
         raise EncodingError(
             f"--offsets cannot place {enc.name}'s tokens in this text: they spell "
             f"{_shown(spelled)}, not the text as written (its tokenizer normalizes the text "
@@ -66,7 +72,7 @@ def _counted(tokens: Sequence[Token], data: list[bytes]) -> list[list[int] | Non
 
 
 def _placed(
-    enc: HFTokenizer, tokens: Sequence[Token], data: list[bytes], text: str
+    enc: HFTokenizer | NativeTokenizer, tokens: Sequence[Token], data: list[bytes], text: str
 ) -> list[list[int] | None]:
     """The tokenizers library's offsets, each kept only where the text there is the token's
     bytes (or a dummy space, then them), and where it does not overlap the next one kept (the
@@ -112,7 +118,7 @@ def _same(ours: str, theirs: str) -> bool:
 def decoded_text(enc: tiktoken.Encoding, ids: Sequence[int], ours: str) -> str:
     """The text of ``ids``: ``ours`` (their bytes, decoded), or for a tokenizer.json its own
     decoder's text where that is ours or ours without a dummy prefix space; else refused."""
-    if not isinstance(enc, HFTokenizer):
+    if not isinstance(enc, SELF_PLACING):
         return ours
     theirs = enc.library_decode(ids)
     if _same(ours, theirs) or (ours.startswith(" ") and _same(ours[1:], theirs)):
@@ -129,7 +135,7 @@ def cut_text(enc: tiktoken.Encoding, kept: Sequence[int], ours: str, text: str |
     decoder drops it too; any other text is refused, never given as the user's."""
     if text is None or text.startswith(ours):
         return ours
-    dummy = isinstance(enc, HFTokenizer) and ours.startswith(" ") and text.startswith(ours[1:])
+    dummy = isinstance(enc, SELF_PLACING) and ours.startswith(" ") and text.startswith(ours[1:])
     if dummy and enc.library_decode(kept) == ours[1:]:
         return ours[1:]
     raise EncodingError(

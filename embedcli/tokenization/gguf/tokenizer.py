@@ -2,26 +2,19 @@
 ids are the ones llama.cpp gives (``llama_tokenize`` with ``add_special`` off; ``prefix`` and
 ``suffix`` say what ``add_special`` adds).
 
-The metadata becomes an in-memory tokenizer.json and runs in
-:class:`embedcli.tokenization.hfjson.HFTokenizer`, so a GGUF tokenizer behaves as a tokenizer.json
-does in every command. What llama.cpp does, and how it is written here:
+A byte-level vocabulary becomes an in-memory tokenizer.json and runs in
+:class:`embedcli.tokenization.hfjson.HFTokenizer`; the others run as llama.cpp's own code does,
+ported (:mod:`embedcli.tokenization.gguf.native`). What llama.cpp does, and how it is written
+here:
 
 - ``tokenizer.ggml.model`` "gpt2": byte-level BPE, merges ranked in file order, the
   pre-tokenizer of ``tokenizer.ggml.pre`` (:mod:`embedcli.tokenization.gguf.pre`, which says how
   llama.cpp's regex engine differs from Oniguruma's); ``ignore_merges`` where llama.cpp sets it.
-- "llama": SentencePiece-style. llama.cpp merges, over the whole text, the adjacent pair whose
-  join is a token of the highest score (ties: the leftmost pair), then spells any piece that is
-  not a token as ``<0xXX>`` byte tokens. Here that is BPE whose merges are every split of every
-  token into two tokens, ranked by the joined token's score (ties: the lower token id, then the
-  lower left id), with byte fallback; a space is prefixed to every text fragment that starts the
-  text or follows a matched token (``tokenizer.ggml.add_space_prefix``, on by default), and
-  spaces become ``▁``. The two can differ only where two equal-score merges compete in one text
-  (llama.cpp takes the leftmost) or where a character that is not a token joins its neighbour
-  into a token (BPE spells it in bytes first). A file whose scores are mostly one value (as
-  ``convert_hf_to_gguf.py`` writes, -1000 for every token, for a model with only a
-  tokenizer.json) makes llama.cpp merge left to right, which ranks cannot say: refused. So are
-  tokens nested so deeply that their merges would be out of proportion to the file
-  (:mod:`embedcli.tokenization.gguf.merges`).
+- "llama": SentencePiece-style, run by :class:`embedcli.tokenization.gguf.spm.SentencePieceGGUF`
+  exactly as llama.cpp's ``llm_tokenizer_spm_session`` runs it (merges by score over the
+  whole text, byte fallback, the prefix space of ``tokenizer.ggml.add_space_prefix``), with
+  llama.cpp's special-token partition (:mod:`embedcli.tokenization.gguf.native`): no merges
+  table is built, so a 262,144-token vocabulary loads in a fraction of a second.
 - Token types (NORMAL=1, UNKNOWN=2, CONTROL=3, USER_DEFINED=4, UNUSED=5, BYTE=6): CONTROL and
   UNKNOWN tokens are special (their text is plain text for ``encode_ordinary``, llama.cpp's
   ``parse_special`` off); USER_DEFINED tokens always match as one token. llama.cpp also makes a
@@ -43,7 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import EncodingError
 from embedcli.tokenization import hfspec
@@ -59,6 +52,9 @@ from embedcli.tokenization.gguf.pre import (
     pre_tokenizer,
 )
 from embedcli.tokenization.hfjson import HFTokenizer
+
+if TYPE_CHECKING:
+    from embedcli.tokenization.gguf.native import NativeTokenizer
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 SPECIAL_TYPES = (CONTROL, USER_DEFINED, UNKNOWN)  # llama.cpp's special-token cache
@@ -346,10 +342,19 @@ def _byte_level_pre(pre: PreTokenizer) -> dict[str, Any]:
     return {"type": "Sequence", "pretokenizers": [*splits, {**_BYTE_LEVEL, "use_regex": False}]}
 
 
-def load_gguf_tokenizer(metadata: Mapping[str, Any], name: str, path: Path) -> HFTokenizer:
-    """The tokenizer of a GGUF file from its metadata, giving llama.cpp's ids."""
+def load_gguf_tokenizer(
+    metadata: Mapping[str, Any], name: str, path: Path
+) -> HFTokenizer | NativeTokenizer:
+    """The tokenizer of a GGUF file from its metadata, giving llama.cpp's ids (``metadata``
+    holds the ``tokenizer.*`` keys, and ``general.name``, which llama.cpp reads too)."""
     path = Path(path)
     vocab = _Vocab(metadata, str(path))  # named as given, as every error names a file
+    if vocab.model == "llama":
+        from embedcli.tokenization.gguf.spm import SentencePieceGGUF
+
+        model_name = metadata.get("general.name")
+        model_name = model_name if isinstance(model_name, str) else ""
+        return SentencePieceGGUF(vocab, name=name, path=path, model_name=model_name)
     spec = vocab.spec()
     try:
         from tokenizers import Tokenizer
