@@ -15,6 +15,7 @@ from embedcli.models.inventory import inspect_weights
 from embedcli.pipeline import sources
 from embedcli.render.json import neighbors_json, stats_json, weights_json
 from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
+from embedcli.tokenization.specialtext import specials_of
 
 
 def weights(
@@ -55,6 +56,7 @@ def neighbors(
     encoding: o.Encoding = None,
     model: o.Model = None,
     allow_special: o.AllowSpecial = False,
+    special_as_text: o.SpecialAsText = False,
     k: Annotated[
         int,
         o.count(
@@ -86,7 +88,7 @@ def neighbors(
     name = resolve_encoding_name(encoding, model, weights)
     access = hub_access(download, download_all)
     enc = get_encoding(name, access)
-    token_ids = ids_or_text(enc, texts, file, ids, allow_special)
+    token_ids = ids_or_text(enc, texts, file, ids, specials_of(allow_special, special_as_text))
     given = Overrides(d_model=d_model, seed=seed)
     seeded, _ = (
         sources.embed_source(name, given, access=access) if weights is None else (None, None)

@@ -185,6 +185,8 @@ def count(
     paths: Paths = None,
     encoding: o.Encodings = None,
     model: o.Models = None,
+    special_as_text: o.SpecialAsText = False,
+    no_add_special: o.NoAddSpecial = False,
     download: o.Download = False,
     no_ignore: NoIgnore = False,
     ignore: Ignore = None,
@@ -211,7 +213,10 @@ def count(
 ) -> None:
     """Exact token counts of files, folders and whole corpora, per encoding.
 
-    Exact: a file counts len(encode(text, disallowed_special=())) over its whole text.
+    Exact: a file counts len(encode(text, disallowed_special=())) over its whole text:
+    special-token text is counted as text, and the special tokens a model's tokenizer adds
+    around a text (a bos) are not counted, so --special-as-text and --no-add-special are
+    always on; tokenize --count gives the same number with those two flags.
 
     Symlinks as ripgrep has them: a PATH named outright is followed,
     links met while walking are not (they are listed as skipped) unless --follow.
@@ -224,6 +229,7 @@ def count(
       embedcli count corpus/ --jsonl > counts.jsonl
       embedcli count s3://bucket/corpus/ --engine dask
     """
+    del special_as_text, no_add_special  # count's fixed rules, accepted so flags match tokenize
     selection = Selection(no_ignore, tuple(ignore or ()), tuple(include or ()), hidden,
                           max_file_size, follow)  # fmt: skip
     _run(CountRequest(

@@ -27,6 +27,7 @@ from embedcli.pipeline.stream import NoProgress, embed_lines, stream_embed
 from embedcli.render.json import embed_json
 from embedcli.tokenization.display import visible_name
 from embedcli.tokenization.encodings import NO_TOKENIZER, get_encoding, resolve_encoding_name
+from embedcli.tokenization.specialtext import specials_of
 
 if TYPE_CHECKING:
     from embedcli.core.config import EmbedConfig
@@ -141,6 +142,7 @@ def embed(
     encoding: o.Encoding = None,
     model: o.Model = None,
     allow_special: o.AllowSpecial = False,
+    special_as_text: o.SpecialAsText = False,
     no_add_special: o.NoAddSpecial = False,
     truncate: o.Truncate = None,
     truncate_to_context: TruncateToContext = False,
@@ -184,8 +186,9 @@ def embed(
     if models_listed(ctx, list_models, as_json):
         return
     _run(EmbedRequest(
-        tuple(texts or ()), file, tuple(map(tuple, ids or ())), encoding, model, allow_special,
-        not no_add_special, truncate, truncate_to_context, pad_id,
+        tuple(texts or ()), file, tuple(map(tuple, ids or ())), encoding, model,
+        specials_of(allow_special, special_as_text), not no_add_special, truncate,
+        truncate_to_context, pad_id,
         Overrides(vocab_size, d_model, context_length, positional, dtype, seed), weights,
         hub_access(download, download_all), token_key, position_key, device, verify, show,
         max_positions,

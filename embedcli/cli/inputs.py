@@ -14,6 +14,7 @@ from embedcli.corpus.textinput import decode_utf8, read_bounded, read_joined_tex
 from embedcli.errors import InputTextError, UsageError, os_reason
 from embedcli.tokenization.encodings import encode
 from embedcli.tokenization.idtext import BadIds, read_ids
+from embedcli.tokenization.specialtext import Specials
 
 _CLOSED = "standard input is closed: pass TEXT or -f FILE, or pipe text in"
 
@@ -65,7 +66,7 @@ def ids_or_text(
     texts: list[str] | None,
     file: Path | None,
     ids: list[list[int]] | None,
-    special: bool,
+    special: bool | Specials,
 ) -> list[int]:
     """The token ids a command looks up: --ids as given, or the tokens of TEXT, a file or
     stdin."""

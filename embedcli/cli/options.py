@@ -1,7 +1,8 @@
 """Every option that more than one command has, declared once, with one meaning everywhere.
 
 The shared vocabulary (documented once, in the README's flag table):
-  input     TEXT... / '-' / stdin, -f/--file, --ids, -e/--encoding, -m/--model, --allow-special
+  input     TEXT... / '-' / stdin, -f/--file, --ids, -e/--encoding, -m/--model, --allow-special,
+            --special-as-text
   tables    --vocab-size, -d/--d-model, --context-length, --positional, --seed, --dtype
   shapes    -b/--batch-size (B), -t/--seq-len (T), --truncate N (cut to N tokens)
   places    --device, --weights SOURCE (file, model folder, hf:ORG/NAME, ollama:NAME), --download,
@@ -159,6 +160,14 @@ AllowSpecial = Annotated[
     typer.Option(
         "--allow-special",
         help="Encode <|endoftext|> etc. as special ids.",
+        rich_help_panel=INPUT,
+    ),
+]
+SpecialAsText = Annotated[
+    bool,
+    typer.Option(
+        "--special-as-text",
+        help="Encode <|endoftext|> etc. as plain text (llama.cpp's default).",
         rich_help_panel=INPUT,
     ),
 ]

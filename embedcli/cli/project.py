@@ -22,6 +22,7 @@ from embedcli.pipeline.projectrequest import ProjectRequest
 from embedcli.render.json import project_json
 from embedcli.render.png import projection_png
 from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
+from embedcli.tokenization.specialtext import specials_of
 
 
 def _named_folder(value: str | None) -> Path | None:
@@ -76,6 +77,7 @@ def project(
     encoding: o.Encoding = None,
     model: o.Model = None,
     allow_special: o.AllowSpecial = False,
+    special_as_text: o.SpecialAsText = False,
     top: Top = None,
     ids_file: IdsFile = None,
     weights: o.Weights = None,
@@ -106,7 +108,8 @@ def project(
         return
 
     request = ProjectRequest(
-        tuple(texts or ()), file, tuple(map(tuple, ids or ())), encoding, model, allow_special,
+        tuple(texts or ()), file, tuple(map(tuple, ids or ())), encoding, model,
+        specials_of(allow_special, special_as_text),
         top, ids_file, weights, hub_access(download, download_all), token_key,
         Overrides(d_model=d_model, seed=seed), device,
     )  # fmt: skip  # ProjectRequest's fields, in their order

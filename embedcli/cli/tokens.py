@@ -22,6 +22,7 @@ from embedcli.cli.options import (
     Models,
     NoAddSpecial,
     Quiet,
+    SpecialAsText,
     Truncate,
 )
 from embedcli.cli.output import emit, models_listed, write, write_json, write_text
@@ -35,6 +36,7 @@ from embedcli.tokenization.encodings import (
 from embedcli.tokenization.explain import EXPLAIN_CHUNKS, explain
 from embedcli.tokenization.idtext import parse_ids as parse_text_ids
 from embedcli.tokenization.request import TokenizeRequest
+from embedcli.tokenization.specialtext import Specials, specials_of
 from embedcli.tokenization.tokens import TOKEN_TABLE_LIMIT, tokenize_ids, tokenize_text
 
 
@@ -69,6 +71,7 @@ def tokenize(
     encoding: Encodings = None,
     model: Models = None,
     allow_special: AllowSpecial = False,
+    special_as_text: SpecialAsText = False,
     no_add_special: NoAddSpecial = False,
     download: Download = False,
     download_all: DownloadAll = False,
@@ -98,20 +101,21 @@ def tokenize(
     if models_listed(ctx, list_models, as_json):
         return
     request = TokenizeRequest(count, encode, decode, truncate, explain, offsets, bool(ids), as_json)
+    specials = specials_of(allow_special, special_as_text)
     names = resolve_encoding_names(encoding, model)
     request.check_encodings(len(names))
     access = hub_access(download, download_all)
     encodings = [get_encoding(name, access) for name in names]
     if explain:
         text = read_text(texts, file)
-        return _explain(encodings[0], text, allow_special, not no_add_special, as_json)
+        return _explain(encodings[0], text, specials, not no_add_special, as_json)
     if ids or decode:
         token_ids = _input_ids(ids, texts, file)
         results = [tokenize_ids(enc, token_ids) for enc in encodings]
     else:
         text, add = read_text(texts, file), not no_add_special
         results = [
-            tokenize_text(enc, text, allow_special, count_only=count, add_special=add)
+            tokenize_text(enc, text, specials, count_only=count, add_special=add)
             for enc in encodings
         ]
     _show(request, results, model or [])
@@ -173,7 +177,7 @@ def _counts(results: list, as_json: bool, models: list[str]) -> None:
         write("\n".join(f"{r.enc.name}\t{r.count}" for r in results))
 
 
-def _explain(enc: object, text: str, allow_special: bool, add: bool, as_json: bool) -> None:
+def _explain(enc: object, text: str, allow_special: Specials, add: bool, as_json: bool) -> None:
 
     found = explain(enc, text, allow_special=allow_special, limit=EXPLAIN_CHUNKS)
     before, after = added_specials(enc, add)

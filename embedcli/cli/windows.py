@@ -18,6 +18,7 @@ from embedcli.tokenization.encodings import (
     resolve_encoding_name,
     with_specials,
 )
+from embedcli.tokenization.specialtext import specials_of
 
 # windows' own options, each declared once.
 Stride = Annotated[
@@ -58,6 +59,7 @@ def windows(
     encoding: o.Encoding = None,
     model: o.Model = None,
     allow_special: o.AllowSpecial = False,
+    special_as_text: o.SpecialAsText = False,
     no_add_special: o.NoAddSpecial = False,
     download: o.Download = False,
     download_all: o.DownloadAll = False,
@@ -84,9 +86,10 @@ def windows(
 
     if as_json and as_jsonl:
         raise UsageError("--json and --jsonl cannot be combined; pick one")
+    specials = specials_of(allow_special, special_as_text)
     enc = get_encoding(resolve_encoding_name(encoding, model), hub_access(download, download_all))
     text = read_text(texts, file)
-    ids = with_specials(enc, encode(enc, text, allow_special=allow_special), not no_add_special)
+    ids = with_specials(enc, encode(enc, text, allow_special=specials), not no_add_special)
     length = o.renamed(seq_len, max_length, "--seq-len", "--max-length") or DEFAULT_SEQ_LEN
     plan = plan_windows(len(ids), length, stride, batch_size or DEFAULT_BATCH_SIZE, keep_last)
     if as_jsonl:

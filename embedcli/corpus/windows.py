@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from embedcli.errors import InputTextError, UsageError
 from embedcli.tokenization.encodings import cut_safe, encode, plural
+from embedcli.tokenization.specialtext import Specials
 from embedcli.tokenization.tokens import last_cut
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def token_blocks(
     stream: BinaryIO,
     enc: tiktoken.Encoding,
     *,
-    allow_special: bool,
+    allow_special: bool | Specials,
     source: str,
     read_bytes: int = READ_BYTES,
     on_bytes: Callable[[int], None] | None = None,

@@ -34,6 +34,7 @@ from embedcli.tokenization.encodings import (
     token_piece,
     with_specials,
 )
+from embedcli.tokenization.specialtext import Specials
 
 if TYPE_CHECKING:
     import tiktoken
@@ -83,7 +84,11 @@ class EmbedResult:
 
 
 def tokenize_texts(
-    enc: tiktoken.Encoding, texts: Sequence[str], *, allow_special: bool, add_special: bool = True
+    enc: tiktoken.Encoding,
+    texts: Sequence[str],
+    *,
+    allow_special: bool | Specials,
+    add_special: bool = True,
 ) -> list[list[int]]:
     """Encode each text with the encoding's rules for special tokens, with the special tokens
     a model's tokenizer adds by default (unless ``add_special`` is False)."""
@@ -338,7 +343,7 @@ def run_embed(
     texts: Sequence[str] | None = None,
     ids: Sequence[Sequence[int]] | None = None,
     device: str = "auto",
-    allow_special: bool = False,
+    allow_special: bool | Specials = False,
     truncate: int | None = None,
     truncate_to_context: bool = False,
     pad_id: int | None = None,

@@ -9,6 +9,7 @@ from pathlib import Path
 from embedcli.core.config import Overrides
 from embedcli.errors import UsageError
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.tokenization.specialtext import Specials
 
 
 @dataclass(frozen=True)
@@ -22,7 +23,7 @@ class EmbedRequest:
     ids: tuple[tuple[int, ...], ...] = ()  # --ids, one sequence each
     encoding: str | None = None
     model: str | None = None
-    allow_special: bool = False
+    allow_special: bool | Specials = False  # --allow-special / --special-as-text (specialtext.py)
     add_special: bool = True  # not --no-add-special
     truncate: int | None = None  # --truncate N: cut to N tokens
     truncate_to_context: bool = False

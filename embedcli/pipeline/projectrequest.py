@@ -9,6 +9,7 @@ from pathlib import Path
 
 from embedcli.core.config import Overrides
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.tokenization.specialtext import Specials
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class ProjectRequest:
     ids: tuple[tuple[int, ...], ...] = ()  # --ids, one sequence each
     encoding: str | None = None
     model: str | None = None
-    allow_special: bool = False
+    allow_special: bool | Specials = False  # --allow-special / --special-as-text (specialtext.py)
     top: int | None = None  # --top N: the table's first N ids too
     ids_file: Path | None = None  # --ids-file: the ids in this file too ('-': stdin)
     weights: str | None = None

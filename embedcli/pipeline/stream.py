@@ -22,6 +22,7 @@ from embedcli.io.outputs import ArrayStreamWriter
 from embedcli.pipeline.embed import id_hint, prepare_module
 from embedcli.tokenization.display import visible_name
 from embedcli.tokenization.encodings import added_specials, encode, plural, with_specials
+from embedcli.tokenization.specialtext import Specials
 
 if TYPE_CHECKING:
     import tiktoken
@@ -118,7 +119,7 @@ def stream_embed(
     batch_size: int,
     device: str = "auto",
     tables: LoadedTables | None = None,
-    allow_special: bool = False,
+    allow_special: bool | Specials = False,
     progress: Progress | None = None,
     add_special: bool = True,
 ) -> StreamSummary:
@@ -199,7 +200,7 @@ def embed_lines(
     pool: str = "none",
     device: str = "auto",
     tables: LoadedTables | None = None,
-    allow_special: bool = False,
+    allow_special: bool | Specials = False,
     truncate: int | None = None,
     truncate_to_context: bool = False,
     add_special: bool = True,

@@ -10,18 +10,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from embedcli.tokenization import engines
-from embedcli.tokenization.encodings import refuse_specials
 from embedcli.tokenization.engines import note_reference
 from embedcli.tokenization.runs import refuse_long_runs
+from embedcli.tokenization.specialtext import Specials, refuse_specials
 
 if TYPE_CHECKING:
     import tiktoken
 
 
-def count_ids(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) -> int:
+def count_ids(
+    enc: tiktoken.Encoding, text: str, *, allow_special: bool | Specials = False
+) -> int:
     """``len(encode(...))``, by the fastest engine proven exact for ``enc`` (engines.py)."""
     if not allow_special:
-        refuse_specials(enc, text)
+        refuse_specials(enc, text, allow_special)
     elif any(token in text for token in enc.special_tokens_set):  # special ids: tiktoken's
         note_reference(enc)
         return reference_count(enc, text, allow_special=True)

@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from embedcli.errors import EncodingError, InputTextError, UsageError
+from embedcli.errors import EncodingError, UsageError
 from embedcli.io import cache as ranks_cache
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.tokenization.bpe import dump_tiktoken_bpe, parse_tiktoken_bpe, ranks_sha256
@@ -42,9 +42,9 @@ from embedcli.tokenization.display import (
 from embedcli.tokenization.display import (
     visible as visible,
 )
-from embedcli.tokenization.hfjson import HFTokenizer
 from embedcli.tokenization.kinds import MODEL_TOKENIZERS
 from embedcli.tokenization.runs import refuse_long_runs
+from embedcli.tokenization.specialtext import Specials, refuse_specials
 
 if TYPE_CHECKING:
     import tiktoken
@@ -378,23 +378,18 @@ def resolve_encoding_names(encodings: list[str] | None, models: list[str] | None
     return list(dict.fromkeys(names)) or [DEFAULT_ENCODING]
 
 
-def encode(enc: tiktoken.Encoding, text: str, *, allow_special: bool = False) -> list[int]:
-    """Token ids of ``text``; special tokens in it are an error unless ``allow_special``, and
-    so is a whitespace run tiktoken cannot split (runs.py)."""
+def encode(
+    enc: tiktoken.Encoding, text: str, *, allow_special: bool | Specials = False
+) -> list[int]:
+    """Token ids of ``text``; special-token text in it is an error, special ids
+    (``Specials.ALLOW``, True) or plain text (``Specials.TEXT``) as ``allow_special`` says
+    (:mod:`embedcli.tokenization.specialtext`), and a whitespace run tiktoken cannot split
+    is an error (runs.py)."""
     refuse_long_runs(enc, text)
     if allow_special:
         return enc.encode(text, allowed_special="all")
-    refuse_specials(enc, text)
+    refuse_specials(enc, text, allow_special)
     return enc.encode_ordinary(text)
-
-
-def refuse_specials(enc: tiktoken.Encoding, text: str) -> None:
-    for token in sorted(enc.special_tokens_set):
-        if token in text:
-            raise InputTextError(
-                f"the text contains the special token {token}; pass --allow-special to encode "
-                f"it as its special id ({enc.encode_single_token(token)})"
-            )
 
 
 def thread_copy(enc: tiktoken.Encoding) -> tiktoken.Encoding:
@@ -438,4 +433,4 @@ def with_specials(enc: tiktoken.Encoding, ids: list[int], add: bool = True) -> l
 def cut_safe(enc: tiktoken.Encoding) -> bool:
     """Whether a text may be cut before a space and encoded in pieces (tiktoken's encodings and
     regex-split byte-level tokenizers); SentencePiece-style ones must see the text whole."""
-    return not isinstance(enc, HFTokenizer) or enc.cut_safe
+    return not isinstance(enc, MODEL_TOKENIZERS) or enc.cut_safe

@@ -20,6 +20,7 @@ from embedcli.tokenization.common import byte_of_char
 from embedcli.tokenization.encodings import encode
 from embedcli.tokenization.hfjson import HFTokenizer
 from embedcli.tokenization.kinds import tiktoken_behind
+from embedcli.tokenization.specialtext import Specials
 from embedcli.tokenization.tiktokenfile import ModelTiktoken
 
 if TYPE_CHECKING:
@@ -170,7 +171,7 @@ def _tiktoken_of(enc: Any) -> tuple[tiktoken.Encoding, bool]:
 
 
 def explain(
-    enc: Any, text: str, *, allow_special: bool = False, limit: int = EXPLAIN_CHUNKS
+    enc: Any, text: str, *, allow_special: bool | Specials = False, limit: int = EXPLAIN_CHUNKS
 ) -> Explained:
     """The first ``limit`` chunks of ``text`` with their merge steps, how many chunks there are,
     and every token of the text (the encoder's own, which the chunks shown must begin)."""
@@ -262,7 +263,7 @@ def _chunk(
     text: str,
     start: int,
     end: int,
-    special: bool,
+    special: bool | Specials,
     ranks: dict[bytes, int],
     specials: dict,
     number: int,
@@ -312,7 +313,7 @@ def _json_spec(enc: Any) -> tuple[dict[str, Any], dict[tuple[str, str], int]]:
     return spec, ranks
 
 
-def _explain_json_bpe(enc: Any, text: str, allow_special: bool, limit: int) -> Explained:
+def _explain_json_bpe(enc: Any, text: str, allow_special: bool | Specials, limit: int) -> Explained:
     """The same for a byte-level BPE tokenizer.json (GPT-2, Llama 3, Qwen 2 style): its
     normalizer and pre-tokenizer cut the chunks (through the tokenizers library itself), its
     merges list gives the ranks, and a chunk in the vocabulary is taken whole where the model

@@ -28,6 +28,7 @@ from embedcli.tokenization.encodings import (
 )
 from embedcli.tokenization.engines import builder
 from embedcli.tokenization.spans import cut_text, decoded_text, token_offsets
+from embedcli.tokenization.specialtext import Specials
 from embedcli.tokenization.threads import run_on_helpers
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ T = TypeVar("T")
 def _per_chunk(
     enc: tiktoken.Encoding,
     text: str,
-    allow_special: bool,
+    allow_special: bool | Specials,
     parallel: Parallel,
     each: Callable[[tiktoken.Encoding, str], T],
     first: Callable[[], object] | None = None,
@@ -150,7 +151,7 @@ def encode_text(
     enc: tiktoken.Encoding,
     text: str,
     *,
-    allow_special: bool = False,
+    allow_special: bool | Specials = False,
     parallel: Parallel = Parallel(),
 ) -> list[int]:
     """The token ids of ``text``, exactly as one pass gives them; large texts use all cores."""
@@ -166,7 +167,7 @@ def count_tokens(
     enc: tiktoken.Encoding,
     text: str,
     *,
-    allow_special: bool = False,
+    allow_special: bool | Specials = False,
     parallel: Parallel = Parallel(),
 ) -> int:
     """The number of tokens in ``text``, without keeping the ids; large texts use all cores."""
@@ -366,7 +367,7 @@ class Tokenized:
 def tokenize_text(
     enc: tiktoken.Encoding,
     text: str,
-    allow_special: bool = False,
+    allow_special: bool | Specials = False,
     *,
     count_only: bool = False,
     add_special: bool = True,
