@@ -153,15 +153,24 @@ def _cached(
 ) -> dict[bytes, int]:
     """Ranks from the user cache, keyed by the files' expected hashes; else build and store.
 
-    A cached entry is used only when its ranks written out as a ``.tiktoken`` file have the
-    published hash (``published``, else the one expected hash): its own checksum proves only
-    that it was not damaged, not that it holds the ranks it is filed under."""
+    The published hash is verified once, when an entry is written: the ranks just built from
+    the hash-verified files, written out as a ``.tiktoken`` file, must have the published hash
+    (``published``, else the one expected hash; 90 ms for o200k_base), or they are refused.
+    On load, the entry's own SHA-256 of its payload catches a damaged, truncated or
+    half-written entry, which is then rebuilt. An entry written on purpose with other ranks
+    under a published hash is not guarded against: whoever can write the user's cache folder
+    can edit the installed package too (docs/reliability.md, the cache's threat model)."""
     if any(h is None for h in hashes):
         raise EncodingError(f"tiktoken gave no SHA-256 for {what}; refusing to use it unverified")
     key = hashes[0] if len(hashes) == 1 else hashlib.sha256("+".join(hashes).encode()).hexdigest()
     ranks = ranks_cache.load_ranks(key)
-    if ranks is None or ranks_sha256(ranks) != (published or hashes[0]):
+    if ranks is None:
         ranks = build()  # reads and verifies the published files
+        if ranks_sha256(ranks) != (published or hashes[0]):
+            raise EncodingError(
+                f"the ranks read from {what} do not hash as the published file does, so "
+                "embedcli will not use them; reinstall the package that ships it"
+            )
         ranks_cache.store_ranks(key, ranks)
     return ranks
 
