@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 from embedcli.errors import EncodingError
 from embedcli.tokenization import hfspec
 from embedcli.tokenization.common import LLAMA3_PATTERN, QWEN_PATTERN
-from embedcli.tokenization.gguf.merges import score_merges
 from embedcli.tokenization.gguf.pre import (
     CUT_SAFE_REGEXES,
     GPT2,
@@ -229,8 +228,6 @@ class _Vocab:
         return added
 
     def merges(self) -> list[list[str]]:
-        if self.model == "llama":
-            return score_merges(self.tokens, self.ids, self.scores, self.meta.fail)
         merges = self.meta.strings("merges", required=True)
         assert merges is not None
         pairs = []
@@ -245,27 +242,17 @@ class _Vocab:
             pairs.append([left, right])
         return pairs
 
-    def check_bytes(self) -> None:
-        missing = [b for b in range(256) if f"<0x{b:02X}>" not in self.ids]
-        if missing:
-            raise self.meta.fail(
-                f"the SentencePiece vocabulary lacks the byte token <0x{missing[0]:02X}> (and "
-                f"{len(missing) - 1} more), which llama.cpp needs to spell unknown text"
-            )
-
     def spec(self) -> dict[str, Any]:
-        byte_level = self.model == "gpt2"
-        if not byte_level:
-            self.check_bytes()
+        """The in-memory tokenizer.json of a byte-level ("gpt2") vocabulary."""
         return {
             "version": "1.0",
             "truncation": None,
             "padding": None,
             "added_tokens": self.added_tokens(),
-            "normalizer": None if byte_level else self._spm_normalizer(),
+            "normalizer": None,
             "pre_tokenizer": _byte_level_pre(self.pre) if self.pre is not None else None,
             "post_processor": self._post_processor(),
-            "decoder": _BYTE_LEVEL_DECODER if byte_level else _SPM_DECODER,
+            "decoder": _BYTE_LEVEL_DECODER,
             "model": {
                 "type": "BPE",
                 "dropout": None,
@@ -273,18 +260,12 @@ class _Vocab:
                 "continuing_subword_prefix": None,
                 "end_of_word_suffix": None,
                 "fuse_unk": False,
-                "byte_fallback": not byte_level,
+                "byte_fallback": False,
                 "ignore_merges": bool(self.pre and self.pre.ignore_merges),
                 "vocab": self.ids,
                 "merges": self.merges(),
             },
         }
-
-    def _spm_normalizer(self) -> dict[str, Any]:
-        escape = {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}
-        if not self.meta.get("add_space_prefix", bool, True):
-            return escape
-        return {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"}, escape]}
 
     def _post_processor(self) -> dict[str, Any] | None:
         around = [
@@ -322,14 +303,6 @@ def _added(i: int, token: str, *, special: bool, rstrip: bool) -> dict[str, Any]
 
 _BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False}
 _BYTE_LEVEL_DECODER = {**_BYTE_LEVEL, "use_regex": False}
-_SPM_DECODER = {
-    "type": "Sequence",
-    "decoders": [
-        {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
-        {"type": "ByteFallback"},
-        {"type": "Fuse"},
-    ],
-}
 
 
 def _byte_level_pre(pre: PreTokenizer) -> dict[str, Any]:
