@@ -1,6 +1,8 @@
 """The command line, and only that: ``app`` (Typer) and ``main`` (the console script).
 
-- ``app``: the Typer app, its one error handler, and the commands, each built when first run.
+- ``typerapp``: ``app``, the Typer app (loaded on first use), its one error handler, and the
+  commands, each built when first run.
+- ``quick``: ``tokenize --count`` of a TEXT or file under a bundled encoding, without typer.
 - ``process``: the process around a command: SIGTERM and SIGHUP, the collector, the fast exit.
 - ``params``: click ParamTypes that read a value once: token ids, sizes, shares, context windows.
 - ``options``: every option more than one command has, declared once.
@@ -23,6 +25,31 @@ to ``output``; the checks of what the flags mean together live with the request,
 Imports: render, pipeline, analysis, corpus, tokenization, models, core, io, errors.
 """
 
-from embedcli.cli.app import app, main
+from __future__ import annotations
+
+import sys
+from typing import Any
 
 __all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Console-script entry point: the quick path where it takes the command line, else the
+    app (both end through process.leave: no interpreter teardown)."""
+    from embedcli.cli import process, quick
+
+    process.prepare()
+    if quick.counted(sys.argv[1:]):
+        process.leave(0)
+    from embedcli.cli.typerapp import main as run_app
+
+    run_app()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # loaded on first use: the quick path never loads typer
+        from embedcli.cli.typerapp import app
+
+        globals()["app"] = app
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,6 +4,7 @@ with a "did you mean", and shell completion offers the names. No torch, tiktoken
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -13,7 +14,6 @@ from embedcli.core.config import DTYPES
 from embedcli.core.kinds import POSITIONAL_FAMILIES
 from embedcli.errors import EncodingError, UsageError
 from embedcli.models.hub.session import HubAccess
-from embedcli.models.presets import preset_names
 from embedcli.tokenization.encodings import (
     BUNDLED_ENCODINGS,
     encoding_name_for_model,
@@ -180,15 +180,24 @@ dtype_check, dtype_complete = choices(DTYPES, _DTYPE_ALIASES)
 positional_check, positional_complete = choices(
     tuple(f for f in POSITIONAL_FAMILIES if f not in ("alibi", "relative"))
 )
-_preset_choices = choices(preset_names())
-preset_complete = _preset_choices[1]
+@functools.cache
+def _preset_choices() -> tuple[Callable, Callable]:
+    # late: the presets import every family's module (40 ms), which tokenize and count never
+    # need, and a preset is checked only when --preset is given
+    from embedcli.models.presets import preset_names
+
+    return choices(preset_names())
+
+
+def preset_complete(incomplete: str) -> list[str]:
+    return _preset_choices()[1](incomplete)
 
 
 def preset_check(value: str | None) -> str | None:
     """A preset's name (case folded); a mistyped one names the closest and --list-presets,
     rather than listing every preset on one line."""
     try:
-        return _preset_choices[0](value)
+        return _preset_choices()[0](value)
     except typer.BadParameter as exc:
         hint = str(exc).partition("?")[0].rpartition("; ")[2]
         close = f"{hint}? " if hint.startswith("did you mean") else ""

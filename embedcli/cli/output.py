@@ -1,6 +1,6 @@
 """One path from a report to stdout: JSON (never through rich), or tables (rich, plain when
 piped: no colour codes, no trailing spaces). Every write to stdout goes through here, so a closed
-pipe and a full disk are handled once (see app.py)."""
+pipe and a full disk are handled once (see typerapp.py)."""
 
 from __future__ import annotations
 

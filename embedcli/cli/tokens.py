@@ -26,7 +26,6 @@ from embedcli.cli.options import (
     Truncate,
 )
 from embedcli.cli.output import emit, models_listed, write, write_json, write_text
-from embedcli.render.json import explain_json, tokenize_jsons
 from embedcli.tokenization.encodings import (
     added_specials,
     encoding_name_for_model,
@@ -166,6 +165,8 @@ def _cut(result: object, limit: int, as_json: bool) -> None:
 
 def _counts(results: list, as_json: bool, models: list[str]) -> None:
     if as_json:
+        from embedcli.render.json import tokenize_jsons  # late: see _tables
+
         found = tokenize_jsons([r.report() for r in results])
         if models:  # each encoding names the -m models it was asked for by
             for one in found.get("encodings", [found]):
@@ -178,6 +179,7 @@ def _counts(results: list, as_json: bool, models: list[str]) -> None:
 
 
 def _explain(enc: object, text: str, allow_special: Specials, add: bool, as_json: bool) -> None:
+    from embedcli.render.json import explain_json  # late: see _tables
 
     found = explain(enc, text, allow_special=allow_special, limit=EXPLAIN_CHUNKS)
     before, after = added_specials(enc, add)
@@ -186,6 +188,8 @@ def _explain(enc: object, text: str, allow_special: Specials, add: bool, as_json
 
 
 def _tables(results: list, as_json: bool, offsets: bool = False) -> None:
+    # late: tokenize --count of a short text never loads the JSON views (16 ms of start-up)
+    from embedcli.render.json import tokenize_jsons
 
     limit = None if as_json else TOKEN_TABLE_LIMIT
     reports = [r.report(limit=limit, offsets=offsets) for r in results]

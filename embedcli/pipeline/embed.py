@@ -84,11 +84,7 @@ class EmbedResult:
 
 
 def tokenize_texts(
-    enc: tiktoken.Encoding,
-    texts: Sequence[str],
-    *,
-    allow_special: bool | Specials,
-    add_special: bool = True,
+    enc: tiktoken.Encoding, texts: Sequence[str], *, allow_special: Specials, add_special: bool
 ) -> list[list[int]]:
     """Encode each text with the encoding's rules for special tokens, with the special tokens
     a model's tokenizer adds by default (unless ``add_special`` is False)."""

@@ -140,7 +140,7 @@ def test_an_unforeseen_os_error_is_told_as_it_is(raised: str, said: str, tmp_pat
     fails (an unreadable config.json) names its file instead."""
     code = (
         "import importlib\n"
-        "cli = importlib.import_module('embedcli.cli.app')  # not the Typer app of that name\n"
+        "cli = importlib.import_module('embedcli.cli.typerapp')  # not the Typer app of that name\n"
         f"def boom(**kwargs):\n    raise {raised}\n"
         "cli.app = boom\n"
         "cli.main()\n"
@@ -222,7 +222,7 @@ def test_json_never_imports_rich(args: list[str], tmp_path: Path) -> None:
 
 
 def test_help_still_lists_every_command() -> None:
-    from embedcli.cli.app import COMMANDS
+    from embedcli.cli.typerapp import COMMANDS
 
     result = runner.invoke(app, ["--help"], env={"COLUMNS": "100"})
     assert result.exit_code == 0, result.output

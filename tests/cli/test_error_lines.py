@@ -139,7 +139,7 @@ def test_a_missing_requirement_is_one_line(tmp_path: Path, module: str, args: li
     code = (
         "import sys\n"
         f"sys.modules[{module!r}] = None\n"
-        "from embedcli.cli.app import main\n"
+        "from embedcli.cli.typerapp import main\n"
         f"sys.argv = ['embedcli', *{args!r}]\n"
         "main()\n"
     )

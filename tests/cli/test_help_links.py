@@ -8,7 +8,7 @@ import pytest
 from support.helpers import REPO, make_runner
 
 from embedcli.cli import app
-from embedcli.cli.app import COMMANDS, MANUAL, manual_page
+from embedcli.cli.typerapp import COMMANDS, MANUAL, manual_page
 
 runner = make_runner()
 

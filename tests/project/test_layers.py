@@ -247,7 +247,7 @@ def test_every_command_function_is_short() -> None:
     """A command translates flags and hands over: at most 60 lines, its signature included."""
     import importlib
 
-    from embedcli.cli.app import COMMANDS
+    from embedcli.cli.typerapp import COMMANDS
 
     long = {}
     for name, (module, function, _) in COMMANDS.items():
