@@ -36,12 +36,12 @@ __all__ = ["app", "main"]
 def main() -> None:
     """Console-script entry point: the quick path where it takes the command line, else the
     app (both end through process.leave: no interpreter teardown)."""
-    from embedcli.cli import process, quick
+    from embedcli.cli import process, quick  # late: this package's import stays empty
 
     process.prepare()
     if quick.counted(sys.argv[1:]):
         process.leave(0)
-    from embedcli.cli.typerapp import main as run_app
+    from embedcli.cli.typerapp import main as run_app  # late: typer, only when it is needed
 
     run_app()
 

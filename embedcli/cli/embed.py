@@ -191,9 +191,8 @@ def embed(
         truncate_to_context, pad_id,
         Overrides(vocab_size, d_model, context_length, positional, dtype, seed), weights,
         hub_access(download, download_all), token_key, position_key, device, verify, show,
-        max_positions,
-        similarity, output, o.renamed(seq_len, window, "--seq-len", "--window"), stride,
-        batch_size, lines, pool, quiet, as_json,
+        max_positions, similarity, output, o.renamed(seq_len, window, "--seq-len", "--window"),
+        stride, batch_size, lines, pool, quiet, as_json,
     ))  # fmt: skip  # EmbedRequest's fields, in their order
 
 

@@ -57,6 +57,7 @@ def counted(argv: list[str]) -> bool:
         return False
     name, text, file = found
     try:
+        # late, every one: a command line this path does not take loads none of them
         from embedcli.tokenization.encodings import (
             BUNDLED_ENCODINGS,
             DEFAULT_ENCODING,
@@ -66,9 +67,9 @@ def counted(argv: list[str]) -> bool:
         name = name or DEFAULT_ENCODING
         if name not in BUNDLED_ENCODINGS:
             return False
-        from embedcli.corpus.textinput import check_argument, read_joined_text
-        from embedcli.errors import EmbedCLIError
-        from embedcli.tokenization.tokens import tokenize_text
+        from embedcli.corpus.textinput import check_argument, read_joined_text  # late: above
+        from embedcli.errors import EmbedCLIError  # late: above
+        from embedcli.tokenization.tokens import tokenize_text  # late: above
 
         try:
             if text is not None:

@@ -18,8 +18,8 @@ A token's bytes are llama.cpp's ``token_to_piece`` with ``special`` on: the text
 CONTROL, UNKNOWN, USER_DEFINED or UNUSED token as written, a BYTE token's one byte, a NORMAL
 token's text with ``▁`` as a space.
 
-The vocabulary arrives checked (:class:`embedcli.tokenization.gguf.tokenizer._Vocab`): tokens,
-scores, types, bos/eos/padding ids and llama.cpp's ``add_bos``/``add_eos``.
+The vocabulary arrives checked (:class:`Vocab`, which ``tokenizer._Vocab`` is): tokens, scores,
+types, bos/eos/padding ids and llama.cpp's ``add_bos``/``add_eos``.
 """
 
 from __future__ import annotations
@@ -28,12 +28,22 @@ import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal, Protocol
 
 from embedcli.errors import EncodingError
 
-if TYPE_CHECKING:
-    from embedcli.tokenization.gguf.tokenizer import _Vocab
+
+class Vocab(Protocol):
+    """The checked metadata a port reads (``tokenizer._Vocab`` is one)."""
+
+    tokens: list[str]  # "[EMPTY_<id>]" for an empty one, as llama.cpp names it
+    ids: dict[str, int]
+    scores: list[float]
+    types: list[int]  # llama.cpp's token types, its text-made CONTROL ones included
+    special: dict[str, int | None]  # bos, eos, unk, padding
+    add_bos: bool
+    add_eos: bool
+    meta: Any  # reads further keys: meta.get(key, kind, default); meta.fail(problem); label
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 PARSED_ONLY = (CONTROL, UNKNOWN)  # matched from text only with parse_special
@@ -68,7 +78,7 @@ class NativeTokenizer:
     family = "gguf"
     cut_safe = False  # a text cut before a space may encode otherwise (prefix spaces, merges)
 
-    def __init__(self, vocab: _Vocab, *, name: str, path: Path) -> None:
+    def __init__(self, vocab: Vocab, *, name: str, path: Path) -> None:
         self.name, self.path = name, path
         self.tokens: list[str] = vocab.tokens
         self.ids: dict[str, int] = vocab.ids
@@ -299,7 +309,7 @@ def _trie(tokens: dict[str, int]) -> dict:
     return root
 
 
-def refuse_without_bytes(vocab: _Vocab, what: str) -> None:
+def refuse_without_bytes(vocab: Vocab, what: str) -> None:
     """llama.cpp spells unknown text in <0xXX> byte tokens: a vocabulary without all 256."""
     missing = [b for b in range(256) if f"<0x{b:02X}>" not in vocab.ids]
     if missing:

@@ -19,12 +19,8 @@ from __future__ import annotations
 
 from heapq import heapify, heappop, heappush
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from embedcli.tokenization.gguf.native import NativeTokenizer, refuse_without_bytes
-
-if TYPE_CHECKING:
-    from embedcli.tokenization.gguf.tokenizer import _Vocab
+from embedcli.tokenization.gguf.native import NativeTokenizer, Vocab, refuse_without_bytes
 
 SPACE = "\u2581"
 PHI3_KEEP = ("<unk>", "<s>", "<|endoftext|>")  # Phi-3's special tokens that keep their spaces
@@ -35,7 +31,7 @@ class SentencePieceGGUF(NativeTokenizer):
 
     family = "sentencepiece"
 
-    def __init__(self, vocab: _Vocab, *, name: str, path: Path, model_name: str = "") -> None:
+    def __init__(self, vocab: Vocab, *, name: str, path: Path, model_name: str = "") -> None:
         refuse_without_bytes(vocab, "SentencePiece")
         super().__init__(vocab, name=name, path=path)
         self.scores: list[float] = vocab.scores

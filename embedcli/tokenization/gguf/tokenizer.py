@@ -50,6 +50,7 @@ from embedcli.tokenization.gguf.pre import (
     PreTokenizer,
     pre_tokenizer,
 )
+from embedcli.tokenization.gguf.spm import SentencePieceGGUF
 from embedcli.tokenization.hfjson import HFTokenizer
 
 if TYPE_CHECKING:
@@ -323,8 +324,6 @@ def load_gguf_tokenizer(
     path = Path(path)
     vocab = _Vocab(metadata, str(path))  # named as given, as every error names a file
     if vocab.model == "llama":
-        from embedcli.tokenization.gguf.spm import SentencePieceGGUF
-
         model_name = metadata.get("general.name")
         model_name = model_name if isinstance(model_name, str) else ""
         return SentencePieceGGUF(vocab, name=name, path=path, model_name=model_name)
