@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from support.gemmafile import MISSING, gemma_gguf
 from support.ggufvocab import llama2_json, llama2_metadata, through_gguf_file
+from support.helpers import assert_cli_leaves_unimported
 from support.llamacpp import tools
 from support.llamacpp.workers import llama_cpp_ids
 
@@ -158,3 +159,10 @@ def test_decode_round_trips_through_llama_cpp_text(gemma: Path) -> None:
         prefixed = " " + text if text and tok.add_space_prefix else text
         assert tok.decode(ids) == prefixed
         assert tok.library_decode(ids) == text
+
+
+def test_tokenize_and_count_of_a_gguf_import_no_torch(tmp_path: Path) -> None:
+    path = _tiny(tmp_path, "plain")
+    (tmp_path / "a.txt").write_text("Hello world </s>\n", encoding="utf-8")
+    assert_cli_leaves_unimported(["tokenize", "Hello", "-e", str(path), "--count"])
+    assert_cli_leaves_unimported(["count", str(tmp_path / "a.txt"), "-e", str(path)])
