@@ -16,6 +16,7 @@ import sys
 
 import numpy as np
 from replies import replies as reply_stream
+from replies import started_llama_cpp
 
 LOG: list[str] = []  # llama.cpp's last log lines
 
@@ -93,15 +94,7 @@ def run(llama_cpp, job: dict) -> dict:
 
 def main() -> None:
     replies = reply_stream()
-    import llama_cpp
-
-    def keep(level, text, data):
-        LOG.append(text.decode(errors="replace"))
-        del LOG[:-40]
-
-    quiet = llama_cpp.llama_log_callback(keep)
-    llama_cpp.llama_log_set(quiet, ctypes.c_void_p())
-    llama_cpp.llama_backend_init()
+    llama_cpp, _kept = started_llama_cpp(LOG)
     for line in sys.stdin:
         try:
             reply = run(llama_cpp, json.loads(line))

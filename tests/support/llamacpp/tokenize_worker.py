@@ -10,11 +10,11 @@ The last file's vocabulary is kept loaded, so a test may send many texts for one
 
 from __future__ import annotations
 
-import ctypes
 import json
 import sys
 
 from replies import replies as reply_stream
+from replies import started_llama_cpp
 
 LOG: list[str] = []  # llama.cpp's last log lines
 
@@ -62,15 +62,7 @@ class Vocab:
 
 def main() -> None:
     replies = reply_stream()
-    import llama_cpp
-
-    def keep(level, text, data):
-        LOG.append(text.decode(errors="replace"))
-        del LOG[:-40]
-
-    quiet = llama_cpp.llama_log_callback(keep)
-    llama_cpp.llama_log_set(quiet, ctypes.c_void_p())
-    llama_cpp.llama_backend_init()
+    llama_cpp, _kept = started_llama_cpp(LOG)
     loaded: tuple[str, Vocab] | None = None
     for line in sys.stdin:
         try:
