@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import stat
 from pathlib import Path
 
 from embedcli.io.outputs import atomic_write
@@ -40,9 +41,8 @@ def load_ranks(key: str) -> dict[bytes, int] | None:
     path = _entry(key)
     if path is None:
         return None
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = _read_regular(path)
+    if data is None:
         return None
     start = len(_FORMAT)
     header, digest, payload = data[:start], data[start : start + 32], data[start + 32 :]
@@ -53,6 +53,28 @@ def load_ranks(key: str) -> dict[bytes, int] | None:
     except (ValueError, EOFError, TypeError):
         return None
     return ranks if isinstance(ranks, dict) else None
+
+
+MAX_ENTRY_BYTES = 64 << 20  # o200k_base's entry is about 4 MiB
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """An entry's bytes, if it is a regular file of a sane size: a FIFO, a device (a link to
+    /dev/zero) or a huge file in its place is no entry, so it is never waited on or read whole."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(MAX_ENTRY_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def store_ranks(key: str, ranks: dict[bytes, int]) -> None:

@@ -159,3 +159,25 @@ def test_ranks_that_miss_the_published_hash_are_refused(
         encodings.get_encoding("o200k_base")
     encodings.get_encoding.cache_clear()
     assert list(cache_at.glob("ranks-*.bin")) == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "huge"])
+def test_an_entry_that_is_no_regular_file_is_rebuilt(cache_at: Path, kind: str) -> None:
+    """A FIFO in an entry's place is never waited on; a link to /dev/zero, or a file past any
+    entry's size, is never read whole (the hostile trial: 23 GiB, then killed)."""
+    import os
+
+    encodings.get_encoding("cl100k_base")
+    (entry,) = cache_at.glob("ranks-*.bin")
+    entry.unlink()
+    if kind == "fifo":
+        os.mkfifo(entry)
+    elif kind == "zero":
+        entry.symlink_to("/dev/zero")
+    else:
+        with entry.open("wb") as handle:
+            handle.truncate(cache.MAX_ENTRY_BYTES + 1)  # sparse: no bytes on disk
+    assert cache.load_ranks(entry.stem.removeprefix("ranks-")) is None
+    encodings.get_encoding.cache_clear()
+    assert encodings.get_encoding("cl100k_base").encode("hello world") == [15339, 1917]
+    encodings.get_encoding.cache_clear()
