@@ -168,8 +168,8 @@ def test_prefix_and_suffix_from_the_flags(tiny) -> None:
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"model": "bert"}, "the tokenizer model 'bert' is not one embedcli reads"),
-        ({"model": "t5"}, "'t5' is not one embedcli reads"),
+        ({"model": "rwkv7"}, "the tokenizer model 'rwkv7' is not one embedcli reads"),
+        ({"model": "no_vocab"}, "'no_vocab' is not one embedcli reads"),
         ({"model": None}, "has no tokenizer.ggml.model"),
         ({"pre": "foo"}, "the tokenizer's pre-tokenizer 'foo' is not one embedcli knows"),
         ({"tokens": "abc"}, "tokenizer.ggml.tokens is a str, not a list"),

@@ -8,13 +8,21 @@ ported (:mod:`embedcli.tokenization.gguf.native`). What llama.cpp does, and how 
 here:
 
 - ``tokenizer.ggml.model`` "gpt2": byte-level BPE, merges ranked in file order, the
-  pre-tokenizer of ``tokenizer.ggml.pre`` (:mod:`embedcli.tokenization.gguf.pre`, which says how
-  llama.cpp's regex engine differs from Oniguruma's); ``ignore_merges`` where llama.cpp sets it.
+  pre-tokenizer of ``tokenizer.ggml.pre`` (:mod:`embedcli.tokenization.gguf.pre`, every name
+  llama.cpp maps, and :mod:`~embedcli.tokenization.gguf.preregex`, which says how llama.cpp's
+  regex engine differs from Oniguruma's); ``ignore_merges`` where llama.cpp sets it. The
+  pre-tokenizers that do not byte-encode (Gemma 4's, Sarvam's, the whitespace one) run as
+  llama.cpp's BPE session does, ported (:mod:`embedcli.tokenization.gguf.rawbpe`).
 - "llama": SentencePiece-style, run by :class:`embedcli.tokenization.gguf.spm.SentencePieceGGUF`
   exactly as llama.cpp's ``llm_tokenizer_spm_session`` runs it (merges by score over the
   whole text, byte fallback, the prefix space of ``tokenizer.ggml.add_space_prefix``), with
   llama.cpp's special-token partition (:mod:`embedcli.tokenization.gguf.native`): no merges
   table is built, so a 262,144-token vocabulary loads in a fraction of a second.
+- "bert", "t5" and "rwkv": llama.cpp's WordPiece (:mod:`embedcli.tokenization.gguf.wpm`, with
+  llama.cpp's own Unicode 15.1 tables, :mod:`~embedcli.tokenization.gguf.unicodetables`),
+  Unigram (:mod:`~embedcli.tokenization.gguf.ugm`, after the file's precompiled charsmap,
+  :mod:`~embedcli.tokenization.gguf.charsmap`) and RWKV (:mod:`~embedcli.tokenization.gguf.rwkv`)
+  sessions, ported; llama.cpp reads no ``tokenizer.ggml.pre`` for them (nor for "llama").
 - Token types (NORMAL=1, UNKNOWN=2, CONTROL=3, USER_DEFINED=4, UNUSED=5, BYTE=6): CONTROL and
   UNKNOWN tokens are special (their text is plain text for ``encode_ordinary``, llama.cpp's
   ``parse_special`` off); USER_DEFINED tokens always match as one token. llama.cpp also makes a
@@ -23,16 +31,21 @@ here:
   token's text first through the whole text, tokenizers the leftmost-longest: they differ only
   for tokens whose texts overlap in a text.
 - bos and eos ids: the file's, else llama.cpp's defaults (1 and 2 for "llama", 11 and 11 for
-  "gpt2", dropped when out of range). ``add_bos_token``: the file's, else llama.cpp's default
-  (true for "llama" and for the llama3, tekken pre-tokenizers). An id the file gives out of
-  range is refused here (llama.cpp warns and keeps its default).
+  "gpt2", 101 and none for "bert", with the separator 102 and unknown 100, none and 1 for
+  "t5", with unknown 2, none for "rwkv"; dropped when out of range). ``add_bos_token``: the
+  file's, else llama.cpp's default (true for "llama" and "bert" and for the llama3, tekken and
+  chameleon pre-tokenizers; always true for Gemma 4's); ``add_eos_token``: the file's, else
+  false (true for "t5"). "bert" adds bos and the separator, "rwkv" nothing, whatever the flags
+  say. An id the file gives out of range is refused here (llama.cpp warns and keeps its
+  default).
 
-Other tokenizer models ("bert", "t5", "rwkv", "no_vocab", ...) and unknown pre-tokenizers are
-refused, never guessed.
+Other tokenizer models ("no_vocab", "plamo2", ...) and unknown pre-tokenizers are refused,
+never guessed.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,15 +53,11 @@ from typing import TYPE_CHECKING, Any
 
 from embedcli.errors import EncodingError
 from embedcli.tokenization import hfspec
-from embedcli.tokenization.common import LLAMA3_PATTERN, QWEN_PATTERN
 from embedcli.tokenization.gguf.pre import (
     CUT_SAFE_REGEXES,
-    GPT2,
-    KNOWN_PRE_NAMES,
-    LLAMA3,
-    QWEN2,
     PreTokenizer,
     pre_tokenizer,
+    refusal,
 )
 from embedcli.tokenization.gguf.spm import SentencePieceGGUF
 from embedcli.tokenization.hfjson import HFTokenizer
@@ -60,7 +69,8 @@ NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 SPECIAL_TYPES = (CONTROL, USER_DEFINED, UNKNOWN)  # llama.cpp's special-token cache
 
 KEY = "tokenizer.ggml."
-MODELS = ("gpt2", "llama")
+MODELS = ("gpt2", "llama", "bert", "t5", "rwkv")
+UNSPLIT = ("llama", "bert", "t5", "rwkv")  # llama.cpp reads no pre-tokenizer for these
 # Texts llama.cpp makes CONTROL whatever their type (its EOT, EOM, FIM and EOG lists).
 _CONTROL_TEXTS = (
     "<|eot_id|> <|im_end|> <|end|> <end_of_turn> <|endoftext|> <|end_of_text|> <EOT> _<EOT> "
@@ -74,7 +84,31 @@ _CONTROL_TEXTS = (
 )
 CONTROL_TEXTS = frozenset(_CONTROL_TEXTS.split())
 USER_DEFINED_TEXTS = frozenset(("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"))
-_DEFAULT_IDS = {"llama": {"bos": 1, "eos": 2, "unk": 0}, "gpt2": {"bos": 11, "eos": 11}}
+_DEFAULT_IDS = {
+    "llama": {"bos": 1, "eos": 2, "unk": 0},
+    "gpt2": {"bos": 11, "eos": 11},
+    "bert": {"bos": 101, "unk": 100, "sep": 102, "padding": 0},
+    "t5": {"eos": 1, "unk": 2, "padding": 0},
+    "rwkv": {},
+}
+# the special ids and their keys (llama.cpp's spelling: seperator)
+_SPECIAL_KEYS = (
+    ("bos", "bos"),
+    ("eos", "eos"),
+    ("unk", "unknown"),
+    ("sep", "seperator"),
+    ("padding", "padding"),
+)
+# llama.cpp's add_bos and add_eos where the file says nothing (and no pre-tokenizer sets them)
+_DEFAULT_ADD = {"llama": (True, False), "bert": (True, False), "t5": (False, True)}
+# add_special adds [CLS] and [SEP] ("bert"), or nothing ("rwkv"), whatever the flags say
+_FLAGS_UNREAD = ("bert", "rwkv")
+# the ports of llama.cpp's other sessions (module, class), imported when a file needs one
+_PORTS = {
+    "bert": ("wpm", "WordPieceGGUF"),
+    "t5": ("ugm", "UnigramGGUF"),
+    "rwkv": ("rwkv", "RwkvGGUF"),
+}
 
 
 class _Meta:
@@ -136,10 +170,11 @@ class _Vocab:
         if self.model not in MODELS:
             raise meta.fail(
                 f"the tokenizer model {self.model!r} is not one embedcli reads (it reads "
-                "'gpt2', byte-level BPE, and 'llama', SentencePiece-style)"
+                "'gpt2', byte-level BPE, 'llama', SentencePiece-style, 'bert', WordPiece, "
+                "'t5', Unigram, and 'rwkv')"
             )
         self.pre_name = meta.get("pre", str)
-        self.pre = self._pre()
+        self.pre = None if self.model in UNSPLIT else self._pre()
         tokens = meta.strings("tokens", required=True)
         assert tokens is not None
         if not tokens:
@@ -153,18 +188,19 @@ class _Vocab:
         if any(math.isnan(s) for s in self.scores):
             raise meta.fail(f"{KEY}scores holds NaN, which gives no order to merge by")
         types = meta.numbers("token_type", int, n)
-        self.types = self._types(types if types is not None else [NORMAL] * n)
+        self.file_types = types if types is not None else [NORMAL] * n  # before llama.cpp's
+        self.types = self._types(self.file_types)  # retyping by text (Unigram reads both)
         self.special = self._special_ids()
         self.add_bos, self.add_eos = self._add_flags()
 
     def _pre(self) -> PreTokenizer | None:
         if self.model == "llama":
             return None
-        pre = pre_tokenizer("default" if self.pre_name is None else self.pre_name)
+        pre = pre_tokenizer(self.pre_name or "")  # none, or empty: llama.cpp's "default"
         if pre is None:
             raise self.meta.fail(
-                f"the tokenizer's pre-tokenizer {self.pre_name!r} is not one embedcli knows "
-                f"(known: {', '.join(KNOWN_PRE_NAMES)}); embedcli refuses to guess its splits"
+                f"the tokenizer's pre-tokenizer {refusal(self.pre_name or '')}; embedcli "
+                "refuses to guess its splits"
             )
         return pre
 
@@ -189,8 +225,8 @@ class _Vocab:
         defaults = dict(_DEFAULT_IDS[self.model])
         if self.pre is not None and not self.pre.has_bos:
             defaults.pop("bos")
-        for what in ("bos", "eos", "unk", "padding"):
-            value = self.meta.get(f"{what}_token_id", int)
+        for what, key in _SPECIAL_KEYS:
+            value = self.meta.get(f"{key}_token_id", int)
             if value is None:
                 default = defaults.get(what)
                 found[what] = (
@@ -198,7 +234,7 @@ class _Vocab:
                 )
             elif not 0 <= value < len(self.tokens):
                 raise self.meta.fail(
-                    f"{KEY}{what}_token_id is {value}, outside the vocabulary of "
+                    f"{KEY}{key}_token_id is {value}, outside the vocabulary of "
                     f"{len(self.tokens):,} tokens"
                 )
             else:
@@ -206,11 +242,14 @@ class _Vocab:
         return found
 
     def _add_flags(self) -> tuple[bool, bool]:
-        default_bos = True if self.pre is None else self.pre.add_bos
+        default_bos, default_eos = _DEFAULT_ADD.get(self.model, (False, False))
+        if self.pre is not None:
+            default_bos = self.pre.add_bos
         add_bos = self.meta.get("add_bos_token", bool, default_bos)
-        add_eos = self.meta.get("add_eos_token", bool, False)
+        add_bos = add_bos or bool(self.pre and self.pre.bos_always)
+        add_eos = self.meta.get("add_eos_token", bool, default_eos)
         for flag, what in ((add_bos, "bos"), (add_eos, "eos")):
-            if flag and self.special[what] is None:
+            if flag and self.special[what] is None and self.model not in _FLAGS_UNREAD:
                 raise self.meta.fail(
                     f"{KEY}add_{what}_token is true, but the file has no {what} id"
                 )
@@ -307,10 +346,15 @@ _BYTE_LEVEL_DECODER = {**_BYTE_LEVEL, "use_regex": False}
 
 
 def _byte_level_pre(pre: PreTokenizer) -> dict[str, Any]:
-    if pre.regexes == (GPT2,):  # GPT-2's regex, built into ByteLevel (see ggufpre)
-        return {**_BYTE_LEVEL, "use_regex": True}
+    # GPT-2's regex too is a Split: ByteLevel's built-in one reads Unicode 16.0's characters
+    # as letters, which llama.cpp does not (preregex)
     splits = [
-        {"type": "Split", "pattern": {"Regex": r}, "behavior": "Isolated", "invert": False}
+        {
+            "type": "Split",
+            "pattern": {"Regex": r},
+            "behavior": "MergedWithPrevious" if r in pre.joined else "Isolated",
+            "invert": False,
+        }
         for r in pre.regexes
     ]
     return {"type": "Sequence", "pretokenizers": [*splits, {**_BYTE_LEVEL, "use_regex": False}]}
@@ -327,6 +371,15 @@ def load_gguf_tokenizer(
         model_name = metadata.get("general.name")
         model_name = model_name if isinstance(model_name, str) else ""
         return SentencePieceGGUF(vocab, name=name, path=path, model_name=model_name)
+    port = _PORTS.get(vocab.model)
+    if port is not None:
+        module = importlib.import_module(f"embedcli.tokenization.gguf.{port[0]}")
+        return getattr(module, port[1])(vocab, name=name, path=path)
+    if vocab.pre is not None and not vocab.pre.byte_encode:
+        # on use, as the ports above: only the pre-tokenizers that do not byte-encode need it
+        from embedcli.tokenization.gguf.rawbpe import RawBPE
+
+        return RawBPE(vocab, vocab.pre, name=name, path=path)
     spec = vocab.spec()
     try:
         from tokenizers import Tokenizer
@@ -353,12 +406,13 @@ def load_gguf_tokenizer(
 
 
 def _cut_safe_as_cased(spec: dict[str, Any]) -> bool:
-    """hfspec's cut-safety test, with llama.cpp's [sS] contractions read as (?i:'s)."""
+    """hfspec's cut-safety test, with llama.cpp's regex read as the tokenizer.json pattern it
+    splits as ([sS] contractions as (?i:'s))."""
 
     parts = spec["pre_tokenizer"]["pretokenizers"]
     if len(parts) != 2:
         return False
-    cased = {LLAMA3: LLAMA3_PATTERN, QWEN2: QWEN_PATTERN}[parts[0]["pattern"]["Regex"]]
+    cased = CUT_SAFE_REGEXES[parts[0]["pattern"]["Regex"]]
     split = {**parts[0], "pattern": {"Regex": cased}}
     return hfspec.cut_safe(
         {**spec, "pre_tokenizer": {**spec["pre_tokenizer"], "pretokenizers": [split, parts[1]]}},
