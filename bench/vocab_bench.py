@@ -59,11 +59,11 @@ def _spm_model(gguf: Path, folder: Path) -> Path | None:
     """The same vocabulary as a SentencePiece tokenizer.model, or None without the tools."""
     sys.path.insert(0, str(TESTS))
     try:
-        from support.spmodels import gemma_model_from_gguf
+        from support.spmodels import gemma_model
     except ImportError:
         return None
     try:
-        return gemma_model_from_gguf(gguf, folder / "tokenizer.model")
+        return gemma_model(folder, gguf)
     except ImportError:
         return None
 

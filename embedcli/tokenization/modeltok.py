@@ -40,12 +40,25 @@ Two ways in:
   NFC-normalizes a text before encoding it, and so does this one. The ids are transformers' ids;
   Meta's reference tokenizer also cuts a text every 400,000 characters and runs of 25,000
   (whitespace or not), which can differ right at those cuts.
+- Mistral's ``tekken.json`` (:func:`load_tekken_file`, on tiktoken): mistral-common's ids, with
+  its special-token policy named in :mod:`.tekken`.
+- SentencePiece ``tokenizer.model`` files (:func:`load_sentencepiece_model`, needs the
+  ``sentencepiece`` package: ``embedcli[sentencepiece]``): the library's own ids, with what
+  transformers adds for the folder (:mod:`.spmodel`, :mod:`.spconfig`). A file named
+  ``tokenizer.model``, ``*.model`` or ``*.model.vN`` (Mistral's ``tokenizer.model.v3``) that is
+  not in tiktoken format is one.
 
-This module imports neither torch, tokenizers nor tiktoken until a tokenizer is loaded.
+A model folder is searched in TOKENIZER_FILES' order: tokenizer.json first, as it says exactly
+what transformers does, then tiktoken-format files, then tekken.json, then a SentencePiece
+model; a folder holding both a tekken.json and a SentencePiece model is refused as ambiguous.
+
+This module imports neither torch, tokenizers, tiktoken nor sentencepiece until a tokenizer is
+loaded.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
@@ -62,10 +75,13 @@ from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.sources import classify
 from embedcli.tokenization.gguf.tokenizer import load_gguf_tokenizer
 from embedcli.tokenization.hfjson import load_tokenizer_json
+from embedcli.tokenization.spmodel import load_sentencepiece_model
+from embedcli.tokenization.tekken import is_tekken_name, load_tekken_file
 from embedcli.tokenization.tiktokenfile import load_tiktoken_file, looks_like_tiktoken
 
 if TYPE_CHECKING:
     from embedcli.tokenization.hfjson import HFTokenizer
+    from embedcli.tokenization.spmodel import SentencePieceModel
     from embedcli.tokenization.tiktokenfile import ModelTiktoken
 
 
@@ -85,7 +101,8 @@ class Vocabulary(Protocol):
 
 class Tokenizer(Vocabulary, Protocol):
     """What commands call on a tokenizer: a ``tiktoken.Encoding``, ``HFTokenizer``,
-    ``ModelTiktoken`` (and the GGUF tokenizers, which are HFTokenizers)."""
+    ``ModelTiktoken`` (``TekkenTokenizer`` is one), ``SentencePieceModel``, and the GGUF
+    tokenizers (HFTokenizers, or NativeTokenizers)."""
 
     def encode_ordinary(self, text: str) -> list[int]: ...
     def encode(
@@ -112,10 +129,20 @@ class ModelTokenizer(Tokenizer, Protocol):
     def cut_safe(self) -> bool: ...
 
 
-# The files a model folder is searched for, in order, as exact names a hub can serve; a
-# tokenizer.model counts only when it is in tiktoken format. After them, a folder's one other
-# *.tiktoken file, whatever its name, is taken too.
-TOKENIZER_FILES = ("tokenizer.json", "original/tokenizer.model", "tokenizer.model", "qwen.tiktoken")
+# The files a model folder is searched for, in order, as exact names a hub can serve: a
+# tokenizer.model in tiktoken format comes before qwen.tiktoken, one that is a SentencePiece
+# model after tekken.json (find_tokenizer_file). A folder's one other *.tiktoken file, whatever
+# its name, counts too, and so does one *tekken*.json.
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "original/tokenizer.model",
+    "tokenizer.model",
+    "qwen.tiktoken",
+    "tekken.json",
+)
+_MODEL_FILES = ("original/tokenizer.model", "tokenizer.model")
+# a tiktoken-format or SentencePiece model file: tokenizer.model, *.model, Mistral's *.model.v3
+_MODEL_NAME = re.compile(r".+\.model(?:\.v[0-9]+\w*)?")
 
 
 def _is_tiktoken_file(path: Path) -> bool:
@@ -126,51 +153,51 @@ def _is_tiktoken_file(path: Path) -> bool:
         raise EncodingError(f"cannot read {path}: {os_reason(exc)}") from None
 
 
+def _one_of(folder: Path, pattern: str, what: str) -> Path | None:
+    found = sorted(p for p in folder.glob(pattern) if p.is_file())
+    if len(found) > 1:
+        names = ", ".join(p.name for p in found)
+        raise EncodingError(f"{folder} holds several {what} ({names}); pass one of them")
+    return found[0] if found else None
+
+
 def find_tokenizer_file(folder: Path) -> Path:
     """The tokenizer file of a model folder, searched for as TOKENIZER_FILES lists."""
     folder = Path(folder)
     if (folder / "tokenizer.json").is_file():
         return folder / "tokenizer.json"
-    sentencepiece = None
-    for relative in TOKENIZER_FILES[1:3]:
-        candidate = folder / relative
-        if candidate.is_file():
-            if _is_tiktoken_file(candidate):
-                return candidate
-            sentencepiece = sentencepiece or relative
-    if (folder / TOKENIZER_FILES[3]).is_file():
-        return folder / TOKENIZER_FILES[3]
-    found = sorted(p for p in folder.glob("*.tiktoken") if p.is_file())
-    if len(found) == 1:
-        return found[0]
-    if found:
-        names = ", ".join(p.name for p in found)
-        raise EncodingError(f"{folder} holds several .tiktoken files ({names}); pass one of them")
-    if sentencepiece is not None:
+    models = [folder / name for name in _MODEL_FILES if (folder / name).is_file()]
+    for candidate in models:
+        if _is_tiktoken_file(candidate):
+            return candidate
+    if (folder / "qwen.tiktoken").is_file():
+        return folder / "qwen.tiktoken"
+    found = _one_of(folder, "*.tiktoken", ".tiktoken files")
+    if found is not None:
+        return found
+    tekken = folder / "tekken.json"
+    tekken = tekken if tekken.is_file() else _one_of(folder, "*tekken*.json", "tekken files")
+    sentencepiece = models[-1] if models else None  # tokenizer.model before original/'s
+    if tekken is not None and sentencepiece is not None:
         raise EncodingError(
-            f"{folder} has no tokenizer.json, and its {sentencepiece} is a SentencePiece model, "
-            "which embedcli does not read; download the model's tokenizer.json into the folder"
+            f"{folder} holds both {tekken.name} and the SentencePiece model "
+            f"{sentencepiece.relative_to(folder)}, tokenizers with different ids; pass the one "
+            "the model uses"
         )
+    if tekken is not None or sentencepiece is not None:
+        return tekken or sentencepiece  # type: ignore[return-value]
     raise EncodingError(
         f"no tokenizer in {folder}: looked for tokenizer.json, original/tokenizer.model and "
-        "tokenizer.model (tiktoken format), and *.tiktoken; pass the tokenizer file itself, or "
-        "download the model's tokenizer.json into the folder"
-    )
-
-
-def _sentencepiece(path: Path) -> EncodingError:
-    return EncodingError(
-        f"{path} is not a tiktoken-format file, so it is taken for a SentencePiece model (as "
-        "Llama 2, Mistral v0.1-v0.3 and Gemma ship), which embedcli does not read; pass the "
-        "model's tokenizer.json (the same repository ships one, or "
-        "transformers writes it: AutoTokenizer.from_pretrained(...).save_pretrained(DIR))"
+        "tokenizer.model (tiktoken format or SentencePiece), *.tiktoken and tekken.json; pass "
+        "the tokenizer file itself, or download the model's tokenizer.json into the folder"
     )
 
 
 def load_model_tokenizer(
     path: Path, name: str | None = None, family: str | None = None
-) -> HFTokenizer | ModelTiktoken:
-    """A model's tokenizer from a tokenizer.json, a tiktoken-format file, or a model folder."""
+) -> HFTokenizer | ModelTiktoken | SentencePieceModel:
+    """A model's tokenizer from a tokenizer.json, a tiktoken-format file, a tekken.json, a
+    SentencePiece model, or a model folder."""
     path = Path(path)
     if path.is_dir():
         label = name or path.resolve().name
@@ -187,21 +214,28 @@ def load_model_tokenizer(
                 "a GGUF file, which carries its own tokenizer"
             )
         return gguf_file_tokenizer(path, label)
-    suffix = path.suffix.lower()
-    if suffix == ".json":
+    if path.suffix.lower() == ".json":
+        tekken = is_tekken_name(path)
+        if family is not None:
+            kind = "a tekken.json" if tekken else "a tokenizer.json"
+            raise EncodingError(
+                f"a tokenizer family ({family}) applies only to tiktoken-format files; {path} is "
+                f"{kind}, which names its own special tokens"
+            )
+        return load_tekken_file(path, label) if tekken else load_tokenizer_json(path, label)
+    model = bool(_MODEL_NAME.fullmatch(path.name))
+    if path.suffix.lower() == ".tiktoken" or (model and _is_tiktoken_file(path)):
+        return load_tiktoken_file(path, label, family)
+    if model:
         if family is not None:
             raise EncodingError(
                 f"a tokenizer family ({family}) applies only to tiktoken-format files; {path} is "
-                "a tokenizer.json, which names its own special tokens"
+                "a SentencePiece model, which names its own special tokens"
             )
-        return load_tokenizer_json(path, label)
-    if suffix in (".model", ".tiktoken"):
-        return load_tiktoken_file(path, label, family)
-    if path.name.startswith("tokenizer.model") and not _is_tiktoken_file(path):
-        raise _sentencepiece(path)
+        return load_sentencepiece_model(path, label)
     raise EncodingError(
-        f"{path} is neither a tokenizer.json nor a tiktoken-format .model or .tiktoken file; "
-        "pass one of those, or the model's folder"
+        f"{path} is neither a tokenizer.json, a tekken.json, a tiktoken-format .model or "
+        ".tiktoken file, nor a SentencePiece .model; pass one of those, or the model's folder"
     )
 
 
@@ -210,7 +244,7 @@ def load_model_tokenizer(
 
 def _has_tokenizer(folder: Path) -> bool:
     return any((folder / name).is_file() for name in TOKENIZER_FILES) or any(
-        folder.glob("*.tiktoken")
+        p for pattern in ("*.tiktoken", "*tekken*.json") for p in folder.glob(pattern)
     )
 
 
@@ -270,6 +304,10 @@ def load_tokenizer(name: str, access: HubAccess = OFFLINE) -> ModelTokenizer:
     for filename in TOKENIZER_FILES:
         found = remote.file(filename)
         if found is not None:
+            if filename.endswith("tokenizer.model") and not _is_tiktoken_file(found):
+                # a SentencePiece model: what transformers adds is in the configs beside it
+                for config in ("tokenizer_config.json", "special_tokens_map.json", "config.json"):
+                    remote.file(config)
             return _loaded_tokenizer(found, str(spec))
     raise EncodingError(
         f"{spec} has no tokenizer files ({', '.join(TOKENIZER_FILES)}); pass -e with an "

@@ -24,14 +24,12 @@ from typing import TYPE_CHECKING
 
 from embedcli.errors import EncodingError
 from embedcli.tokenization.display import Token
-from embedcli.tokenization.gguf.native import NativeTokenizer
-from embedcli.tokenization.hfjson import HFTokenizer
-
-# tokenizers that say where their tokens sit, and what their own decoder gives
-SELF_PLACING = (HFTokenizer, NativeTokenizer)
+from embedcli.tokenization.kinds import SELF_PLACING
 
 if TYPE_CHECKING:
     import tiktoken
+
+    from embedcli.tokenization.kinds import SelfPlacing
 
 _REPLACED = re.compile("\ufffd+")  # bytes that are no character, however many U+FFFD show them
 
@@ -72,7 +70,7 @@ def _counted(tokens: Sequence[Token], data: list[bytes]) -> list[list[int] | Non
 
 
 def _placed(
-    enc: HFTokenizer | NativeTokenizer, tokens: Sequence[Token], data: list[bytes], text: str
+    enc: SelfPlacing, tokens: Sequence[Token], data: list[bytes], text: str
 ) -> list[list[int] | None]:
     """The tokenizers library's offsets, each kept only where the text there is the token's
     bytes (or a dummy space, then them), and where it does not overlap the next one kept (the

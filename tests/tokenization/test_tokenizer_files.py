@@ -155,16 +155,18 @@ def test_unsupported_tokenizer_json(tmp_path: Path) -> None:
     assert "post-processor" not in said  # not blamed on what it does not have
 
 
-def test_sentencepiece_model_file(tmp_path: Path) -> None:
+def test_truncated_sentencepiece_model_file(tmp_path: Path) -> None:
+    """A file cut short inside a piece is taken for a SentencePiece model (it is not in
+    tiktoken format) and refused as one, from the file and from its folder alike; whole
+    models are tests/tokenization/test_sentencepiece_model_files.py's."""
     path = tmp_path / "tokenizer.model"
     path.write_bytes(SENTENCEPIECE_BYTES)
-    assert _error(path) == (
-        f"{path} is a SentencePiece model (binary protobuf), not a tiktoken-format BPE file; "
-        "use the model's tokenizer.json instead (Hugging Face repositories ship one beside "
-        "tokenizer.model)"
+    expected = (
+        f"{path} is not a SentencePiece model (its bytes are not a protobuf message); download "
+        "it again, or pass the model's tokenizer.json"
     )
-    message = _error(tmp_path)
-    assert "has no tokenizer.json, and its tokenizer.model is a SentencePiece model" in message
+    assert _error(path) == expected
+    assert _error(tmp_path) == expected
 
 
 def test_unknown_rank_count(tmp_path: Path) -> None:
@@ -195,14 +197,14 @@ def test_missing_files(tmp_path: Path) -> None:
     assert _error(tmp_path / "nope") == f"cannot read {tmp_path / 'nope'}: no such file or folder"
     assert _error(tmp_path) == (
         f"no tokenizer in {tmp_path}: looked for tokenizer.json, original/tokenizer.model and "
-        "tokenizer.model (tiktoken format), and *.tiktoken; pass the tokenizer file itself, or "
-        "download the model's tokenizer.json into the folder"
+        "tokenizer.model (tiktoken format or SentencePiece), *.tiktoken and tekken.json; pass "
+        "the tokenizer file itself, or download the model's tokenizer.json into the folder"
     )
     _write_ranks(tmp_path / "a.tiktoken", 300)
     _write_ranks(tmp_path / "b.tiktoken", 300)
     assert "holds several .tiktoken files (a.tiktoken, b.tiktoken)" in _error(tmp_path)
     (tmp_path / "vocab.txt").write_text("a\n", encoding="utf-8")
-    assert "is neither a tokenizer.json nor" in _error(tmp_path / "vocab.txt")
+    assert "is neither a tokenizer.json, a tekken.json, a tiktoken-format" in _error(tmp_path / "vocab.txt")
 
 
 def test_family_with_a_tokenizer_json(gpt2_folder: Path) -> None:
