@@ -299,16 +299,72 @@ def test_real_vocabularies_give_llama_cpp_published_ids(name: str) -> None:
 
 
 def test_gemma4_real_vocabulary_gives_llama_cpp_published_ids() -> None:
-    """Gemma 4's vocabulary (262,144 raw UTF-8 tokens), as a "gpt2" file naming the gemma4
-    pre-tokenizer: what llama.cpp makes of tokenizer.ggml.model "gemma4"."""
+    """Gemma 4's own file (262,144 raw UTF-8 tokens, tokenizer.ggml.model "gemma4"), read
+    whole, and as a "gpt2" file naming the gemma4 pre-tokenizer: llama.cpp reads them alike."""
     from embedcli.models.gguf.file import open_gguf_file
 
     path, texts, published = _published("gemma-4")
+    tok = load_tokenizer(str(path))
+    assert [tok.encode_ordinary(t) for t in texts] == published
     metadata = {k: v.plain() for k, v in open_gguf_file(path).metadata.items()}
     assert metadata["tokenizer.ggml.model"] == "gemma4"
     metadata.update({"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": "gemma4"})
-    tok = load_gguf_tokenizer(metadata, "gemma-4", path)
-    assert [tok.encode_ordinary(t) for t in texts] == published
+    as_gpt2 = load_gguf_tokenizer(metadata, "gemma-4", path)
+    assert [as_gpt2.encode_ordinary(t) for t in texts] == published
+    assert tok.prefix == as_gpt2.prefix
+
+
+# ---------------------------------------------------------------- the models gemma4, whitespace
+
+
+@pytest.mark.parametrize(
+    ("name", "changes"),
+    [
+        ("gemma4", {"model": "gemma4"}),
+        ("gemma4", {"model": "gemma4", "pre": "llama-bpe"}),  # llama.cpp reads gemma4's anyway
+        ("whitespace", {"model": "whitespace"}),
+        ("whitespace", {"model": "whitespace", "normalizer.lowercase": True}),
+    ],
+    ids=["gemma4", "gemma4-named-llama-bpe", "whitespace", "whitespace-lowercase"],
+)
+def test_tokenizer_models_gemma4_and_whitespace_equal_llama_cpp(
+    files: Files, name: str, changes: dict
+) -> None:
+    _llama_cpp_runs()
+    path = files.path(name, **changes)
+    tok = load_tokenizer(str(path))
+    theirs = llama_cpp_ids(path, TEXTS)
+    wrong = [
+        (t[:50], a[:10], b[:10])
+        for t, a, b in zip(TEXTS, theirs["ids"], map(tok.encode_ordinary, TEXTS), strict=True)
+        if a != b
+    ]
+    assert not wrong, f"{len(wrong)} of {len(TEXTS)} texts differ: {wrong[:3]}"
+    specials = llama_cpp_ids(path, SPECIAL_TEXTS, special=True)
+    assert [tok.encode(t, allowed_special="all") for t in SPECIAL_TEXTS] == specials["ids"]
+    assert tok.prefix == ((specials["bos"],) if specials["add_bos"] else ())
+
+
+def test_the_whitespace_model_drops_whitespace_and_says_so(files: Files) -> None:
+    tok = load_tokenizer(str(files.path("whitespace", model="whitespace")))
+    assert tok.encode_ordinary("a  b\u3000c") == tok.encode_ordinary("a b c")  # whitespace gone
+    assert tok.encode_ordinary("AB") != tok.encode_ordinary("ab")
+    lower = load_tokenizer(str(files.path("whitespace", model="whitespace", **{
+        "normalizer.lowercase": True})))  # fmt: skip
+    assert lower.encode_ordinary("AB") == lower.encode_ordinary("ab")
+
+
+def test_other_tokenizer_models_are_refused_by_name(files: Files) -> None:
+    for model, pre in (("hybriddna", "default"), ("plamo2", "default"), ("whitespace", "gpt-2")):
+        metadata = {**ggufpre.raw_metadata("whitespace"), "tokenizer.ggml.model": model}
+        metadata["tokenizer.ggml.pre"] = pre
+        with pytest.raises(EncodingError) as caught:
+            load_gguf_tokenizer(metadata, model, Path("m.gguf"))
+        message = str(caught.value)
+        assert message.startswith(f"m.gguf: the tokenizer model {model!r} ") and "\n" not in message
+        assert ("refuses to guess" if model == "whitespace" else "is not one embedcli reads") in (
+            message
+        )
 
 
 def test_the_gguf_round_trip_keeps_the_metadata(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ from heapq import heapify, heappop, heappush
 from pathlib import Path
 
 from embedcli.errors import EncodingError
+from embedcli.tokenization.gguf import unicodetables as ucd
 from embedcli.tokenization.gguf.native import NativeTokenizer, Vocab
 from embedcli.tokenization.gguf.pre import PreTokenizer
 
@@ -136,6 +137,33 @@ class RawBPE(NativeTokenizer):
 
     def _normal_bytes(self, text: str) -> bytes:
         return super()._normal_bytes(text) if self.pre.escape_spaces else text.encode("utf-8")
+
+
+class WhitespaceBPE(RawBPE):
+    """``tokenizer.ggml.model`` "whitespace" (``llm_tokenizer_whitespace_session``): each
+    fragment is cut at every whitespace character, which is dropped (llama.cpp's whitespace
+    flag: the 25 code points of :data:`~embedcli.tokenization.gguf.unicodetables.WHITESPACE`),
+    each run between lowercased (llama.cpp's simple lowercase) where
+    ``tokenizer.ggml.normalizer.lowercase`` says so (the whitespace pre-tokenizer turns it off
+    unless the file sets it), and each run is then encoded as :class:`RawBPE` encodes a
+    fragment. The dropped whitespace is gone from the ids: ``--decode`` cannot give it back."""
+
+    def __init__(self, vocab: Vocab, pre: PreTokenizer, *, name: str, path: Path) -> None:
+        super().__init__(vocab, pre, name=name, path=path)
+        self.lowercase = bool(vocab.meta.get("normalizer.lowercase", bool, False))
+
+    def _encode_fragment(self, text: str, after_special: bool) -> list[int]:
+        out: list[int] = []
+        segment: list[str] = []
+        for char in [*text, " "]:  # a space last flushes the final run
+            cpt = ord(char)
+            if cpt in ucd.WHITESPACE:
+                if segment:
+                    out.extend(super()._encode_fragment("".join(segment), after_special))
+                    segment.clear()
+            else:
+                segment.append(chr(ucd.lowercase(cpt)) if self.lowercase else char)
+        return out
 
 
 def _split_keeping_gaps(split: re.Pattern[str], text: str) -> list[str]:

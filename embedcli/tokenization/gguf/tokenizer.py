@@ -23,6 +23,10 @@ here:
   Unigram (:mod:`~embedcli.tokenization.gguf.ugm`, after the file's precompiled charsmap,
   :mod:`~embedcli.tokenization.gguf.charsmap`) and RWKV (:mod:`~embedcli.tokenization.gguf.rwkv`)
   sessions, ported; llama.cpp reads no ``tokenizer.ggml.pre`` for them (nor for "llama").
+- "gemma4" (Gemma 4's own files): "gpt2" with Gemma 4's pre-tokenizer whatever
+  ``tokenizer.ggml.pre`` says, and no default special ids. "whitespace": "gpt2" whose text is
+  cut at whitespace, which is dropped (:class:`~embedcli.tokenization.gguf.rawbpe.WhitespaceBPE`),
+  under the whitespace pre-tokenizer only.
 - Token types (NORMAL=1, UNKNOWN=2, CONTROL=3, USER_DEFINED=4, UNUSED=5, BYTE=6): CONTROL and
   UNKNOWN tokens are special (their text is plain text for ``encode_ordinary``, llama.cpp's
   ``parse_special`` off); USER_DEFINED tokens always match as one token. llama.cpp also makes a
@@ -39,8 +43,8 @@ here:
   say. An id the file gives out of range is refused here (llama.cpp warns and keeps its
   default).
 
-Other tokenizer models ("no_vocab", "plamo2", ...) and unknown pre-tokenizers are refused,
-never guessed.
+Other tokenizer models ("no_vocab", "plamo2", "hybriddna"'s DNA k-mers, ...) and unknown
+pre-tokenizers are refused, never guessed.
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 SPECIAL_TYPES = (CONTROL, USER_DEFINED, UNKNOWN)  # llama.cpp's special-token cache
 
 KEY = "tokenizer.ggml."
-MODELS = ("gpt2", "llama", "bert", "t5", "rwkv")
+MODELS = ("gpt2", "llama", "bert", "t5", "rwkv", "gemma4", "whitespace")
 UNSPLIT = ("llama", "bert", "t5", "rwkv")  # llama.cpp reads no pre-tokenizer for these
 # Texts llama.cpp makes CONTROL whatever their type (its EOT, EOM, FIM and EOG lists).
 _CONTROL_TEXTS = (
@@ -90,6 +94,8 @@ _DEFAULT_IDS = {
     "bert": {"bos": 101, "unk": 100, "sep": 102, "padding": 0},
     "t5": {"eos": 1, "unk": 2, "padding": 0},
     "rwkv": {},
+    "gemma4": {},  # read from the file alone
+    "whitespace": {"bos": 11, "eos": 11},  # "gpt2"'s
 }
 # the special ids and their keys (llama.cpp's spelling: seperator)
 _SPECIAL_KEYS = (
@@ -171,9 +177,16 @@ class _Vocab:
             raise meta.fail(
                 f"the tokenizer model {self.model!r} is not one embedcli reads (it reads "
                 "'gpt2', byte-level BPE, 'llama', SentencePiece-style, 'bert', WordPiece, "
-                "'t5', Unigram, and 'rwkv')"
+                "'t5', Unigram, 'rwkv', 'gemma4' and 'whitespace')"
             )
-        self.pre_name = meta.get("pre", str)
+        # llama.cpp runs a "gemma4" model with Gemma 4's pre-tokenizer, whatever the file says
+        self.pre_name = "gemma4" if self.model == "gemma4" else meta.get("pre", str)
+        if self.model == "whitespace" and self.pre_name != "whitespace":
+            raise meta.fail(
+                f"the tokenizer model 'whitespace' comes with the pre-tokenizer 'whitespace' "
+                f"(llama.cpp's converter pins it), not {self.pre_name!r}; embedcli refuses to "
+                "guess how the two combine"
+            )
         self.pre = None if self.model in UNSPLIT else self._pre()
         tokens = meta.strings("tokens", required=True)
         assert tokens is not None
@@ -224,7 +237,7 @@ class _Vocab:
         found: dict[str, int | None] = {}
         defaults = dict(_DEFAULT_IDS[self.model])
         if self.pre is not None and not self.pre.has_bos:
-            defaults.pop("bos")
+            defaults.pop("bos", None)
         for what, key in _SPECIAL_KEYS:
             value = self.meta.get(f"{key}_token_id", int)
             if value is None:
@@ -377,9 +390,10 @@ def load_gguf_tokenizer(
         return getattr(module, port[1])(vocab, name=name, path=path)
     if vocab.pre is not None and not vocab.pre.byte_encode:
         # on use, as the ports above: only the pre-tokenizers that do not byte-encode need it
-        from embedcli.tokenization.gguf.rawbpe import RawBPE
+        from embedcli.tokenization.gguf.rawbpe import RawBPE, WhitespaceBPE
 
-        return RawBPE(vocab, vocab.pre, name=name, path=path)
+        raw = WhitespaceBPE if vocab.model == "whitespace" else RawBPE
+        return raw(vocab, vocab.pre, name=name, path=path)
     spec = vocab.spec()
     try:
         from tokenizers import Tokenizer
