@@ -10,8 +10,9 @@ alternating in pairs (A B A B ...), so a drifting machine moves both sides of ea
   ``Llama(path, vocab_only=True)`` and tokenizing the text (``pip install llama-cpp-python``:
   a wheel for this machine, or built from its sdist: ``bench/build_llama_cpp.sh``);
 - ``embedcli tokenize TEXT -e FILE.gguf --count``;
-- ``embedcli tokenize TEXT -e tokenizer.model --count`` on the same vocabulary written as a
-  SentencePiece model (tests/support/spmodels.py), where the sentencepiece extra is installed.
+- ``embedcli tokenize TEXT -e FOLDER --count`` on the same vocabulary written as a
+  SentencePiece tokenizer.model (tests/support/spmodels.py) beside Gemma's tokenizer_config.json
+  (a bos added, as llama.cpp adds one), where the sentencepiece extra is installed.
 
 A ratio is the median over pairs of (embedcli's time / llama.cpp's), below 1 is faster; peak
 memory is each command's largest resident set, alone. Targets (issue 38): 1.2x the time and
@@ -23,6 +24,7 @@ memory is each command's largest resident set, alone. Targets (issue 38): 1.2x t
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -56,14 +58,17 @@ def _gguf(given: str | None) -> Path:
 
 
 def _spm_model(gguf: Path, folder: Path) -> Path | None:
-    """The same vocabulary as a SentencePiece tokenizer.model, or None without the tools."""
+    """A folder of the same vocabulary as a SentencePiece model, or None without the tools."""
     sys.path.insert(0, str(TESTS))
     try:
-        from support.spmodels import gemma_model
+        from support.spmodels import GEMMA_CONFIG, gemma_model
     except ImportError:
         return None
     try:
-        return gemma_model(folder, gguf)
+        gemma_model(folder, gguf)
+        # Gemma's tokenizer_config.json: a bos before the text, as llama.cpp adds one
+        (folder / "tokenizer_config.json").write_text(json.dumps(GEMMA_CONFIG), encoding="utf-8")
+        return folder
     except ImportError:
         return None
 

@@ -131,8 +131,11 @@ class GGUFCheckpoint:
             return values.reshape(count, width)
         if kind in PLAIN:
             return torch.from_numpy(raw.view("<" + _NUMPY_CODES[kind]).copy()).reshape(count, width)
-        from gguf.constants import GGMLQuantizationType
-        from gguf.quants import dequantize
+        from gguf.quants import dequantize  # the whole gguf package (numpy's dequantizers)
+
+        from embedcli.models.gguf.ggml import constants  # the module gguf.quants uses
+
+        GGMLQuantizationType = constants().GGMLQuantizationType
 
         try:
             values = dequantize(raw.reshape(count, -1), GGMLQuantizationType(record.ggml_type))

@@ -103,16 +103,17 @@ class TensorRecord:
 
 def ggml_type_name(ggml_type: int) -> str:
     """'Q8_0', 'F16', ... for a GGML type number (the gguf package's names)."""
-    from gguf.constants import GGMLQuantizationType
+    from embedcli.models.gguf.ggml import constants  # light: see ggml.py
 
-    return GGMLQuantizationType(ggml_type).name
+    return constants().GGMLQuantizationType(ggml_type).name
 
 
 def block_sizes(ggml_type: int) -> tuple[int, int]:
     """(elements per block, bytes per block) of a GGML type."""
-    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+    from embedcli.models.gguf.ggml import constants  # light: see ggml.py
 
-    return GGML_QUANT_SIZES[GGMLQuantizationType(ggml_type)]
+    ggml = constants()
+    return ggml.GGML_QUANT_SIZES[ggml.GGMLQuantizationType(ggml_type)]
 
 
 class _Cursor:
