@@ -4,6 +4,7 @@ byte <-> character table, and reading a tokenizer file in bounded memory.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
@@ -68,3 +69,31 @@ def char_of_byte() -> tuple[str, ...]:
 @cache
 def byte_of_char() -> dict[str, int]:
     return {c: b for b, c in enumerate(char_of_byte())}
+
+
+def without_surrogates(text: str) -> str:
+    """``text`` with U+FFFD for each lone surrogate, which spells no UTF-8 (tiktoken replaces
+    them so, and every other tokenizer embedcli runs is given the replaced text)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def walked_spans(pieces: Iterable[str], text: str) -> list[tuple[int, int]]:
+    """Each token's [start, end) in ``text``, found by walking its piece (its bytes as text)
+    through the text: a piece with a leading dummy space may match without it, and one that
+    does not match (a byte of a character, text the model changed) gets an empty span."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    for piece in pieces:
+        if text.startswith(piece, at):
+            spans.append((at, at + len(piece)))
+            at += len(piece)
+        elif piece.startswith(" ") and text.startswith(piece[1:], at):
+            spans.append((at, at + len(piece) - 1))
+            at += len(piece) - 1
+        else:
+            spans.append((at, at))
+    return spans

@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from embedcli.errors import EncodingError
-from embedcli.tokenization.common import byte_of_char, char_of_byte, read_bytes
+from embedcli.tokenization.common import (
+    byte_of_char,
+    char_of_byte,
+    read_bytes,
+    without_surrogates,
+)
 from embedcli.tokenization.hfspec import (
     BYTE_LEVEL,
     check_ids,
@@ -257,7 +262,7 @@ def _encoding(tokenizer: tokenizers.Tokenizer, text: str) -> tokenizers.Encoding
         if not isinstance(text, str):
             raise
         # Lone surrogates cannot reach Rust; tiktoken replaces them with U+FFFD, and so do we.
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        text = without_surrogates(text)
         return tokenizer.encode(text, add_special_tokens=False)
 
 

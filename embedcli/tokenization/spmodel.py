@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from embedcli.errors import EncodingError
-from embedcli.tokenization.common import read_bytes
+from embedcli.tokenization.common import read_bytes, walked_spans, without_surrogates
 from embedcli.tokenization.gguf.native import disallowed_error
 from embedcli.tokenization.spconfig import AddedToken, FolderTokens, folder_tokens
 from embedcli.tokenization.specialsplit import SpecialMatcher
@@ -54,15 +54,6 @@ from embedcli.tokenization.spproto import (
 INSTALL = 'pip install "embedcli[sentencepiece]"'
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 _SPACE = "\u2581"  # SentencePiece's visible space
-
-
-def _plain(text: str) -> str:
-    """Lone surrogates spell no UTF-8: U+FFFD in their place, as tiktoken and hfjson do."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 class SentencePieceModel:
@@ -169,7 +160,7 @@ class SentencePieceModel:
 
     def encode_ordinary(self, text: str) -> list[int]:
         """The library's ids of ``text``, special-token text encoded as plain text."""
-        return self._library_ids(_plain(text))
+        return self._library_ids(without_surrogates(text))
 
     def _matcher(self, tokens: frozenset[str]) -> SpecialMatcher:
         matcher = self._matchers.get(tokens)
@@ -204,7 +195,7 @@ class SentencePieceModel:
         if not allowed:
             return self.encode_ordinary(text)
         out: list[int] = []
-        for _, part in self._parts(_plain(text), allowed):
+        for _, part in self._parts(without_surrogates(text), allowed):
             out.extend([part] if isinstance(part, int) else self._library_ids(part))
         return out
 
@@ -318,7 +309,7 @@ class SentencePieceModel:
         """Character spans of the first tokens of ``text`` (which must be ``ids``, encoded
         with special-token text as text, or as special ids): the library's own where it gives
         them, else each token's bytes found in the text; None when neither encoding is ``ids``."""
-        plain = _plain(text)
+        plain = without_surrogates(text)
         for allowed in (frozenset(), self.special_tokens_set):
             parts = self._parts(plain, allowed) if allowed else [(0, plain)]
             spans: list[tuple[int, int]] = []
@@ -349,18 +340,8 @@ class SentencePieceModel:
             mapped = None
         if isinstance(mapped, dict) and list(mapped.get("ids", ())) == ids:
             return [(int(a), int(b)) for a, b in mapped["offsets"]]
-        spans, at = [], 0
-        for token in ids:
-            piece = self.decode_single_token_bytes(token).decode("utf-8", errors="replace")
-            if text.startswith(piece, at):
-                spans.append((at, at + len(piece)))
-                at += len(piece)
-            elif piece.startswith(" ") and text.startswith(piece[1:], at):
-                spans.append((at, at + len(piece) - 1))
-                at += len(piece) - 1
-            else:
-                spans.append((at, at))  # a byte of a character, or text the model changed
-        return spans
+        pieces = (self.decode_single_token_bytes(t).decode("utf-8", "replace") for t in ids)
+        return walked_spans(pieces, text)
 
 
 def looks_like_sentencepiece(data: bytes) -> bool:

@@ -204,7 +204,8 @@ def test_missing_files(tmp_path: Path) -> None:
     _write_ranks(tmp_path / "b.tiktoken", 300)
     assert "holds several .tiktoken files (a.tiktoken, b.tiktoken)" in _error(tmp_path)
     (tmp_path / "vocab.txt").write_text("a\n", encoding="utf-8")
-    assert "is neither a tokenizer.json, a tekken.json, a tiktoken-format" in _error(tmp_path / "vocab.txt")
+    neither = "is neither a tokenizer.json, a tekken.json, a tiktoken-format"
+    assert neither in _error(tmp_path / "vocab.txt")
 
 
 def test_family_with_a_tokenizer_json(gpt2_folder: Path) -> None:

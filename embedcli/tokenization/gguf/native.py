@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from embedcli.errors import EncodingError
+from embedcli.tokenization.common import walked_spans, without_surrogates
 
 
 class Vocab(Protocol):
@@ -60,15 +61,6 @@ def disallowed_error(token: str) -> ValueError:
         "allowed_special to encode it as a special token, or disallowed_special=() to encode "
         "it as plain text."
     )
-
-
-def _plain(text: str) -> str:
-    """Lone surrogates spell no UTF-8: U+FFFD in their place, as tiktoken and hfjson do."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 class NativeTokenizer:
@@ -164,7 +156,7 @@ class NativeTokenizer:
     def _encode(self, text: str, parse_special: bool) -> list[int]:
         out: list[int] = []
         after_special = True  # the text's start counts as just after a special token
-        for part in self.partition(_plain(text), parse_special):
+        for part in self.partition(without_surrogates(text), parse_special):
             if isinstance(part, int):
                 out.append(part)
                 after_special = True
@@ -280,20 +272,8 @@ class NativeTokenizer:
                 break
         else:
             return None
-        spans: list[tuple[int, int]] = []
-        at = 0
-        for token in ids:
-            data = self.decode_single_token_bytes(token)
-            piece = data.decode("utf-8", errors="replace")
-            if text.startswith(piece, at):
-                spans.append((at, at + len(piece)))
-                at += len(piece)
-            elif piece.startswith(" ") and text.startswith(piece[1:], at):
-                spans.append((at, at + len(piece) - 1))
-                at += len(piece) - 1
-            else:
-                spans.append((at, at))  # a byte of a character, or text the model changed
-        return spans
+        pieces = (self.decode_single_token_bytes(t).decode("utf-8", "replace") for t in ids)
+        return walked_spans(pieces, text)
 
 
 _END = ""  # a trie node's key for the id of the token that ends there (no character is "")
