@@ -110,7 +110,7 @@ def explain_view(explained: Explained, *, width: int = 100, plain: bool = True) 
                 note(
                     f"the tokenizer adds {plural(len(ids), 'token')} {where} the text "
                     f"({'id' if len(ids) == 1 else 'ids'} {', '.join(map(str, ids))}), as "
-                    "transformers does: no merge makes it, so no chunk shows it "
+                    "its files say: no merge makes it, so no chunk shows it "
                     "(--no-add-special leaves it out)"
                 )
             )

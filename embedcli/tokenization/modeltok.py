@@ -50,7 +50,8 @@ Two ways in:
 
 A model folder is searched in TOKENIZER_FILES' order: tokenizer.json first, as it says exactly
 what transformers does, then tiktoken-format files, then tekken.json, then a SentencePiece
-model; a folder holding both a tekken.json and a SentencePiece model is refused as ambiguous.
+model (tokenizer.model, T5's spiece.model, original/tokenizer.model); a folder holding both a
+tekken.json and a SentencePiece model is refused as ambiguous.
 
 This module imports neither torch, tokenizers, tiktoken nor sentencepiece until a tokenizer is
 loaded.
@@ -139,8 +140,11 @@ TOKENIZER_FILES = (
     "tokenizer.model",
     "qwen.tiktoken",
     "tekken.json",
+    "spiece.model",  # T5's (and ALBERT's, XLNet's) name for its SentencePiece model
 )
 _MODEL_FILES = ("original/tokenizer.model", "tokenizer.model")
+# a folder's SentencePiece model, in the order it is taken
+_SENTENCEPIECE_FILES = ("tokenizer.model", "spiece.model", "original/tokenizer.model")
 # a tiktoken-format or SentencePiece model file: tokenizer.model, *.model, Mistral's *.model.v3
 _MODEL_NAME = re.compile(r".+\.model(?:\.v[0-9]+\w*)?")
 
@@ -177,7 +181,9 @@ def find_tokenizer_file(folder: Path) -> Path:
         return found
     tekken = folder / "tekken.json"
     tekken = tekken if tekken.is_file() else _one_of(folder, "*tekken*.json", "tekken files")
-    sentencepiece = models[-1] if models else None  # tokenizer.model before original/'s
+    sentencepiece = next(
+        (folder / name for name in _SENTENCEPIECE_FILES if (folder / name).is_file()), None
+    )
     if tekken is not None and sentencepiece is not None:
         raise EncodingError(
             f"{folder} holds both {tekken.name} and the SentencePiece model "
@@ -188,8 +194,9 @@ def find_tokenizer_file(folder: Path) -> Path:
         return tekken or sentencepiece  # type: ignore[return-value]
     raise EncodingError(
         f"no tokenizer in {folder}: looked for tokenizer.json, original/tokenizer.model and "
-        "tokenizer.model (tiktoken format or SentencePiece), *.tiktoken and tekken.json; pass "
-        "the tokenizer file itself, or download the model's tokenizer.json into the folder"
+        "tokenizer.model (tiktoken format or SentencePiece), *.tiktoken, tekken.json and "
+        "spiece.model; pass the tokenizer file itself, or download the model's tokenizer.json "
+        "into the folder"
     )
 
 
@@ -304,7 +311,7 @@ def load_tokenizer(name: str, access: HubAccess = OFFLINE) -> ModelTokenizer:
     for filename in TOKENIZER_FILES:
         found = remote.file(filename)
         if found is not None:
-            if filename.endswith("tokenizer.model") and not _is_tiktoken_file(found):
+            if filename.endswith(".model") and not _is_tiktoken_file(found):
                 # a SentencePiece model: what transformers adds is in the configs beside it
                 for config in ("tokenizer_config.json", "special_tokens_map.json", "config.json"):
                     remote.file(config)

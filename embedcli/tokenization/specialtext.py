@@ -50,10 +50,11 @@ def refuse_specials(enc: tiktoken.Encoding, text: str, how: bool | Specials) -> 
     """The refusal of REFUSE (and of False): the first special token the text spells."""
     if how or how is Specials.TEXT:
         return
-    for token in sorted(enc.special_tokens_set):
-        if token in text:
-            raise InputTextError(
-                f"the text contains the special token {token}; pass --allow-special to encode "
-                f"it as its special id ({enc.encode_single_token(token)}), or "
-                "--special-as-text to encode it as plain text"
-            )
+    hits = [(text.find(t), -len(t), t) for t in enc.special_tokens_set if t and t in text]
+    if hits:  # the leftmost, and the longest of those starting there
+        token = min(hits)[2]
+        raise InputTextError(
+            f"the text contains the special token {token}; pass --allow-special to encode "
+            f"it as its special id ({enc.encode_single_token(token)}), or "
+            "--special-as-text to encode it as plain text"
+        )

@@ -84,3 +84,11 @@ def test_count_equals_tokenize_count_under_the_same_flags(
     bos = 1 if encoding == "gguf" else 0  # the tokenizer's own bos, which count leaves out
     assert int(added.stdout) == by_count + bos
     expect_error(_run("tokenize", "-f", str(file), "-e", name, "--count"), "--special-as-text")
+
+
+def test_the_refusal_names_the_leftmost_special_token() -> None:
+    """Not the first in sorted order: the one a reader finds first in the text."""
+    for text, first in (("b <|fim_prefix|> a <|endoftext|>", "<|fim_prefix|>"),
+                        ("<|endoftext|><|fim_prefix|>", "<|endoftext|>")):  # fmt: skip
+        done = runner.invoke(app, ["tokenize", text, "-e", "cl100k_base"])
+        expect_error(done, f"the text contains the special token {first};")

@@ -272,6 +272,15 @@ def test_class_defaults_and_model_type(trained, tmp_path: Path) -> None:
     t5 = folder(tmp_path / "t5", trained["unigram-nfkc"])
     (t5 / "config.json").write_text(json.dumps({"model_type": "t5"}))
     assert modeltok.load_model_tokenizer(t5).suffix == (1,)
+    # T5's repositories name the model spiece.model: found in a folder too (a newcomer's trial)
+    (t5 / "tokenizer.model").rename(t5 / "spiece.model")
+    assert modeltok.find_tokenizer_file(t5) == t5 / "spiece.model"
+    named = modeltok.load_model_tokenizer(t5)
+    assert named.suffix == (1,) and named.encode_ordinary("Hello") == list(
+        sentencepiece.SentencePieceProcessor(model_file=str(t5 / "spiece.model")).encode("Hello")
+    )
+    (t5 / "tokenizer.model").write_bytes((t5 / "spiece.model").read_bytes())
+    assert modeltok.find_tokenizer_file(t5) == t5 / "tokenizer.model"  # the usual name first
 
 
 # ---------------------------------------------------------------- the command line

@@ -197,8 +197,9 @@ def test_missing_files(tmp_path: Path) -> None:
     assert _error(tmp_path / "nope") == f"cannot read {tmp_path / 'nope'}: no such file or folder"
     assert _error(tmp_path) == (
         f"no tokenizer in {tmp_path}: looked for tokenizer.json, original/tokenizer.model and "
-        "tokenizer.model (tiktoken format or SentencePiece), *.tiktoken and tekken.json; pass "
-        "the tokenizer file itself, or download the model's tokenizer.json into the folder"
+        "tokenizer.model (tiktoken format or SentencePiece), *.tiktoken, tekken.json and "
+        "spiece.model; pass the tokenizer file itself, or download the model's tokenizer.json "
+        "into the folder"
     )
     _write_ranks(tmp_path / "a.tiktoken", 300)
     _write_ranks(tmp_path / "b.tiktoken", 300)
