@@ -18,12 +18,17 @@ A file with neither config beside it gets nothing added, as ``sentencepiece`` it
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from embedcli.errors import EncodingError
 from embedcli.tokenization.common import read_bytes
+
+_ASCII_DIGITS = re.compile(r"[0-9]+")  # an id as transformers writes one (not "³", not "٣")
+# T5's sentinels, at most (its folders have 100; each costs a special token's matching)
+MAX_EXTRA_IDS = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -117,7 +122,7 @@ def _added(config: dict[str, Any], where: Path) -> tuple[AddedToken, ...]:
     out = []
     for key, entry in table.items():
         content = entry.get("content") if isinstance(entry, dict) else None
-        if not str(key).isdigit() or not isinstance(content, str) or not content:
+        if not _ASCII_DIGITS.fullmatch(str(key)) or not isinstance(content, str) or not content:
             raise EncodingError(
                 f"{where}: added_tokens_decoder[{key!r}] is not a token with an id and a "
                 "content; fix the file, or pass the model's tokenizer.json"
@@ -198,6 +203,9 @@ def _extra_ids(config: dict[str, Any], defaults: TokenizerClass | None, where: P
     if defaults is None or not defaults.extra_ids:
         return 0
     value = config.get("extra_ids", defaults.extra_ids)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 1 << 20:
-        raise EncodingError(f"{where}: extra_ids is {value!r}, not a count; fix the file")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_EXTRA_IDS:
+        raise EncodingError(
+            f"{where}: extra_ids is {value!r}, not a count from 0 to {MAX_EXTRA_IDS:,} (T5's "
+            "folders have 100); fix the file"
+        )
     return value

@@ -54,6 +54,9 @@ from embedcli.tokenization.spproto import (
 INSTALL = 'pip install "embedcli[sentencepiece]"'
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 _SPACE = "\u2581"  # SentencePiece's visible space
+# ids past the model's pieces that an added-token table may leave with no token, at most (a
+# gap makes the vocabulary, and every table sized by it, larger)
+_MAX_GAP = 1 << 16
 
 
 class SentencePieceModel:
@@ -106,6 +109,13 @@ class SentencePieceModel:
         self._lstrip = frozenset(t.id for t in folder.added if t.lstrip)
         self._rstrip = frozenset(t.id for t in folder.added if t.rstrip)
         self.n_vocab = max(n_pieces, max(self._added, default=-1) + 1)
+        if self.n_vocab - n_pieces - len(self._added) > _MAX_GAP:  # ids past the pieces unused
+            raise EncodingError(
+                f"{path.parent / 'tokenizer_config.json'} adds tokens up to id "
+                f"{self.n_vocab - 1:,}, past the model's {n_pieces:,} pieces, leaving more than "
+                f"{_MAX_GAP:,} ids between with no token; fix the file, or pass the model's "
+                "tokenizer.json"
+            )
         self._matchers: dict[frozenset[str], SpecialMatcher] = {}
         # transformers' legacy=False gives text after a special token no dummy prefix
         self._no_prefix_after_special = folder.legacy is False and spec.add_dummy_prefix

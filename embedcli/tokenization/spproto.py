@@ -19,6 +19,7 @@ from embedcli.errors import EncodingError
 # SentencePiece.Type, as sentencepiece_model.proto numbers them
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 MODEL_TYPES = {1: "Unigram", 2: "BPE", 3: "word", 4: "char"}  # TrainerSpec.ModelType
+_TYPES = frozenset((NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE))
 
 
 class _Damaged(Exception):
@@ -99,6 +100,7 @@ def _piece_type(data: bytes, start: int, end: int) -> int:
 def read_model_spec(data: bytes, where: str) -> ModelSpec:
     """The pieces' types and the model's kind, or an EncodingError naming ``where``."""
     types = bytearray()
+    strange: int | None = None  # the first type SentencePiece defines none of, as written
     model_type, dummy = 1, True
     try:
         for number, wire, value in _fields(data, 0, len(data)):
@@ -106,7 +108,10 @@ def read_model_spec(data: bytes, where: str) -> ModelSpec:
                 continue
             start, end = value
             if number == 1:
-                types.append(_piece_type(data, start, end) & 0xFF)
+                kind = _piece_type(data, start, end)
+                if kind not in _TYPES and strange is None:
+                    strange = kind
+                types.append(kind if kind in _TYPES else 0)
             elif number == 2:
                 for inner, kind, found in _fields(data, start, end):
                     if inner == 3 and kind == 0:
@@ -119,12 +124,20 @@ def read_model_spec(data: bytes, where: str) -> ModelSpec:
         raise _not_a_model(where, "its bytes are not a protobuf message") from None
     if not types:
         raise _not_a_model(where, "it holds no pieces")
-    unknown = sorted(set(types) - {NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE})
-    if unknown:
-        raise _not_a_model(where, f"a piece has type {unknown[0]}, which SentencePiece has not")
+    if strange is not None:
+        raise _unread(where, f"a piece has type {strange}, which is none of SentencePiece's (1-6)")
     if model_type not in MODEL_TYPES:
-        raise _not_a_model(where, f"its model type is {model_type}, which SentencePiece has not")
+        raise _unread(where, f"its model type is {model_type}, which SentencePiece defines none of")
     return ModelSpec(bytes(types), MODEL_TYPES[model_type], dummy)
+
+
+def _unread(where: str, why: str) -> EncodingError:
+    """A model that may load (the library reads an unknown enum as its default) but whose
+    reading embedcli will not guess."""
+    return EncodingError(
+        f"{where}: {why}; embedcli refuses to guess how the library reads it; pass the "
+        "model's tokenizer.json"
+    )
 
 
 def _not_a_model(where: str, why: str) -> EncodingError:

@@ -47,6 +47,12 @@ DEPRECATED_SPECIAL_TOKENS = (
     "[TOOL_CONTENT]",
 )  # fmt: skip
 FILLER = "<SPECIAL_{id}>"
+# special ids a file may reserve, at most (Mistral's have 1,000): tiktoken builds one regex of
+# them all, about 5 KB per token, so a million would take gigabytes for an 18 KB file
+MAX_SPECIAL_TOKENS = 1 << 15
+# texts an encoding is tried on once loaded: a pattern that matches the empty string makes
+# tiktoken's Rust core panic on them (a BaseException, with a Rust backtrace)
+_PROBES = ("", "a", " ", "Hello, world! 123\n", "\t\r\n  x", "é中😀", "'s ")
 _VERSION = re.compile(r"v([0-9]+)")
 
 
@@ -159,6 +165,12 @@ def load_tekken_file(path: Path, name: str) -> TekkenTokenizer:
         raise _refused(path, f"config.version is {config.get('version')!r}, not v1, v3, v7...")
     vocab_size = _int(config, "default_vocab_size", path)
     n_special = _int(config, "default_num_special_tokens", path)
+    if n_special > MAX_SPECIAL_TOKENS:
+        raise EncodingError(
+            f"{path}: config.default_num_special_tokens is {n_special:,}, past the "
+            f"{MAX_SPECIAL_TOKENS:,} embedcli reads (Mistral's files have 1,000); pass the "
+            "model's tokenizer.json"
+        )
     if vocab_size <= n_special + 255:
         raise _refused(path, f"default_vocab_size {vocab_size} leaves no room for 256 bytes")
     specials = _specials(model, n_special, int(version.group(1)), path)
@@ -174,5 +186,33 @@ def load_tekken_file(path: Path, name: str) -> TekkenTokenizer:
     except ValueError as exc:  # tiktoken's regex engine cannot compile the pattern
         first = (str(exc).splitlines() or [""])[0][:160]
         raise _refused(path, f"tiktoken cannot compile its pattern: {first}") from None
+    _refuse_empty_matches(encoding, pattern, path)
     sha256 = hashlib.sha256(data).hexdigest()
     return TekkenTokenizer(encoding, specials, sha256=sha256, path=path)
+
+
+def _refuse_empty_matches(encoding: Any, pattern: str, path: Path) -> None:
+    """Refuse a pattern that can match the empty string: tiktoken's core panics on such a
+    match (and so does mistral-common's, on tiktoken). Asked of the ``regex`` module (tiktoken's
+    own dependency, whose syntax is the file's), then of tiktoken itself on a few texts."""
+    import regex
+
+    try:
+        compiled = regex.compile(pattern)
+    except regex.error:
+        compiled = None
+    for probe in _PROBES:
+        empty = compiled is not None and any(m.start() == m.end() for m in compiled.finditer(probe))
+        if not empty:
+            try:
+                encoding.encode_ordinary(probe)
+            except BaseException as exc:  # pyo3's PanicException is no Exception
+                if type(exc).__name__ != "PanicException":
+                    raise
+                empty = True
+        if empty:
+            raise EncodingError(
+                f"{path}: its config.pattern can match the empty string, on which tiktoken's "
+                "core panics (mistral-common's too); fix the pattern, or pass the model's "
+                "tokenizer.json"
+            )

@@ -253,9 +253,12 @@ def decode_ids(enc: tiktoken.Encoding, ids: Sequence[int]) -> bytes:
     for token in ids:
         piece = token_piece(enc, token)
         if piece.data is None:
-            raise TokenIdError(
-                f"token id {token} is not in {enc.name} (its ids run from 0 to {enc.n_vocab - 1})"
+            where = (
+                "no token has that id, though ids on both sides of it do"
+                if 0 <= token < enc.n_vocab
+                else f"its ids run from 0 to {enc.n_vocab - 1}"
             )
+            raise TokenIdError(f"token id {token} is not in {enc.name} ({where})")
         out += piece.data
     return bytes(out)
 

@@ -226,7 +226,11 @@ def test_decode_of_half_a_character_warns() -> None:
     [
         (["1", "x", "--decode"], "'x' is not a token id"),
         (["1", "50257", "--decode"], "token id 50257 is not in gpt2 (its ids run from 0 to 50256)"),
-        (["100261", "--decode", "-e", "cl100k_base"], "token id 100261 is not in cl100k_base"),
+        (
+            ["100261", "--decode", "-e", "cl100k_base"],
+            "token id 100261 is not in cl100k_base (no token has that id, though ids on both "
+            "sides of it do)",
+        ),
     ],
 )
 def test_decode_errors(args: list[str], message: str) -> None:

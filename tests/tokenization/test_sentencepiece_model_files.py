@@ -374,6 +374,21 @@ def test_refusals_are_one_line(trained, tmp_path: Path, monkeypatch) -> None:
         tmp_path / "wrong", trained["bpe"], {"added_tokens_decoder": {"1": {"content": "<bos>"}}}
     )
     expect_error(_cli("tokenize", "hi", "-e", str(wrong)), "says token 1 is '<bos>'")
+    # a hostile trial's: "³" passed str.isdigit and broke int(); a gap of ids past the pieces
+    # made a vocabulary of 10**11 ids (test_added_tokens_of_the_config's gap of 100 is read);
+    # a million T5 sentinels took 428 MB
+    refusals = {
+        "³": "added_tokens_decoder['³'] is not a token",
+        "٣": "added_tokens_decoder['٣'] is not a token",
+        "99999999999": "past the model's 600 pieces, leaving more than 65,536 ids between",
+    }
+    for number, (key, said) in enumerate(refusals.items()):
+        added = {"added_tokens_decoder": {key: {"content": "<x>"}}}
+        odd = folder(tmp_path / f"odd{number}", trained["bpe"], added)
+        expect_error(_cli("tokenize", "hi", "-e", str(odd)), said)
+    t5 = folder(tmp_path / "t5", trained["unigram-nfkc"], {
+        "tokenizer_class": "T5Tokenizer", "extra_ids": 1 << 20})  # fmt: skip
+    expect_error(_cli("tokenize", "hi", "-e", str(t5)), "extra_ids is 1048576, not a count from 0")
     legacy = folder(
         tmp_path / "legacy", trained["bpe"], {"tokenizer_class": "LlamaTokenizer", "legacy": False}
     )

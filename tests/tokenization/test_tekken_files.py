@@ -221,6 +221,13 @@ def _model(**changes: object) -> dict:
         ({"special_tokens": [{"rank": i, "token_str": f"<{i}>"} for i in range(11)]},
          "11 special tokens, more than its 10"),
         ({"vocab": [{"rank": 0, "token_bytes": "QUI=", "token_str": None}]}, "fewer than the 256"),
+        # a hostile trial's: tiktoken's core panics on an empty match (a Rust backtrace), and a
+        # million fillers took 4.8 GB for an 18 KB file
+        ({"pattern": "a*"}, "its config.pattern can match the empty string"),
+        ({"pattern": "|x"}, "its config.pattern can match the empty string"),
+        ({"pattern": "(?=x)"}, "its config.pattern can match the empty string"),
+        ({"default_num_special_tokens": 10**6, "default_vocab_size": 10**6 + 256},
+         "config.default_num_special_tokens is 1,000,000, past the 32,768 embedcli reads"),
     ],
 )  # fmt: skip
 def test_refusals(tmp_path: Path, changes: dict, said: str) -> None:
