@@ -151,6 +151,8 @@ _MODEL_NAME = re.compile(r".+\.model(?:\.v[0-9]+\w*)?")
 
 def _is_tiktoken_file(path: Path) -> bool:
     try:
+        if path.exists() and not path.is_file():  # a FIFO would block the open below
+            raise EncodingError(f"{path} is not a tokenizer file (not a regular file)")
         with path.open("rb") as handle:
             return looks_like_tiktoken(handle.read(512))
     except OSError as exc:

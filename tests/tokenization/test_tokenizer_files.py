@@ -280,3 +280,12 @@ def test_an_unknown_tiktoken_size_says_what_the_user_can_do(tmp_path: Path) -> N
     result = runner.invoke(app, ["tokenize", "hi", "-e", str(path)])
     expect_error(result, "(no option names it): pass the model's tokenizer.json instead")
     assert "name its family" not in result.stderr
+
+
+def test_a_fifo_named_tokenizer_model_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """A hostile trial's: opening a FIFO to sniff its format blocked until killed."""
+    import os
+
+    fifo = tmp_path / "tokenizer.model"
+    os.mkfifo(fifo)
+    assert _error(fifo) == f"{fifo} is not a tokenizer file (not a regular file)"
