@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     gguf = _gguf(args.gguf)
     env = dict(os.environ, TOKENIZERS_PARALLELISM="false")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # users' installs have their .pyc files
     baseline = [sys.executable, "-c", LLAMA_CPP, str(gguf), TEXT]
     embedcli = find_tool("embedcli")
     with tempfile.TemporaryDirectory() as tmp:

@@ -34,12 +34,11 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from itertools import groupby
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from embedcli.errors import EncodingError
 from embedcli.tokenization.common import read_bytes, walked_spans, without_surrogates
 from embedcli.tokenization.gguf.native import disallowed_error
-from embedcli.tokenization.spconfig import AddedToken, FolderTokens, folder_tokens
 from embedcli.tokenization.specialsplit import SpecialMatcher
 from embedcli.tokenization.spproto import (
     BYTE,
@@ -50,6 +49,9 @@ from embedcli.tokenization.spproto import (
     ModelSpec,
     read_model_spec,
 )
+
+if TYPE_CHECKING:
+    from embedcli.tokenization.spconfig import FolderTokens
 
 INSTALL = 'pip install "embedcli[sentencepiece]"'
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -85,6 +87,9 @@ class SentencePieceModel:
             for i, kind in enumerate(spec.types)
             if kind in (CONTROL, UNKNOWN)
         }
+        # on use: kinds imports this module on every command line, a model file is rarer
+        from embedcli.tokenization.spconfig import AddedToken
+
         self._added: dict[int, str] = {}  # ids past the model's pieces, with their text
         sentinels = (  # T5's, as transformers adds them: <extra_id_0> last
             AddedToken(n_pieces + folder.extra_ids - 1 - i, f"<extra_id_{i}>", True, False, False)
@@ -364,6 +369,8 @@ def load_sentencepiece_model(path: Path, name: str) -> SentencePieceModel:
     path = Path(path)
     data = read_bytes(path)
     spec = read_model_spec(data, str(path))
+    from embedcli.tokenization.spconfig import folder_tokens  # on use, as in __init__
+
     folder = folder_tokens(path)
     try:
         import sentencepiece
