@@ -18,7 +18,9 @@ def format_shape(shape: Sequence[int]) -> str:
 
 
 _SEPARATORS = re.compile(r"\s*[,xX×]\s*")
-_SIZE = re.compile(r"[0-9]{1,19}")  # up to int64's width: any size torch could hold, and more
+_SIZE = re.compile(r"[0-9]{1,19}")  # up to int64's width; then bounded by MAX_SIZE
+MAX_SIZE = 2**40  # every size embedcli takes (docs/reliability.md); int64 overflows far above
+MAX_AXES = 64  # NumPy's limit (NPY_MAXDIMS; torch takes more)
 
 
 def parse_shape(text: str) -> Shape:
@@ -31,12 +33,25 @@ def parse_shape(text: str) -> Shape:
     parts = _SEPARATORS.split(inner)
     if len(parts) > 1 and parts[-1] == "":  # '(4,)'
         parts.pop()
+    shown = f"{text[:40]!r}{'…' if len(text) > 40 else ''}"
+    if len(parts) > MAX_AXES:
+        raise UsageError(
+            f"the shape {shown} has {len(parts):,} axes; embedcli takes at most {MAX_AXES}, as "
+            "NumPy does"
+        )
     if not all(_SIZE.fullmatch(part) for part in parts):
         raise UsageError(
-            f"cannot read the shape {text[:40]!r}{'…' if len(text) > 40 else ''}: write sizes "
-            "of at most 19 digits like 8,4,256 or (8,4,256) or 8x4x256, and () for a scalar"
+            f"cannot read the shape {shown}: write sizes of at most 19 digits like 8,4,256 or "
+            "(8,4,256) or 8x4x256, and () for a scalar"
         )
-    return tuple(int(part) for part in parts)
+    shape = tuple(int(part) for part in parts)
+    too_big = next((n for n in shape if n > MAX_SIZE), None)
+    if too_big is not None:
+        raise UsageError(
+            f"the shape {shown} has a size of {too_big:,}, past the 2**40 = {MAX_SIZE:,} "
+            "embedcli takes for any size (docs/reliability.md)"
+        )
+    return shape
 
 
 @dataclass(frozen=True)

@@ -283,10 +283,22 @@ def test_broadcast_error_line() -> None:
         (["8,4"], "give at least two shapes"),
         (["8,4", "a,b"], "cannot read the shape 'a,b'"),
         (["8,4", "8,,4"], "cannot read the shape"),
+        # a hostile trial's: numpy and torch refuse these; embedcli printed a result, exit 0,
+        # and 4,000 axes took 11.9 s and 299 MB to draw
+        (["(9223372036854775808,)", "(1,)"], "has a size of 9,223,372,036,854,775,808, past the"),
+        (["1099511627777", "1"], "has a size of 1,099,511,627,777, past the 2**40"),
+        ([",".join(["1"] * 65), "1"], "has 65 axes; embedcli takes at most 64, as NumPy does"),
+        ([",".join(["2"] * 4000), "1"], "has 4,000 axes; embedcli takes at most 64, as NumPy does"),
     ],
 )
 def test_broadcast_usage_errors(args: list[str], message: str) -> None:
     expect_error(runner.invoke(app, ["broadcast", *args]), message, code=2)
+
+
+def test_broadcast_takes_the_bounds_themselves() -> None:
+    for args in ([",".join(["1"] * 64), "1"], ["1099511627776", "1"]):
+        done = runner.invoke(app, ["broadcast", *args, "--json"])
+        assert done.exit_code == 0, done.output
 
 
 SYNTAXES = [
