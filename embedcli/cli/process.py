@@ -23,6 +23,13 @@ def prepare() -> None:
     # A young generation of 50,000 objects lets a short command run without them; a long one
     # (count, streaming) is still collected, a few MB later.
     gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
+    # Under a stream encoding that is not UTF-8 (PYTHONIOENCODING=ascii, LC_ALL=C without
+    # PYTHONUTF8), a character it cannot encode is written escaped, not a traceback: help text
+    # holds non-ASCII examples. The commands' own output is UTF-8 bytes either way (output.py).
+    if (getattr(sys.stdout, "encoding", None) or "utf-8").lower().replace("-", "") != "utf8":
+        reconfigure = getattr(sys.stdout, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 YOUNG_OBJECTS = 50_000  # the collector's first threshold in the console script (Python's: 700)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import BinaryIO
 
@@ -62,12 +63,19 @@ def decode_utf8(data: bytes, source: str) -> str:
 
 
 def check_argument(text: str, index: int) -> str:
-    """Arguments that were not UTF-8 arrive with lone surrogates: refuse them."""
+    """An argument as text: arguments that were not UTF-8 arrive with lone surrogates (Python's
+    surrogateescape). Under a locale that is not UTF-8 (LC_ALL=C without UTF-8 mode) a UTF-8
+    argument arrives so too: its bytes are read back and decoded as UTF-8; what is not UTF-8
+    even then is refused."""
     try:
         text.encode("utf-8")
+        return text
     except UnicodeEncodeError:
+        pass
+    try:
+        return os.fsencode(text).decode("utf-8")  # the argument's own bytes
+    except UnicodeError:
         raise InputTextError(f"text argument {index} is not valid UTF-8") from None
-    return text
 
 
 def read_texts(args: list[str] | None, stdin: BinaryIO, stdin_is_tty: bool) -> list[str]:

@@ -116,6 +116,28 @@ def test_console_script_error_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.startswith("Error: token id 5") and done.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    "env", [{"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0", "LANG": "C"}]
+)
+def test_help_under_a_stream_encoding_that_is_not_utf8(tmp_path: Path, env: dict) -> None:
+    """A hostile trial's: the help's non-ASCII examples ended in a UnicodeEncodeError
+    traceback; they are written escaped, and a command's own output stays UTF-8."""
+    import os
+
+    from support.helpers import script_env
+
+    environ = {k: v for k, v in script_env(tmp_path).items() if k != "PYTHONIOENCODING"}
+    environ.update(env)
+    run = dict(env=environ, capture_output=True, timeout=300)
+    done = subprocess.run(["embedcli", "tokenize", "--help"], **run)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    assert b"na\\xefve" in done.stdout  # naïve, escaped
+    done = subprocess.run(["embedcli", "tokenize", "caf\u00e9", "--json"], **run)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.decode("utf-8"))["tokens"][-1]["piece"] == "\u00e9"
+    assert os.environ.get("PYTHONIOENCODING") != "ascii"  # this process's own streams untouched
+
+
 def test_console_script_reads_piped_stdin(tmp_path: Path) -> None:
     done = run_script(
         ["embedcli", "embed", "-d", "4", "--device", "cpu", "--json"],
