@@ -126,7 +126,7 @@ class Checkpoint:
                     break
         if not isinstance(state, dict):
             raise WeightsError(
-                f"{self.path} holds a {type(state).__name__}, not a state dict of tensors"
+                f"{self.path} holds a Python {type(state).__name__}, not a state dict of tensors"
             )
         self._tensors = {
             k: v for k, v in state.items() if isinstance(k, str) and isinstance(v, torch.Tensor)

@@ -291,7 +291,7 @@ DAMAGED = {  # builder, and what the one error line says
     "pt truncated zip": (pt_truncated_zip, "looks like a zip archive but is damaged"),
     "pt truncated legacy pickle": (pt_truncated_legacy, "as a PyTorch checkpoint"),
     "pt record shorter than its tensor": (pt_short_record, "as a PyTorch checkpoint"),
-    "pt holding a list": (pt_not_a_state_dict, "holds a list, not a state dict of tensors"),
+    "pt holding a list": (pt_not_a_state_dict, "holds a Python list, not a state dict of tensors"),
 }
 
 

@@ -173,7 +173,9 @@ def test_prefix_and_suffix_from_the_flags(tiny) -> None:
         ({"model": None}, "has no tokenizer.ggml.model"),
         ({"pre": "foo"}, "the tokenizer's pre-tokenizer 'foo' is not one embedcli knows"),
         ({"tokens": "abc"}, "tokenizer.ggml.tokens is a str, not a list"),
-        ({"tokens": [1, 2]}, r"tokenizer.ggml.tokens\[0\] is a int, not a str"),
+        ({"tokens": [1, 2]}, r"tokenizer.ggml.tokens\[0\] is an int, not a str"),  # not "a int"
+        ({"bos_token_id": "1"}, "bos_token_id is a str, not an int"),
+        ({"scores": ["x"] * 437}, r"scores\[0\] is 'x', not a float or int"),
         ({"tokens": None}, "has no tokenizer.ggml.tokens"),
         ({"token_type": [1, 2]}, "token_type has 2 entries for"),
         ({"scores": [0.0]}, "scores has 1 entries for"),

@@ -132,9 +132,9 @@ class _Meta:
         if value is default:
             return default
         if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-            raise self.fail(f"{KEY}{key} is {value!r}, not a {_kind_name(kind)}")
+            raise self.fail(f"{KEY}{key} is {value!r}, not {_kind_name(kind)}")
         if not isinstance(value, kind):
-            raise self.fail(f"{KEY}{key} is a {type(value).__name__}, not a {_kind_name(kind)}")
+            raise self.fail(f"{KEY}{key} is {_kind_name(type(value))}, not {_kind_name(kind)}")
         return value
 
     def strings(self, key: str, required: bool) -> list[str] | None:
@@ -145,7 +145,7 @@ class _Meta:
             return None
         bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
         if bad is not None:
-            raise self.fail(f"{KEY}{key}[{bad}] is a {type(value[bad]).__name__}, not a str")
+            raise self.fail(f"{KEY}{key}[{bad}] is {_kind_name(type(value[bad]))}, not a str")
         return value
 
     def numbers(self, key: str, kind: type | tuple[type, ...], n: int) -> list[Any] | None:
@@ -156,13 +156,14 @@ class _Meta:
             raise self.fail(f"{KEY}{key} has {len(value):,} entries for {n:,} tokens")
         for i, v in enumerate(value):
             if isinstance(v, bool) or not isinstance(v, kind):
-                raise self.fail(f"{KEY}{key}[{i}] is {v!r}, not a {_kind_name(kind)}")
+                raise self.fail(f"{KEY}{key}[{i}] is {v!r}, not {_kind_name(kind)}")
         return value
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(k.__name__ for k in kinds)
+    """'an int', 'a str', 'a float or int': the kinds named with their article."""
+    names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+    return ("an " if names[0] in "aeiou" else "a ") + names
 
 
 class _Vocab:
