@@ -23,6 +23,12 @@ def prepare() -> None:
     # A young generation of 50,000 objects lets a short command run without them; a long one
     # (count, streaming) is still collected, a few MB later.
     gc.set_threshold(YOUNG_OBJECTS, *gc.get_threshold()[1:])
+    # Help is drawn as wide as COLUMNS says, each panel padded to it: COLUMNS=10000000 took 27 s
+    # and 800 MB. typer's help reads its width from TERMINAL_WIDTH (when it is imported), so a
+    # wider COLUMNS draws help at HELP_WIDEST; the commands' own output is sized by its content.
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > HELP_WIDEST and "TERMINAL_WIDTH" not in os.environ:
+        os.environ["TERMINAL_WIDTH"] = str(HELP_WIDEST)
     # Under a stream encoding that is not UTF-8 (PYTHONIOENCODING=ascii, LC_ALL=C without
     # PYTHONUTF8), a character it cannot encode is written escaped, not a traceback: help text
     # holds non-ASCII examples. The commands' own output is UTF-8 bytes either way (output.py).
@@ -33,6 +39,7 @@ def prepare() -> None:
 
 
 YOUNG_OBJECTS = 50_000  # the collector's first threshold in the console script (Python's: 700)
+HELP_WIDEST = 240  # the widest help is drawn, whatever COLUMNS says
 
 
 class Terminated(BaseException):

@@ -138,6 +138,25 @@ def test_help_under_a_stream_encoding_that_is_not_utf8(tmp_path: Path, env: dict
     assert os.environ.get("PYTHONIOENCODING") != "ascii"  # this process's own streams untouched
 
 
+def test_help_is_drawn_at_most_240_columns_wide(tmp_path: Path) -> None:
+    """A hostile trial's: COLUMNS=10000000 padded every help panel to ten million columns
+    (27 s, 800 MB)."""
+    from support.helpers import script_env
+
+    env = {**script_env(tmp_path), "COLUMNS": "10000000"}
+    env.pop("TERMINAL_WIDTH", None)
+    done = subprocess.run(
+        ["embedcli", "tokenize", "--help"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert max(map(len, done.stdout.splitlines())) == 240
+    env["COLUMNS"] = "100"
+    done = subprocess.run(
+        ["embedcli", "tokenize", "--help"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert max(map(len, done.stdout.splitlines())) == 100  # a narrower one is kept
+
+
 def test_console_script_reads_piped_stdin(tmp_path: Path) -> None:
     done = run_script(
         ["embedcli", "embed", "-d", "4", "--device", "cpu", "--json"],
