@@ -110,9 +110,9 @@ class AlibiBias:
 
         key = key if isinstance(key, tuple) else (key,)
         key = (*key, *[slice(None)] * (3 - len(key)))
-        axes = [np.asarray(self.slopes, dtype=np.float64), np.arange(self.length, dtype=np.float64),
-                np.arange(self.length, dtype=np.float64)]  # fmt: skip
-        picked = [np.asarray(axis[k]) for axis, k in zip(axes, key, strict=True)]
+        slopes = np.asarray(self.slopes, dtype=np.float64)
+        # the positions asked for, never all T of them (T may be 2**40: a MemoryError)
+        picked = [np.asarray(slopes[key[0]])] + [_positions(k, self.length) for k in key[1:]]
         kept = [p.ndim > 0 for p in picked]
         slope, query, key_j = np.ix_(*[np.atleast_1d(p) for p in picked])
         behind = key_j - query  # j - i, so that the diagonal is +0, not -0
@@ -122,6 +122,18 @@ class AlibiBias:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         whole = self[:, :, :]
         return whole if dtype is None else whole.astype(dtype)
+
+
+def _positions(key: Any, length: int) -> np.ndarray:
+    """The positions ``key`` (an int, a slice or a list) picks of ``length``, as float64."""
+    import numpy as np
+
+    if isinstance(key, slice):
+        return np.arange(*key.indices(length), dtype=np.float64)
+    picked = np.asarray(key)
+    if picked.size and not ((-length <= picked) & (picked < length)).all():
+        raise IndexError(f"position {key} is out of range for {length:,} positions")
+    return np.where(picked < 0, picked + length, picked).astype(np.float64)
 
 
 @dataclass
