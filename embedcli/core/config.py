@@ -97,7 +97,10 @@ class EmbedConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 flag = "--" + name.replace("_", "-")
                 raise ConfigError(f"{name} must be a positive integer, got {value!r} ({flag})")
-        rows = max(self.vocab_size, self.context_length)
+        # the largest table: the token table, or a learned position table (rope, ALiBi and the
+        # others have none of context_length rows)
+        learned = self.positional == "learned"
+        rows = max(self.vocab_size, self.context_length if learned else 0)
         if rows * self.d_model * 8 >= 2**63:  # torch counts a tensor's bytes in an int64
             raise ConfigError(
                 f"a ({rows:,}, {self.d_model:,}) table has more bytes than torch can count; "

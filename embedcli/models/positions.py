@@ -42,12 +42,20 @@ def positive(value: Any, name: str, where: str, low: float = 0.0) -> float:
     return float(value)
 
 
+MAX_COUNT = 2**40  # every size embedcli takes (docs/reliability.md), a config's too
+
+
 def count(value: Any, name: str, where: str) -> int | None:
     """``value`` as a positive integer (None stays None), or a ConfigError naming the field."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(f"{where}: {name} must be a positive integer, got {value!r}")
+    if value > MAX_COUNT:
+        raise ConfigError(
+            f"{where}: {name} is {value:,}, past the 2**40 = {MAX_COUNT:,} embedcli takes for "
+            "any size"
+        )
     return value
 
 

@@ -61,6 +61,13 @@ def test_config_fields_from_every_family(folders: dict[str, Path]) -> None:
         ({"model_type": "llama", "rope_scaling": {"type": {"x": 1}}}, "must be a name"),
         ({"hidden_size": 8}, "names no model_type, so embedcli cannot tell which family"),
         ({"model_type": "mystery"}, "model_type 'mystery', a family embedcli does not know"),
+        # a hostile trial's (issue 39): a rope model was refused for a (2**63, 64) table it has
+        # not, naming flags --weights refuses; the field and its bound are named
+        (
+            {"model_type": "llama", "vocab_size": 100, "hidden_size": 64,
+             "num_attention_heads": 2, "max_position_embeddings": 2**63},
+            r"config.json: max_position_embeddings is 9,223,372,036,854,775,808, past the 2\*\*40",
+        ),
     ],
 )
 def test_bad_config_values_are_refused(config: object, message: str) -> None:
