@@ -4,9 +4,11 @@ byte <-> character table, and reading a tokenizer file in bounded memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from embedcli.errors import EncodingError, os_reason
 
@@ -97,3 +99,34 @@ def walked_spans(pieces: Iterable[str], text: str) -> list[tuple[int, int]]:
         else:
             spans.append((at, at))
     return spans
+
+
+def read_config_object(path: Path) -> dict[str, Any] | None:
+    """A tokenizer's JSON config file beside it (tokenizer_config.json...) as an object, or
+    None where there is none. Present, it must be read: one that cannot be (a FIFO, a folder,
+    over 64 MiB, broken JSON, not an object) is refused, never skipped for a guess."""
+    if not path.exists() and not path.is_symlink():
+        return None
+    try:
+        found = json.loads(read_bytes(path, 64 << 20))
+    except (ValueError, RecursionError) as exc:
+        raise EncodingError(f"{path} is not valid JSON ({type(exc).__name__})") from None
+    if not isinstance(found, dict):
+        raise EncodingError(f"{path} is not a JSON object; a tokenizer config is one")
+    return found
+
+
+class DecodedByToken:
+    """``decode_bytes`` and ``decode`` of a tokenizer whose ``decode_single_token_bytes``
+    says each token's bytes (the GGUF, SentencePiece and tokenizer.json tokenizers)."""
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        raise NotImplementedError
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """The bytes of a sequence of ids, token by token."""
+        return b"".join(self.decode_single_token_bytes(t) for t in tokens)
+
+    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
+        """The text of a sequence of ids, token by token (no prefix space is stripped)."""
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from embedcli.errors import EncodingError
 from embedcli.tokenization.common import (
+    DecodedByToken,
     byte_of_char,
     char_of_byte,
     read_bytes,
@@ -63,7 +64,7 @@ def _disallowed_error(token: str) -> ValueError:
     )
 
 
-class HFTokenizer:
+class HFTokenizer(DecodedByToken):
     """A Hugging Face tokenizer.json behind ``tiktoken.Encoding``'s interface."""
 
     def __init__(
@@ -198,14 +199,6 @@ class HFTokenizer:
             if token is not None and self.decode_single_token_bytes(token) == data:
                 return token
         raise KeyError(text_or_bytes)
-
-    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """The bytes of a sequence of ids, token by token."""
-        return b"".join(self.decode_single_token_bytes(t) for t in tokens)
-
-    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
-        """The text of a sequence of ids (no prefix space is stripped)."""
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     # --- the library's own answers, for what the tokens' bytes cannot say alone (spans.py)
 

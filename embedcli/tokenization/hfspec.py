@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from embedcli.errors import EncodingError
-from embedcli.tokenization.common import CUT_SAFE_PATTERNS, read_bytes
+from embedcli.tokenization.common import CUT_SAFE_PATTERNS, read_config_object
 
 # Read beside a tokenizer.json, when there, for its pad and eos tokens (tokenizer.json lacks them).
 CONFIG_FILES = ("tokenizer_config.json", "special_tokens_map.json")
@@ -133,17 +133,9 @@ def config_tokens(folder: Path) -> tuple[list[str], list[str]]:
     pads: list[str] = []
     eoses: list[str] = []
     for file_name in CONFIG_FILES:
-        path = folder / file_name
-        if not path.exists() and not path.is_symlink():
+        config = read_config_object(folder / file_name)  # refused where unreadable
+        if config is None:
             continue  # absent: these files only refine eot_token
-        # Present, it names the pad and end tokens: one that cannot be read (a FIFO, a folder,
-        # 200 MB, broken JSON) is refused, as config.json is, never skipped for a guess.
-        try:
-            config = json.loads(read_bytes(path, 64 << 20))
-        except (ValueError, RecursionError) as exc:
-            raise EncodingError(f"{path} is not valid JSON ({type(exc).__name__})") from None
-        if not isinstance(config, dict):
-            raise EncodingError(f"{path} is not a JSON object; a tokenizer config is one")
         for key, found in (("pad_token", pads), ("eos_token", eoses)):
             value = config.get(key)
             value = value.get("content") if isinstance(value, dict) else value

@@ -17,14 +17,13 @@ A file with neither config beside it gets nothing added, as ``sentencepiece`` it
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from embedcli.errors import EncodingError
-from embedcli.tokenization.common import read_bytes
+from embedcli.tokenization.common import read_config_object
 
 _ASCII_DIGITS = re.compile(r"[0-9]+")  # an id as transformers writes one (not "³", not "٣")
 # T5's sentinels, at most (its folders have 100; each costs a special token's matching)
@@ -91,18 +90,6 @@ class FolderTokens:
     extra_ids: int = 0  # T5's sentinels: <extra_id_i> at id pieces + extra_ids - 1 - i
 
 
-def _json_object(path: Path) -> dict[str, Any] | None:
-    if not path.exists() and not path.is_symlink():
-        return None
-    try:
-        found = json.loads(read_bytes(path, 64 << 20))
-    except (ValueError, RecursionError) as exc:
-        raise EncodingError(f"{path} is not valid JSON ({type(exc).__name__})") from None
-    if not isinstance(found, dict):
-        raise EncodingError(f"{path} is not a JSON object; a tokenizer config is one")
-    return found
-
-
 def _token_text(value: object) -> str | None:
     value = value.get("content") if isinstance(value, dict) else value
     return value if isinstance(value, str) else None
@@ -149,7 +136,7 @@ def _class_of(config: dict[str, Any] | None, folder: Path, where: Path) -> str |
     if named is not None and not isinstance(named, str):
         raise EncodingError(f"{where}: tokenizer_class is {named!r}, not a class name")
     if named is None:
-        model = _json_object(folder / "config.json")
+        model = read_config_object(folder / "config.json")
         model_type = None if model is None else model.get("model_type")
         named = MODEL_TYPES.get(model_type) if isinstance(model_type, str) else None
     if named is not None and named not in CLASSES:
@@ -166,7 +153,7 @@ def folder_tokens(model_file: Path) -> FolderTokens:
     """What the config files beside ``model_file`` say about its tokens."""
     folder = model_file.parent
     where = folder / "tokenizer_config.json"
-    config = _json_object(where)
+    config = read_config_object(where)
     named = _class_of(config, folder, where)
     if config is None and named is None:
         return FolderTokens()
@@ -181,7 +168,7 @@ def folder_tokens(model_file: Path) -> FolderTokens:
     else:
         add_bos = add_bos if add_bos is not None else bool(defaults and defaults.add_bos)
         add_eos = add_eos if add_eos is not None else bool(defaults and defaults.add_eos)
-    specials = _json_object(folder / "special_tokens_map.json") or {}
+    specials = read_config_object(folder / "special_tokens_map.json") or {}
     pads = [_token_text(config.get("pad_token")), _token_text(specials.get("pad_token"))]
     eoses = [eos_text, _token_text(specials.get("eos_token"))]
     return FolderTokens(

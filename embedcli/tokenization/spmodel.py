@@ -37,7 +37,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from embedcli.errors import EncodingError
-from embedcli.tokenization.common import read_bytes, walked_spans, without_surrogates
+from embedcli.tokenization.common import (
+    DecodedByToken,
+    read_bytes,
+    walked_spans,
+    without_surrogates,
+)
 from embedcli.tokenization.gguf.native import disallowed_error
 from embedcli.tokenization.specialsplit import SpecialMatcher
 from embedcli.tokenization.spproto import (
@@ -61,7 +66,7 @@ _SPACE = "\u2581"  # SentencePiece's visible space
 _MAX_GAP = 1 << 16
 
 
-class SentencePieceModel:
+class SentencePieceModel(DecodedByToken):
     """A SentencePiece model file behind ``tiktoken.Encoding``'s interface (the ModelTokenizer
     protocol of :mod:`embedcli.tokenization.modeltok`), with the library's ids."""
 
@@ -288,14 +293,6 @@ class SentencePieceModel:
             if token is not None and self.decode_single_token_bytes(token) == data:
                 return token
         raise KeyError(text_or_bytes)
-
-    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """The bytes of a sequence of ids, token by token."""
-        return b"".join(self.decode_single_token_bytes(t) for t in tokens)
-
-    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
-        """The text of a sequence of ids (the dummy prefix shows as a leading space)."""
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     # --- the library's own answers, where the tokens' bytes are not the text (spans.py)
 

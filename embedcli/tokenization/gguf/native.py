@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from embedcli.errors import EncodingError
-from embedcli.tokenization.common import walked_spans, without_surrogates
+from embedcli.tokenization.common import DecodedByToken, walked_spans, without_surrogates
 
 
 class Vocab(Protocol):
@@ -45,6 +45,7 @@ class Vocab(Protocol):
     add_bos: bool
     add_eos: bool
     meta: Any  # reads further keys: meta.get(key, kind, default); meta.fail(problem); label
+
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 PARSED_ONLY = (CONTROL, UNKNOWN)  # matched from text only with parse_special
@@ -63,7 +64,7 @@ def disallowed_error(token: str) -> ValueError:
     )
 
 
-class NativeTokenizer:
+class NativeTokenizer(DecodedByToken):
     """A GGUF file's tokenizer behind ``tiktoken.Encoding``'s interface (the ModelTokenizer
     protocol of :mod:`embedcli.tokenization.modeltok`), with llama.cpp's ids."""
 
@@ -244,13 +245,6 @@ class NativeTokenizer:
         except UnicodeDecodeError:
             return pieces
         return [*pieces, text.replace(" ", "\u2581"), text]
-
-    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        return b"".join(self.decode_single_token_bytes(t) for t in tokens)
-
-    def decode(self, tokens: Sequence[int], errors: str = "replace") -> str:
-        """The text of ids, token by token (no prefix space is stripped)."""
-        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     # --- llama.cpp's own answers, where the tokens' bytes are not the text (spans.py)
 
