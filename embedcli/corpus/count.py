@@ -17,18 +17,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from embedcli.corpus.engine_dask import dask_results
 from embedcli.corpus.engine_local import local_results
 from embedcli.corpus.pieces import (
+    TASK_BYTES,
     Piece,
     PieceResult,
     encodings_for,
-    fast_choice,
     pieces_of,
     tasks_of,
 )
+from embedcli.corpus.plan import POOL_TEXT, FirstWindow
 from embedcli.corpus.report import CountReport, FileCount, Keep, collect
 from embedcli.corpus.selection import BLOCK_BYTES, Found, Selection, Skipped, walk
 from embedcli.corpus.stdin import count_stdin
@@ -42,6 +44,7 @@ __all__ = ["CountReport", "FileCount", "Keep", "collect", "count_paths", "gather
 ERRORS = ("skip", "replace", "strict")
 WINDOW_FILES = 4096  # files scheduled together (largest first among them)
 WINDOW_BYTES = 256 << 20  # ... or this many bytes of them
+MIN_BLOCK = 1 << 20  # bytes: a finer cut costs more in looking for cuts than it shares
 HELD_FILES = 4 * WINDOW_FILES  # files waiting for an earlier one before scheduling waits
 
 
@@ -79,12 +82,13 @@ def count_paths(
     if first is None:
         return
     order = InOrder(len(names))
-    planned: list[int] = []  # bytes of the first window, once it is planned
-    tasks = _scheduled(_chain(first, items), order, block_bytes, cuttable, on_plan, planned)
+    window = FirstWindow()  # what the engines are chosen from, once it is planned
+    grain = Grain(block_bytes, 1 if engine == "dask" else workers or os.cpu_count() or 1)
+    tasks = _scheduled(_chain(first, items), order, grain, cuttable, on_plan, window)
 
     def fast(processes: int) -> tuple[bool, ...]:
         """Whether fastokens repays its build for each encoding: from the first window."""
-        return fast_choice(encodings, planned[0] if planned else 0, processes)
+        return window.fast(encodings, processes)
 
     if engine == "dask":
         import tiktoken
@@ -101,7 +105,7 @@ def count_paths(
         )
     else:
         results = _noted(
-            local_results(tasks, names, errors, workers, fast),
+            local_results(tasks, names, errors, workers, fast, window.pooled),
             dict(zip(names, encodings, strict=True)),
         )
     for batch in results:
@@ -140,10 +144,10 @@ def _strict(item: FileCount | Skipped, errors: str) -> None:
 def _scheduled(
     items: Iterable[Found | Skipped],
     order: InOrder,
-    block_bytes: int,
+    grain: Grain,
     cuttable: bool,
     on_plan: Any,
-    planned: list[int],
+    first: FirstWindow,
 ) -> Iterator[tuple[Piece, ...] | None]:
     """The tasks of the walk, window by window, largest first within each; None (hold: no new
     task until a result comes in) while too many finished files wait for an earlier one."""
@@ -157,25 +161,45 @@ def _scheduled(
         size += item.size
         if len(window) >= WINDOW_FILES or size >= WINDOW_BYTES:
             total += size
-            planned[:] = planned or [size]
-            yield from _window(window, order, block_bytes, cuttable, on_plan, total)
+            first.plan([found for _, found in window], complete=False)
+            yield from _window(window, order, grain, cuttable, on_plan, total)
             window, size = [], 0
             while order.waiting > HELD_FILES:
                 yield None
     if window:
-        planned[:] = planned or [size]
-        yield from _window(window, order, block_bytes, cuttable, on_plan, total + size)
+        first.plan([found for _, found in window], complete=True)
+        if not total:  # the whole job is this window: its share of each process sets the grain
+            grain = grain.shared(size)
+        yield from _window(window, order, grain, cuttable, on_plan, total + size)
     elif on_plan is not None:
         on_plan(order.count, total)
 
 
-def _window(window, order, block_bytes, cuttable, on_plan, total):
+def _window(window, order, grain, cuttable, on_plan, total):
     numbers = [number for number, _ in window]
-    pieces = pieces_of([found for _, found in window], block_bytes, cuttable, numbers=numbers)
+    pieces = pieces_of([found for _, found in window], grain.block, cuttable, numbers=numbers)
     order.expect(pieces)
     if on_plan is not None:
         on_plan(order.count, total)  # items met so far (files and skips), and their bytes
-    yield from tasks_of(pieces)
+    yield from tasks_of(pieces, grain.task)
+
+
+@dataclass(frozen=True)
+class Grain:
+    """How finely a window's work is cut: blocks of a large file, bytes of a task. A job that
+    is one window is cut so that each of its processes has a few tasks (a 12 MB file is
+    counted in blocks on every core, not whole on one; 500 small files make more than two
+    tasks), never finer than MIN_BLOCK, never below the pool's bound of text."""
+
+    block: int
+    processes: int
+    task: int = TASK_BYTES
+
+    def shared(self, size: int) -> Grain:
+        if self.processes < 2 or size < POOL_TEXT:
+            return self
+        share = max(MIN_BLOCK, size // (2 * self.processes))
+        return Grain(min(self.block, share), self.processes, min(self.task, share))
 
 
 class InOrder:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 
-from embedcli.corpus.pieces import TASK_BYTES, Piece, PieceResult, count_task, encodings_for
+from embedcli.corpus.pieces import Piece, PieceResult, count_task, encodings_for
 from embedcli.errors import InputTextError
 
 IN_FLIGHT = 4  # tasks in flight per process: enough to keep it busy, few enough to hold little
@@ -21,37 +22,24 @@ def local_results(
     errors: str,
     workers: int | None = None,
     fast: Callable[[int], tuple[bool, ...]] = lambda processes: (),
+    pooled: Callable[[], bool] = lambda: True,
 ) -> Iterator[list[PieceResult]]:
     """Results of each task as it finishes: in this process for small jobs, else in a pool of
     processes, one per core. A None among the tasks asks to hold (submit nothing more until a
     result is in); with nothing in flight an empty batch is yielded instead, so that the caller
-    can hand on what it holds. ``fast(processes)``: the job's choice of engines, once its first
-    tasks are planned (pieces.fast_choice)."""
+    can hand on what it holds. ``fast(processes)``: the job's choice of engines, and
+    ``pooled()``: whether it is worth a pool, both asked once its first tasks are planned
+    (plan.FirstWindow: from the text the job will count)."""
     workers = workers or os.cpu_count() or 1
     source = iter(tasks)
-    head, small = _peek(source)
-    if workers == 1 or small:
+    head = list(islice(source, 2))  # the first window is planned by now
+    if workers == 1 or len(head) < 2 or not pooled():
         chosen = fast(1)
         for task in _chained(head, source):
             yield [] if task is None else count_task(task, encoding_names, errors, chosen)
         return
     size = min(workers, 4 * (os.cpu_count() or 1))
     yield from _pool(_chained(head, source), encoding_names, errors, size, fast(size))
-
-
-def _peek(source: Iterator[Task | None]) -> tuple[list[Task | None], bool]:
-    """The first tasks, until they are worth a pool (TASK_BYTES and two tasks, or a hold);
-    whether that is all there is and it is not."""
-    head: list[Task | None] = []
-    total = 0
-    for task in source:
-        head.append(task)
-        if task is None:
-            return head, False
-        total += sum(p.end - p.start for p in task)
-        if total >= TASK_BYTES and len(head) > 1:
-            return head, False
-    return head, True
 
 
 def _chained(head: list[Task | None], source: Iterator[Task | None]) -> Iterator[Task | None]:

@@ -138,6 +138,8 @@ def pieces_of(
 def _blocks(number: int, found: Found, block_bytes: int) -> list[Piece]:
     blocks = []
     with _open(found.location) as handle:
+        if b"\0" in handle.read(FIRST_BLOCK):  # binary: its one piece's worker says so
+            return [Piece(number, found.location, 0, found.size, found.size, found.stamp)]
         start = 0
         while start < found.size:
             cut = find_cut(handle, start + block_bytes, found.size)
@@ -147,8 +149,8 @@ def _blocks(number: int, found: Found, block_bytes: int) -> list[Piece]:
     return blocks
 
 
-def tasks_of(pieces: Sequence[Piece]) -> list[tuple[Piece, ...]]:
-    """Pieces grouped into tasks of about TASK_BYTES, largest first (one big file does not
+def tasks_of(pieces: Sequence[Piece], task_bytes: int = TASK_BYTES) -> list[tuple[Piece, ...]]:
+    """Pieces grouped into tasks of about ``task_bytes``, largest first (one big file does not
     finish last)."""
     ordered = sorted(pieces, key=lambda p: p.end - p.start, reverse=True)
     tasks: list[tuple[Piece, ...]] = []
@@ -156,12 +158,12 @@ def tasks_of(pieces: Sequence[Piece]) -> list[tuple[Piece, ...]]:
     held = 0
     for piece in ordered:
         size = piece.end - piece.start
-        if size >= TASK_BYTES:
+        if size >= task_bytes:
             tasks.append((piece,))
             continue
         current.append(piece)
         held += size
-        if held >= TASK_BYTES or len(current) >= TASK_FILES:
+        if held >= task_bytes or len(current) >= TASK_FILES:
             tasks.append(tuple(current))
             current, held = [], 0
     if current:
