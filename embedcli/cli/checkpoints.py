@@ -11,8 +11,8 @@ from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import ids_or_text
 from embedcli.cli.output import emit, models_listed
 from embedcli.core.config import DEFAULT_SEED, Overrides
-from embedcli.models.inventory import inspect_weights
 from embedcli.pipeline import sources
+from embedcli.pipeline.weights import weights_report
 from embedcli.render.json import neighbors_json, stats_json, weights_json
 from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 from embedcli.tokenization.specialtext import specials_of
@@ -44,7 +44,7 @@ def weights(
       embedcli weights model.gguf  # GGML types, bytes, the architecture's fields
     """
 
-    report = inspect_weights(path, token_key, position_key, hub_access(download, download_all))
+    report = weights_report(path, token_key, position_key, hub_access(download, download_all))
     emit(as_json, weights_json, "weights_view", report)
 
 

@@ -6,6 +6,8 @@
 - ``embedrequest``: ``EmbedRequest``, embed's flags as one frozen object that refuses the
   combinations that mean nothing.
 - ``embed``: the embed job: texts or ids -> padded batch -> the core module -> ``EmbedReport``.
+- ``weights``: the weights job: what a checkpoint holds, and the special tokens llama.cpp
+  makes of a GGUF file's tokenizer.
 - ``sourceinfo``: ``SourceInfo``, what a report says of its tables' source, encoding and device.
 - ``stream``: embedding at scale: every window of a file, or one record per line.
 - ``reference``: ``--verify``'s independent second computation.

@@ -149,7 +149,35 @@ def gguf_lines(gguf: dict) -> list[str]:
     if tokenizer:
         said = ", ".join(f"{k} {visible_name(_compact(v))}" for k, v in tokenizer.items())
         items.append(f"tokenizer: {said}")
+    if gguf.get("special_tokens"):
+        items.append(_special_tokens(gguf["special_tokens"]))
+    elif gguf.get("special_tokens_error"):
+        items.append(f"llama.cpp's special tokens: none ({gguf['special_tokens_error']})")
     return items
+
+
+_NAMED = ("bos", "eos", "unk", "sep", "pad", "eot", "eom")
+_SHOWN_EOG = 8  # end-of-generation tokens named; more are counted
+_CANDIDATES = "one of {}, which llama.cpp's hash map of texts picks"
+
+
+def _special_tokens(found: dict) -> str:
+    """llama.cpp's special tokens as one item: each id with its text, then its flags."""
+    texts = found["texts"]
+
+    def token(i: int) -> str:
+        return f"{i} {visible_name(repr(texts[i]))}"
+
+    said = [f"{name} {token(found[name])}" for name in _NAMED if found[name] is not None]
+    said += [
+        f"{name} {_CANDIDATES.format(', '.join(map(token, ids)))}"
+        for name, ids in found["undetermined"].items()
+    ]
+    eog = [token(i) for i in found["eog"][:_SHOWN_EOG]]
+    more = len(found["eog"]) - _SHOWN_EOG
+    said.append("eog " + ", ".join(eog + ([f"… ({more} more)"] if more > 0 else [])))
+    said += [f"{k} {found[k]}" for k in ("add_bos", "add_eos", "add_space_prefix")]
+    return "llama.cpp's special tokens: " + "; ".join(said)
 
 
 def _compact(value: object) -> str:

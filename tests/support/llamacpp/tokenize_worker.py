@@ -2,8 +2,10 @@
 for each job, one line of JSON on stdin ({"gguf", "texts", "special"}), it loads the file's
 vocabulary only (``vocab_only``, as ``Llama(path, vocab_only=True)`` does), tokenizes each text
 with ``add_special`` off and ``parse_special`` as asked, and answers one line of JSON on stdout:
-{"ok": true, "ids": [[...], ...], "add_bos", "add_eos", "bos", "eos"} or {"ok": false,
-"error"}. A file whose vocabulary llama.cpp refuses is an error naming llama.cpp's log.
+{"ok": true, "ids": [[...], ...], "add_bos", "add_eos", "bos", "eos"} (and, where the job
+asks for "specials", "eot", "sep", "pad" and "eog": every id llama_vocab_is_eog holds; -1 is
+none) or {"ok": false, "error"}. A file whose vocabulary llama.cpp refuses is an error naming
+llama.cpp's log.
 
 The last file's vocabulary is kept loaded, so a test may send many texts for one file.
 """
@@ -56,6 +58,16 @@ class Vocab:
             "n_tokens": lc.llama_vocab_n_tokens(self.vocab),
         }
 
+    def specials(self) -> dict:
+        lc, vocab = self.llama_cpp, self.vocab
+        eog = [i for i in range(lc.llama_vocab_n_tokens(vocab)) if lc.llama_vocab_is_eog(vocab, i)]
+        return {
+            "eot": lc.llama_vocab_eot(vocab),
+            "sep": lc.llama_vocab_sep(vocab),
+            "pad": lc.llama_vocab_pad(vocab),
+            "eog": eog,
+        }
+
     def close(self) -> None:
         self.llama_cpp.llama_model_free(self.model)
 
@@ -76,6 +88,8 @@ def main() -> None:
             special = bool(job.get("special", False))
             ids = [vocab.tokenize(text, special) for text in job["texts"]]
             reply = {"ok": True, "ids": ids, **vocab.facts()}
+            if job.get("specials"):
+                reply |= vocab.specials()
         except Exception as error:
             reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
         print(json.dumps(reply), file=replies, flush=True)

@@ -85,11 +85,15 @@ def tokenizer() -> Worker:
     return Worker([sys.executable, str(HERE / "tokenize_worker.py")], _env())
 
 
-def llama_cpp_ids(gguf: Path | str, texts: list[str], special: bool = False) -> dict[str, Any]:
+def llama_cpp_ids(
+    gguf: Path | str, texts: list[str], special: bool = False, specials: bool = False
+) -> dict[str, Any]:
     """llama.cpp's ids of ``texts`` under a GGUF file's vocabulary (``add_special`` off;
-    ``special``: llama.cpp's ``parse_special``), with its bos/eos facts; raises with
-    llama.cpp's own reason when it refuses the file."""
-    reply = tokenizer().ask({"gguf": str(gguf), "texts": texts, "special": special})
+    ``special``: llama.cpp's ``parse_special``), with its bos/eos facts (``specials``: its
+    eot, sep, pad and EOG set too); raises with llama.cpp's own reason when it refuses the
+    file."""
+    job = {"gguf": str(gguf), "texts": texts, "special": special, "specials": specials}
+    reply = tokenizer().ask(job)
     if not reply["ok"]:
         raise RuntimeError(reply["error"])
     return reply
