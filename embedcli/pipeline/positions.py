@@ -128,9 +128,11 @@ def positions_report(request: PositionsRequest) -> Heatmap | RopeReport | AlibiR
         table, source = _preset_table(encoding, rows, request.seed)
     else:
         table, source, _ = position_table(
-            encoding.family, request.context_length, request.d_model, request.seed,
-            request.weights, request.position_key, request.access,
+            encoding.family, request.context_length, request.d_model or encoding.d_model,
+            request.seed, request.weights, request.position_key, request.access,
         )  # fmt: skip
+        if request.weights is None and encoding.source.startswith("custom:"):
+            source = f"{source}, at the width of {encoding.source}"  # a preset's, changed
     heatmap = positions_heatmap(table, source, request.similarity)
     heatmap.positional = encoding.family
     return heatmap

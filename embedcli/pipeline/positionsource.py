@@ -8,7 +8,7 @@ a silent override, and a flag of another family (``--heads`` for rope) is a usag
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from embedcli.core.config import (
@@ -98,9 +98,72 @@ def resolve(request: PositionsRequest) -> Encoding:
         encoding = _preset_encoding(request.preset)
     else:
         encoding = _flags_encoding(request)
+    if request.preset is not None:
+        return _customized(request, encoding)
     _check_family(request, encoding)
     _check_agrees(request, encoding)
     return encoding
+
+
+def _customized(request: PositionsRequest, encoding: Encoding) -> Encoding:
+    """A preset is where a picture starts, as in inspect-shapes and embed: each flag given
+    beside it that says otherwise changes it, and the source says how ("custom: preset gpt2
+    with d 64"); a model's files (--weights) are never overridden."""
+    said: list[str] = []
+    if request.positional not in (None, encoding.family):
+        width = request.d_model or encoding.d_model or encoding.rope_dim
+        drawn = _flags_encoding(replace(request, d_model=width))
+        said.append(f"positional {request.positional}")
+        encoding = replace(
+            drawn, source=encoding.source, d_model=width if drawn.family != "rope" else None
+        )
+    else:
+        _check_family(request, encoding)
+        encoding, said = _overridden(request, encoding)
+    if not said:
+        return encoding
+    return replace(encoding, source=f"custom: {encoding.source} with {', '.join(said)}")
+
+
+def _overridden(request: PositionsRequest, encoding: Encoding) -> tuple[Encoding, list[str]]:
+    """``encoding`` (a preset's) with the flags that differ from it, and what they changed."""
+    said: list[str] = []
+    changes: dict[str, Any] = {}
+    family, d = encoding.family, request.d_model
+    if family == "rope":
+        dim = d or encoding.rope_dim or PICTURE_D_MODEL
+        theta = encoding.rope_theta if request.rope_theta is None else request.rope_theta
+        EmbedConfig(d_model=dim, context_length=1, positional="rope", rope_theta=theta)
+        if d is not None and d != encoding.rope_dim:
+            changes["rope_dim"] = d
+            said.append(f"{d} rotated dimensions")
+        if request.rope_theta is not None and request.rope_theta != encoding.rope_theta:
+            # one base for every layer now: the preset's other layer types' bases are gone
+            changes.update(rope_theta=theta, rope_bases=None, rope_layer_scalings=None)
+            said.append(f"rope theta {_shown(theta)}")
+        if request.rope_scaling is not None:
+            wrong = check_scaling_pairs(request.rope_scaling, dim)
+            if wrong:
+                raise UsageError(f"--rope-scaling: {wrong} ({dim} dimensions: {dim // 2} pairs)")
+            changes.update(rope_scaling=request.rope_scaling, rope_layer_scalings=None)
+            said.append(f"rope scaling {_shown(dict(request.rope_scaling))}")
+        elif "rope_dim" in changes and encoding.rope_scaling is not None:
+            wrong = check_scaling_pairs(encoding.rope_scaling, dim)
+            if wrong:
+                raise UsageError(f"-d {dim}: the preset's rope scaling does not fit it: {wrong}")
+    elif family == "alibi":
+        if request.heads is not None and request.heads != encoding.heads:
+            slopes = alibi_slopes(request.heads, style=encoding.slope_rule)
+            changes.update(heads=request.heads, slopes=tuple(slopes))
+            said.append(f"{request.heads} heads")
+    elif d is not None and d != encoding.d_model:
+        changes["d_model"] = d
+        said.append(f"d {d:,}")
+    rows, limit = request.context_length, encoding.context_length
+    if family == "learned" and rows and limit and rows > limit:
+        changes["context_length"] = rows  # a larger table than the preset's
+        said.append(f"context {rows:,}")
+    return replace(encoding, **changes), said
 
 
 def _weights_encoding(

@@ -366,8 +366,9 @@ def test_a_checkpoints_header_does_not_call_it_a_preset(tmp_path: Path) -> None:
     assert "preset checkpoint" not in text and "inspect-shapes · checkpoint " in text
 
 
-def test_a_flag_against_a_preset_is_usage_against_a_models_files_input(tmp_path) -> None:
-    expect_error(run("positions", "--preset", "llama-2-7b", "-d", "64"), "conflicts", 2)
+def test_a_flag_changes_a_preset_and_is_refused_against_a_models_files(tmp_path) -> None:
+    result = run("positions", "--preset", "llama-2-7b", "-d", "64")
+    assert result.exit_code == 0 and "custom: preset llama-2-7b" in result.stdout
     expect_error(run("positions", "--weights", folder(tmp_path, LLAMA), "-d", "64"),
                  "conflicts", 1)  # fmt: skip
 

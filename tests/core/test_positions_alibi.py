@@ -120,14 +120,10 @@ def test_an_alibi_preset_draws_its_heads() -> None:
     one = run_json("--preset", "bloom-176b", "--head", "111", "--context-length", "5")
     assert one["bias"][0] == data["bias"][111]
     fails("--preset", "bloom-176b", "--head", "112", code=2, message="112 heads, numbered 0 to 111")
-    fails(
-        "--preset",
-        "bloom-176b",
-        "--heads",
-        "8",
-        code=2,
-        message="--heads 8 conflicts with the attention heads of preset bloom-176b",
-    )
+    four = run_json("--preset", "bloom-176b", "--heads", "4", "--context-length", "5")
+    assert four["source"] == "custom: preset bloom-176b (BLOOM) with 4 heads"
+    assert four["bias"] == run_json("--positional", "alibi", "--heads", "4", "--context-length",
+                                    "5")["bias"]  # fmt: skip
 
 
 def test_a_learned_preset_is_a_seeded_table_at_its_width() -> None:
@@ -138,16 +134,16 @@ def test_a_learned_preset_is_a_seeded_table_at_its_width() -> None:
     np.testing.assert_allclose(data["matrix"], expected, atol=1e-7)
     assert run_json("--preset", "bert-base", "--seed", "7")["shape"] == [64, 768]
     assert run_json("--preset", "book-ch2")["shape"] == [4, 256]  # its context is 4
-    fails(
-        "--preset",
-        "gpt2",
-        "--context-length",
-        "2000",
-        code=2,
-        message="more rows than preset gpt2's learned table has (1,024 positions)",
-    )
-    fails("--preset", "gpt2", "-d", "64", code=2, message="-d 64 conflicts with the width")
-    fails("--preset", "gpt2", "--positional", "sinusoidal", code=2, message="drop --positional")
+    longer = run_json("--preset", "gpt2", "--context-length", "2000")
+    assert longer["source"].endswith("at the width of custom: preset gpt2 with context 2,000")
+    narrow = run_json("--preset", "gpt2", "-d", "64")
+    assert narrow["source"].endswith("custom: preset gpt2 with d 64") and narrow["shape"] == [
+        64,
+        64,
+    ]
+    fixed = run_json("--preset", "gpt2", "--positional", "sinusoidal", "--context-length", "8")
+    assert fixed["source"].endswith("custom: preset gpt2 with positional sinusoidal")
+    assert fixed["shape"] == [8, 768]  # at the preset's width
 
 
 def test_t5s_buckets_are_refused_and_presets_exclude_weights(tmp_path: Path) -> None:

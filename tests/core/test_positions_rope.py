@@ -204,26 +204,20 @@ def test_a_rope_preset_draws_its_own_rope() -> None:
     same = run_json("--preset", "llama-3.1-8b", "-d", "128", "--rope-theta", "500000",
                     "--positional", "rope", "--context-length", "8")  # fmt: skip
     assert same["shape"] == [8, 64]
-    fails("--preset", "llama-3.1-8b", "-d", "64", code=2,
-          message="-d 64 conflicts with the rotated dimensions (head_dim) of preset "
-          "llama-3.1-8b (Llama), 128; drop -d")  # fmt: skip
-    fails(
-        "--preset",
-        "llama-3.1-8b",
-        "--rope-scaling",
-        "linear:8",
-        code=2,
-        message="--rope-scaling rope_type linear, factor 8 conflicts with the rope scaling",
-    )
-    fails("--preset", "mistral-7b", "--rope-scaling", "linear:8", code=2, message=", none;")
-    fails(
-        "--preset",
-        "llama-2-7b",
-        "--positional",
-        "alibi",
-        code=2,
-        message="preset llama-2-7b (Llama) has rope positions: drop --positional",
-    )
+    # A preset is where a picture starts (as in inspect-shapes): a flag beside it that says
+    # otherwise makes a custom one, named as such, drawn as the flags alone would draw it.
+    narrow = run_json("--preset", "llama-3.1-8b", "-d", "64")
+    assert narrow["source"] == "custom: preset llama-3.1-8b (Llama) with 64 rotated dimensions"
+    alone = run_json("--positional", "rope", "--rope-theta", "500000", "--rope-scaling",
+                     "llama3:8", "-d", "64")  # fmt: skip
+    assert narrow["matrix"] == alone["matrix"] and narrow["shape"] == [64, 32]
+    linear = run_json("--preset", "llama-3.1-8b", "--rope-scaling", "linear:8")
+    assert linear["source"].endswith("with rope scaling rope_type linear, factor 8")
+    flags = ("--positional", "rope", "--rope-theta", "500000", "--rope-scaling", "linear:8")
+    assert linear["matrix"] == run_json(*flags, "-d", "128")["matrix"]
+    alibi = run_json("--preset", "llama-2-7b", "--positional", "alibi", "--context-length", "4")
+    assert alibi["source"] == "custom: preset llama-2-7b (Llama) with positional alibi"
+    assert alibi["bias"] == run_json("--positional", "alibi", "--context-length", "4")["bias"]
     fails("--preset", "llama-2-7b", "--heads", "8", code=2, message="--heads is for alibi")
 
 
@@ -403,10 +397,11 @@ def test_a_partial_rotary_note_says_the_part_of_a_head() -> None:
     )
 
 
-def test_a_theta_conflict_shows_the_digits_that_differ() -> None:
-    result = run("positions", "--preset", "llama-3.1-8b", "--rope-theta", "500000.5")
-    expect_error(result, "--rope-theta 500,000.5 conflicts with the rope theta of preset "
-                 "llama-3.1-8b (Llama), 500,000; drop --rope-theta", 2)  # fmt: skip
+def test_a_theta_beside_a_preset_shows_the_digits_that_differ() -> None:
+    data = run_json("--preset", "llama-3.1-8b", "--rope-theta", "500000.5")
+    assert data["source"] == "custom: preset llama-3.1-8b (Llama) with rope theta 500,000.5"
+    same = run_json("--preset", "llama-3.1-8b", "--rope-theta", "500000")
+    assert same["source"] == "preset llama-3.1-8b (Llama)"  # what it says already: no change
 
 
 def test_a_huge_rope_width_names_d(monkeypatch) -> None:
