@@ -71,6 +71,12 @@ class WeightsError(EmbedCLIError):
     """A checkpoint cannot be read, is unsafe to load, or holds no recognisable tables."""
 
 
+class MissingExtraError(EmbedCLIError):
+    """A package the command needs is not installed; the message names the line that
+    installs it. One exit code for one cause, in every command (1: the command line was
+    right, this environment cannot do it)."""
+
+
 def os_reason(exc: OSError) -> str:
     """An OSError in the one wording every command uses: "no such file or folder" for a missing
     path (Python says "No such file or directory"), else the system's own words."""

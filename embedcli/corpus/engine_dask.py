@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Any
 
 from embedcli.corpus.pieces import Piece, PieceResult, count_task
-from embedcli.errors import EmbedCLIError, UsageError
+from embedcli.errors import EmbedCLIError, MissingExtraError, UsageError
 
 CONNECT_TIMEOUT = 10  # seconds to reach a scheduler before saying that it cannot be reached
 WATCH_SECONDS = 0.05  # how often the count looks for finished tasks and living workers
@@ -86,7 +86,7 @@ def _distributed() -> Any:
         import distributed
     except ImportError:
         message = "--engine dask needs the dask extra: pip install 'embedcli[dask]'"
-        raise UsageError(message) from None
+        raise MissingExtraError(message) from None
     return distributed
 
 

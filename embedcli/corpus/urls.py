@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from embedcli.corpus.listing import FIRST_BLOCK, GLOB_CHARS, Found, Selection, Skipped
-from embedcli.errors import InputTextError, UsageError
+from embedcli.errors import InputTextError, MissingExtraError, UsageError
 
 
 def walk_url(url: str, selection: Selection, include: Any, extra: Any) -> Iterator[Found | Skipped]:
@@ -92,7 +92,7 @@ def _filesystem(url: str) -> tuple[Any, str]:
     try:
         from fsspec.core import url_to_fs
     except ImportError:
-        raise UsageError(
+        raise MissingExtraError(
             f"{url} is a URL: reading it needs fsspec, which the dask extra brings "
             "(pip install 'embedcli[dask]'), or pip install fsspec"
         ) from None

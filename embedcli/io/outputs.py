@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from embedcli.errors import OutputError, OutputFormatError
+from embedcli.errors import MissingExtraError, OutputError, OutputFormatError
 
 if TYPE_CHECKING:
     import torch
@@ -140,7 +140,7 @@ def check_png(path: Path | None) -> None:
     except (ImportError, ValueError):  # ValueError: a module set to None (blocked)
         found = False
     if not found:
-        raise OutputError(NO_MATPLOTLIB)
+        raise MissingExtraError(NO_MATPLOTLIB)
 
 
 NO_MATPLOTLIB = "--png needs matplotlib, which is not installed: pip install 'embedcli[plot]'"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from embedcli.analysis.projection import ORIGINS
-from embedcli.errors import OutputError, OutputFormatError, os_reason
+from embedcli.errors import MissingExtraError, OutputError, OutputFormatError, os_reason
 from embedcli.io.outputs import NO_MATPLOTLIB, atomic_write
 from embedcli.pipeline.positionmaps import AlibiReport, RopeReport, power_of_two
 
@@ -44,7 +44,7 @@ def png_figure(
         matplotlib.use("Agg")
         from matplotlib import pyplot
     except ImportError:
-        raise OutputError(NO_MATPLOTLIB) from None
+        raise MissingExtraError(NO_MATPLOTLIB) from None
     dpi = 100
     figure, axes = pyplot.subplots(
         *grid, figsize=(width_px / dpi, height_px / dpi), dpi=dpi, squeeze=grid == (1, 1)

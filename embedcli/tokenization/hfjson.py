@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from embedcli.errors import EncodingError
+from embedcli.errors import EncodingError, MissingExtraError
 from embedcli.tokenization.common import (
     DecodedByToken,
     byte_of_char,
@@ -290,7 +290,7 @@ def load_tokenizer_json(path: Path, name: str) -> HFTokenizer:
     try:
         from tokenizers import Tokenizer, __version__
     except ImportError:
-        raise EncodingError(
+        raise MissingExtraError(
             "reading a tokenizer.json needs the tokenizers package; run: pip install tokenizers"
         ) from None
     try:

@@ -36,7 +36,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from embedcli.errors import EncodingError
+from embedcli.errors import EncodingError, MissingExtraError
 from embedcli.tokenization.common import (
     DecodedByToken,
     read_bytes,
@@ -372,7 +372,7 @@ def load_sentencepiece_model(path: Path, name: str) -> SentencePieceModel:
     try:
         import sentencepiece
     except ImportError:
-        raise EncodingError(
+        raise MissingExtraError(
             f"{path} is a SentencePiece model, and reading one needs the sentencepiece "
             f"package; run: {INSTALL} (or pass the model's tokenizer.json)"
         ) from None

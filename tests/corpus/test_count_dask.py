@@ -40,7 +40,7 @@ from embedcli.corpus.count import FileCount  # noqa: E402
 from embedcli.corpus.engine_dask import dask_results  # noqa: E402
 from embedcli.corpus.pieces import Piece  # noqa: E402
 from embedcli.corpus.selection import Found, Skipped  # noqa: E402
-from embedcli.errors import EmbedCLIError, UsageError  # noqa: E402
+from embedcli.errors import EmbedCLIError, MissingExtraError, UsageError  # noqa: E402
 from embedcli.tokenization.encodings import get_encoding  # noqa: E402
 
 runner = make_runner()
@@ -260,7 +260,7 @@ def test_an_unreachable_scheduler_is_one_clear_error_quickly(monkeypatch) -> Non
         with pytest.raises(UsageError, match="is not a Dask scheduler address"):
             list(dask_results(task, ENCODINGS, "skip", scheduler=bad))
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were not installed
-    with pytest.raises(UsageError, match=r"pip install 'embedcli\[dask\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install 'embedcli\[dask\]'"):
         list(dask_results(task, ENCODINGS, "skip"))
     assert list(dask_results([], ENCODINGS, "skip")) == []  # nothing to count, nothing started
 

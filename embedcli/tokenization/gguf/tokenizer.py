@@ -55,7 +55,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from embedcli.errors import EncodingError
+from embedcli.errors import EncodingError, MissingExtraError
 from embedcli.tokenization import hfspec
 from embedcli.tokenization.gguf.pre import (
     CUT_SAFE_REGEXES,
@@ -399,7 +399,7 @@ def load_gguf_tokenizer(
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise EncodingError(
+        raise MissingExtraError(
             "reading a GGUF file's tokenizer needs the tokenizers package; run: pip install "
             "tokenizers"
         ) from None
