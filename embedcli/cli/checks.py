@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import typer
 
@@ -210,7 +211,7 @@ pool_check, pool_complete = choices(("none", "mean", "last"))
 optimizer_check, optimizer_complete = choices(("adamw", "sgd"), {"adam": "adamw"})
 
 
-def renamed(new: int | None, old: int | None, new_flag: str, old_flag: str) -> int | None:
+def renamed(new: Any, old: Any, new_flag: str, old_flag: str) -> Any:
     """The value of a renamed option, from its new or its old name, never both."""
     if new is not None and old is not None:
         raise UsageError(f"pass {new_flag} or the old {old_flag}, not both")

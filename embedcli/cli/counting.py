@@ -127,12 +127,16 @@ MinShare = Annotated[
 Context = Annotated[
     Window | None,
     _option(
-        "--context",
+        "--share-of",
         help="Show each total as a share of a context window: N tokens, or a model name (gpt-4o).",
         panel=VIEW,
         click_type=CONTEXT_WINDOW,
         metavar="N|MODEL",
     ),
+]
+# --context was its name; --context-length means a table's rows everywhere else
+OldContext = Annotated[
+    Window | None, o.deprecated_alias("--context", "--share-of", VIEW, CONTEXT_WINDOW)
 ]
 AsJsonl = Annotated[
     bool, _option("--jsonl", help="One JSON line per file, in walk order.", panel=o.OUTPUT)
@@ -201,6 +205,7 @@ def count(
     depth: Depth = 3,
     min_share: MinShare = NO_SHARE,
     context: Context = None,
+    old_context: OldContext = None,
     as_json: o.AsJson = False,
     as_jsonl: AsJsonl = False,
     as_csv: AsCsv = False,
@@ -225,7 +230,7 @@ def count(
     \b
       embedcli count .                   # this repository, by tokens
       embedcli count src -e cl100k_base -m gpt-4o --top 10
-      embedcli count 'docs/**/*.md' --tree --depth 2 --context gpt-4o
+      embedcli count 'docs/**/*.md' --tree --depth 2 --share-of gpt-4o
       embedcli count corpus/ --jsonl > counts.jsonl
       embedcli count s3://bucket/corpus/ --engine dask
     """
@@ -237,7 +242,8 @@ def count(
         access=hub_access(download, False), selection=selection, errors=errors, sort=sort,
         top=top, tree=tree,
         depth=depth, min_share=min_share, min_share_given=min_share.written != "0",
-        context=context, as_json=as_json, as_jsonl=as_jsonl, as_csv=as_csv, quiet=quiet,
+        context=o.renamed(context, old_context, "--share-of", "--context"),
+        as_json=as_json, as_jsonl=as_jsonl, as_csv=as_csv, quiet=quiet,
         engine=engine, scheduler=scheduler, workers=workers, engine_info=engine_info,
         list_models=list_models,
     ))  # fmt: skip

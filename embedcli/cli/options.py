@@ -16,7 +16,7 @@ Choices are checked while the command line is parsed (checks.py): a typo is a us
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -427,16 +427,19 @@ Pool = Annotated[
 ]
 
 
-def deprecated_alias(old: str, new: str, help_panel: str = OUTPUT) -> typer.models.OptionInfo:
-    """A hidden option under an old name; using it prints one deprecation line on stderr once
-    the command has succeeded (a failing command prints its one Error: line alone); the command
-    refuses it beside the new name (see :func:`renamed`)."""
+def deprecated_alias(
+    old: str, new: str, help_panel: str = OUTPUT, click_type: Any = None
+) -> typer.models.OptionInfo:
+    """A hidden option under an old name (a count, or ``click_type``'s values); using it prints
+    one deprecation line on stderr once the command has succeeded (a failing command prints its
+    one Error: line alone); the command refuses it beside the new name (see :func:`renamed`)."""
 
-    def warn(ctx: typer.Context, value: int | None) -> int | None:
-        bounded(value)
+    def warn(ctx: typer.Context, value: Any) -> Any:
+        _ = bounded(value) if click_type is None else None
         if value is not None:
             line = f"Warning: {old} is deprecated and will be removed; use {new}"
             ctx.find_root().meta.setdefault(WARNINGS, []).append(line)
         return value
 
-    return typer.Option(old, hidden=True, callback=warn, min=1, rich_help_panel=help_panel)
+    kind = {"min": 1} if click_type is None else {"click_type": click_type}
+    return typer.Option(old, hidden=True, callback=warn, rich_help_panel=help_panel, **kind)

@@ -26,7 +26,7 @@ ParamType: type = _click_core.types.ParamType
 
 # What the types give (NewTypes: Typer reads a generic type as the shape of the option).
 TokenIds = NewType("TokenIds", list)  # one --ids value, read: a list of token ids
-Window = NewType("Window", tuple)  # --context: (a model's name, or None for a number; tokens)
+Window = NewType("Window", tuple)  # --share-of: (a model's name, or None for a number; tokens)
 
 
 class TokenIdsType(ParamType):
@@ -107,7 +107,7 @@ _GROUPED = re.compile(r"^[0-9]{1,3}(?:([,_])[0-9]{3})(?:\1[0-9]{3})*(?:\.[0-9]+)
 
 
 class ContextWindowType(ParamType):
-    """--context N (200000, 200k, 1M) or MODEL -> (label, tokens); label None for a number. A
+    """--share-of N (200000, 200k, 1M) or MODEL -> (label, tokens); label None for a number. A
     bad one is embedcli's usage error, worded as count has always worded it."""
 
     name = "str"
@@ -123,19 +123,19 @@ class ContextWindowType(ParamType):
             scale = {"": 1, "k": 1000, "m": 1000**2}[number.group(2).lower()]
             size = Decimal(number.group(1)) * scale  # exact: 1.5k is 1500, 1.9 is not a count
             if size != size.to_integral_value():
-                raise UsageError(f"--context must be a whole number of tokens, got {value}")
+                raise UsageError(f"--share-of must be a whole number of tokens, got {value}")
             if not 1 <= size <= 2**40:
-                raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
+                raise UsageError(f"--share-of must be 1 to 2**40 tokens, got {value}")
             return None, int(size)
         if re.match(r"^-?[0-9][0-9]*$", text):
-            raise UsageError(f"--context must be 1 to 2**40 tokens, got {value}")
+            raise UsageError(f"--share-of must be 1 to 2**40 tokens, got {value}")
         if re.match(r"^[-+0-9.,_]+[kKmM]?$", text):
             raise UsageError(
-                f"--context takes a number of tokens written 200000, 200,000, 200k or 1.5M "
+                f"--share-of takes a number of tokens written 200000, 200,000, 200k or 1.5M "
                 f"(or a model's name), got {value}"
             )
         if any(char.isdigit() and not char.isascii() for char in text):
-            raise UsageError(f"--context takes the digits 0-9, got {value}")
+            raise UsageError(f"--share-of takes the digits 0-9, got {value}")
         from embedcli.tokenization.modelnames import lookup  # lazy: the model table, for a name
 
         found = lookup(value)

@@ -10,7 +10,7 @@ from embedcli.errors import UsageError
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.tokenization.engines import mode
 
-Window = tuple[str | None, int]  # --context: (a model's name, or None for a number; tokens)
+Window = tuple[str | None, int]  # --share-of: (a model's name, or None for a number; tokens)
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class CountRequest:
 
     @property
     def counted_models(self) -> list[str]:
-        """-m's models; --context gpt-4o alone counts in gpt-4o's encoding."""
+        """-m's models; --share-of gpt-4o alone counts in gpt-4o's encoding."""
         named = self.context is not None and self.context[0] is not None
         if named and not self.encodings and not self.models:
             return [self.context[0]]  # type: ignore[index, list-item]

@@ -49,7 +49,7 @@ COMMANDS: dict[str, str] = {  # shell words; $TEXT stands for TEXT
     "tokenize-offsets": "tokenize --offsets -f mixed-scripts.txt",
     "tokenize-models": "tokenize --list-models",
     "count": "count . -e gpt2 -e cl100k_base --workers 1",
-    "count-context": "count hello.txt lighthouse.txt --context gpt-4o --workers 1",
+    "count-context": "count hello.txt lighthouse.txt --share-of gpt-4o --workers 1",
     "count-engine-info": "count --engine-info -e cl100k_base",
     "shapes": "inspect-shapes",
     "shapes-train": "inspect-shapes --preset gpt2-medium --train -b 2 -t 8",

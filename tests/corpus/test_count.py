@@ -174,12 +174,12 @@ def test_views_table_tree_context_csv_jsonl(tree: Path) -> None:
     old = Path.cwd()
     os.chdir(tree)
     try:
-        table = runner.invoke(app, ["count", ".", "--top", "2", "--context", "gpt-4o"])
+        table = runner.invoke(app, ["count", ".", "--top", "2", "--share-of", "gpt-4o"])
         tree_out = runner.invoke(app, ["count", ".", "--tree", "--depth", "2"])
         small = runner.invoke(app, ["count", ".", "--tree", "--min-share", "50%"])
         as_csv = runner.invoke(app, ["count", ".", "--csv", "-e", "gpt2", "-e", "cl100k_base"])
         lines = runner.invoke(app, ["count", ".", "--jsonl"])
-        data = count_json(".", "--context", "1000")
+        data = count_json(".", "--share-of", "1000")
     finally:
         os.chdir(old)
     total = data["totals"]["tokens"]["gpt2"]
@@ -205,12 +205,12 @@ def test_views_table_tree_context_csv_jsonl(tree: Path) -> None:
 def test_small_things_a_user_met(tree: Path) -> None:
     empty = runner.invoke(app, ["count", str(tree), "--include", "nothing*", "--csv"])
     assert empty.stdout == "path,bytes,gpt2,skipped\n"  # the header, even with no file
-    k = runner.invoke(app, ["count", str(tree / "README.md"), "--context", "200k"])
+    k = runner.invoke(app, ["count", str(tree / "README.md"), "--share-of", "200k"])
     assert "of a 200,000-token context (gpt2)" in k.stdout
-    model = runner.invoke(app, ["count", str(tree / "README.md"), "--context", "gpt-4o", "--json"])
+    model = runner.invoke(app, ["count", str(tree / "README.md"), "--share-of", "gpt-4o", "--json"])
     assert json.loads(model.stdout)["encodings"] == ["o200k_base"]  # counted as gpt-4o counts
     expect_error(runner.invoke(app, ["count", ".", "--depth", "2"]), "add --tree", code=2)
-    expect_error(runner.invoke(app, ["count", ".", "--context", "-5"]), "1 to 2**40", code=2)
+    expect_error(runner.invoke(app, ["count", ".", "--share-of", "-5"]), "1 to 2**40", code=2)
 
 
 def test_usage_errors() -> None:

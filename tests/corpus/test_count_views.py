@@ -54,15 +54,15 @@ def test_a_total_past_the_context_says_how_many_times(tmp_path: Path) -> None:
     path = tmp_path / "big.txt"
     path.write_text("hello " * 300_000)
     total = tokens(path.read_text(), "o200k_base")
-    out = run(str(path), "--context", "gpt-4o").stdout
+    out = run(str(path), "--share-of", "gpt-4o").stdout
     assert f"{total / 128_000:.2f}× gpt-4o's 128,000-token context (o200k_base)" in out
     assert "%" not in out.split("token context")[0].splitlines()[-1]
-    small = run(str(path), "--context", "1M").stdout
+    small = run(str(path), "--share-of", "1M").stdout
     assert f"{total / 1_000_000:.1%} of a 1,000,000-token context (o200k_base)" not in small
     assert (
         f"{tokens(path.read_text()) / 1_000_000:.1%} of a 1,000,000-token context (gpt2)" in small
     )
-    data = as_json(str(path), "--context", "gpt-4o")
+    data = as_json(str(path), "--share-of", "gpt-4o")
     assert data["context"] == {"name": "gpt-4o", "tokens": 128_000,
                                "share": {"o200k_base": total / 128_000}}  # fmt: skip
 

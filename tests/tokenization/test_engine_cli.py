@@ -85,7 +85,7 @@ def test_engine_info_refuses_what_it_does_not_do(args: list[str], message: str) 
 
 
 def test_engine_info_of_a_context_model_is_its_encoding() -> None:
-    args = ["count", "--engine-info", "--json", "--context", "gpt-4o"]
+    args = ["count", "--engine-info", "--json", "--share-of", "gpt-4o"]
     rows = json.loads(runner.invoke(app, args).stdout)["engines"]
     assert [row["encoding"] for row in rows] == ["o200k_base"]
 

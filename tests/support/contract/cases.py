@@ -183,6 +183,7 @@ def _named_values() -> dict[str, Values]:
             ("0", "gpt-9", "-5", "1e3", "1.9", "\uff11\uff12\uff18", "1,5k", "1."),
         ),
         "errors": pair(("skip", "replace", "strict"), ("ignore", "SKIP")),
+        "old_context": pair(("1000", "gpt-4o"), ("0", "gpt-9", "1e3")),  # count --context
         "sort": pair(("tokens", "path", "bytes"), ("size",)),
         "optimizer": pair(("adamw", "sgd", "adam", "SGD"), ("lion", "adagrad")),
         "engine": pair(("local",), ("dask", "spark")),
