@@ -297,7 +297,8 @@ def _counted(request: CountRequest, names: list[str]) -> Iterator[FileCount | Sk
         paths, names, request.selection, errors=request.errors, engine=request.engine,
         workers=request.workers, scheduler=request.scheduler,
         stdin=inputs.stdin() if "-" in paths else None,
-        on_plan=None if progress is None else progress.plan, access=request.access,
+        on_plan=None if progress is None else progress.plan,
+        on_done=None if progress is None else progress.done, access=request.access,
     )  # fmt: skip
     return items if progress is None else progress.follow(items)
 

@@ -59,12 +59,15 @@ def count_paths(
     scheduler: str | None = None,
     stdin: Any = None,
     on_plan: Any = None,
+    on_done: Any = None,
     block_bytes: int = BLOCK_BYTES,
     access: HubAccess = OFFLINE,
 ) -> Iterator[FileCount | Skipped]:
     """Every file's count (or skip) in walk order (stdin first), as soon as it is known.
     ``on_plan(items, bytes)`` is told the size of the job found so far (files and skips), as
-    the walk goes on. ``access``: what this command allows of the hub, for hf: tokenizers
+    the walk goes on; ``on_done(items, bytes)`` what is finished, after each batch of results
+    (files finish largest first, so walk order alone would say 0 until the end).
+    ``access``: what this command allows of the hub, for hf: tokenizers
     (loaded here, before any file is read; workers find them in the cache)."""
     if errors not in ERRORS:
         raise UsageError(f"--errors must be one of {', '.join(ERRORS)}, got {errors!r}")
@@ -112,6 +115,8 @@ def count_paths(
         for item in order.take(batch, names):
             _strict(item, errors)
             yield item
+        if on_done is not None:
+            on_done(order.finished, order.finished_bytes)
     for item in order.take([], names):  # skips after the last file counted
         _strict(item, errors)
         yield item
@@ -212,6 +217,12 @@ class InOrder:
         self.count = 0  # items registered
         self.done: dict[int, FileCount | Skipped] = {}
         self.files: dict[int, list[Any]] = {}  # number -> [found, pieces left, sums, error]
+        self.finished_bytes = 0  # of the files done, handed on or not
+
+    @property
+    def finished(self) -> int:
+        """Items done (counted or skipped), handed on or waiting for an earlier one."""
+        return self.next + len(self.done)
 
     @property
     def waiting(self) -> int:
@@ -244,6 +255,7 @@ class InOrder:
             if state[1] == 0:
                 del self.files[result.file]
                 found = state[0]
+                self.finished_bytes += found.size
                 self.done[result.file] = (
                     Skipped(found.path, state[3])
                     if state[3] is not None

@@ -150,38 +150,47 @@ class StreamProgress:
         yield self.line(options.max_width, plain=plain)
 
 
+FILES_DONE = "{task.fields[done]:,}/{task.fields[found]:,} files"
+
+
 class CountProgress:
-    """``count``'s bar: files counted of those found so far (the walk goes on while they are
-    counted), drawn on ``console`` once there is a file, gone when done (transient)."""
+    """``count``'s bar: bytes finished of those found so far (the walk goes on while they are
+    counted), with the files finished and the time left, drawn on ``console`` once there is a
+    file, gone when done (transient). Files finish largest first, in any order: the bar follows
+    what is finished, not what has been handed on in walk order."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self.bar: Progress | None = None
         self.task: TaskID | None = None
+        self.files = 0  # found so far (files and skips)
 
     def plan(self, files: int, size: int) -> None:
         """The files (and skips) found so far, and their bytes."""
         if not files:
             return
+        self.files = files
         if self.bar is not None and self.task is not None:
-            self.bar.update(self.task, total=files)
+            self.bar.update(self.task, total=max(size, 1), found=files)
             return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
         self.bar = Progress(
-            "counting", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            "counting", BarColumn(), TextColumn(FILES_DONE), TimeRemainingColumn(),
             console=self.console, transient=True,
         )  # fmt: skip
         self.bar.start()
-        self.task = self.bar.add_task("count", total=files)
+        self.task = self.bar.add_task("count", total=max(size, 1), done=0, found=files)
+
+    def done(self, files: int, size: int) -> None:
+        """The files (and skips) finished so far, and the bytes of the files among them."""
+        if self.bar is not None and self.task is not None:
+            self.bar.update(self.task, completed=size, done=min(files, self.files))
 
     def follow(self, items: Iterable[T]) -> Iterator[T]:
-        """``items`` as they come, the bar advanced by each; stopped at the end or on error."""
+        """``items`` as they come; the bar stopped at the end or on error."""
         try:
-            for item in items:
-                if self.bar is not None and self.task is not None:
-                    self.bar.advance(self.task)
-                yield item
+            yield from items
         finally:
             if self.bar is not None:
                 self.bar.stop()

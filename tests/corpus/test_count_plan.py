@@ -158,3 +158,41 @@ def test_a_binary_file_cut_finely_is_still_binary(tmp_path: Path) -> None:
     # and it is one piece: its first block tells, wherever the blocks' results arrive
     found = Found(str(path), str(path), path.stat().st_size)
     assert [(p.start, p.end) for p in pieces_of([found], 1 << 20)] == [(0, found.size)]
+
+
+def test_progress_follows_what_is_finished_not_walk_order(tmp_path: Path) -> None:
+    # Files are counted largest first: the first file in walk order (a.txt, small) is done
+    # last, so a bar that followed walk order said 0 of N until the end.
+    root = tmp_path / "t"
+    root.mkdir()
+    (root / "a.txt").write_text("tiny\n", encoding="utf-8")
+    for name in ("b.txt", "c.txt", "d.txt"):
+        (root / name).write_text(TEXT * 90_000, encoding="utf-8")  # 4.5 MiB: a task each
+    seen: list[tuple[int, int, int]] = []  # (items handed on, files done, bytes done)
+    handed = []
+    def done(n: int, size: int) -> None:
+        seen.append((len(handed), n, size))
+
+    items = countjob.count_paths([str(root)], ["gpt2"], workers=1, on_done=done)
+    for item in items:
+        handed.append(item)
+    assert [i.path.rsplit("/", 1)[-1] for i in handed] == ["a.txt", "b.txt", "c.txt", "d.txt"]
+    early = [(n, size) for count, n, size in seen if count == 0]
+    assert early and early[0][0] >= 1 and early[0][1] >= 4 << 20  # said before a.txt was done
+    assert seen[-1][1:] == (4, sum(p.stat().st_size for p in root.iterdir()))
+
+
+def test_the_count_bar_shows_files_and_bytes_done() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from embedcli.render.progress import CountProgress
+
+    out = StringIO()
+    bar = CountProgress(Console(file=out, force_terminal=True, width=80))
+    bar.plan(4, 1000)
+    bar.done(3, 750)
+    bar.bar.refresh()
+    list(bar.follow([]))
+    assert "3/4 files" in out.getvalue() and "75%" not in out.getvalue()
