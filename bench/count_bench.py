@@ -1,187 +1,195 @@
-"""Benchmark: `embedcli count DIR` against a plain single-process loop (os.walk + tiktoken).
+"""Benchmark: `embedcli count PATH` against a plain one-process tiktoken loop, on four trees.
 
-Generates (in a temporary folder, never committed) a tree of about 200 MB: 10,000 small files,
-four large ones, binaries, an ignored node_modules/ and a .git/ folder, from
-../shared/corpora/the-verdict.txt cut and repeated. The baseline walks the tree, leaves out what
-.gitignore, hidden folders and binaries leave out (hard-coded for this tree), and encodes every
-file whole with `enc.encode(text, disallowed_special=())`: the total must equal embedcli's.
-Each runs as a whole process, in turn: the baseline, embedcli with tiktoken only
-(EMBEDCLI_COUNT_ENGINE=tiktoken, as before the faster engine), and embedcli as installed (with
-embedcli[fast], fastokens counts once its tables are built); medians, the median of the ratios to
-the baseline in each round, each one's peak memory, and the engines that counted are printed.
-`files-to-prompt DIR | ttok` runs too where both are installed (its count differs:
-files-to-prompt adds each file's name and fences).
+Every tree is made in a temporary folder from this Python's own standard library, so the
+benchmark needs nothing beyond a clone and its environment:
 
-    python bench/count_bench.py [--runs 3] [--megabytes 200] [--encoding gpt2] [--dask]
+- stdlib: the standard library folder as installed (less site-packages/, test/ and config-*/):
+  source files beside compiled ones (__pycache__/*.pyc, lib-dynload/*.so), which are skipped;
+- text-37mb: 37 MB of text only, the library's .py files copied over and over into folders;
+- files-500: 500 of its .py files;
+- single-file: one file of 12 MB of its source.
+
+The baseline is the loop a user would write: the files embedcli counted (its --json list,
+taken once, so the baseline walks nothing), each read, decoded and counted with
+`enc.encode_ordinary` in one process; tiktoken's own cache is primed from embedcli's verified
+files, so it never downloads. Its total must equal embedcli's. Each round runs, in turn, the
+baseline, `embedcli count` as installed, and `embedcli count` with EMBEDCLI_COUNT_ENGINE=tiktoken
+(tiktoken only), each as a whole process; the ratio of each round is embedcli's time divided by
+the baseline's (below 1 is faster), and the median of those ratios is printed with their range,
+the medians of the times, each command's peak memory, and the engine that counted.
+
+    python bench/count_bench.py [--runs 5] [--encoding cl100k_base] [--trees stdlib,single-file]
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import json
 import os
-import random
 import shutil
 import statistics
-import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
-from common import DEFAULT_CORPUS, find_tool, mib, peak_bytes, prime_tiktoken_cache, timed
+from common import find_tool, mib, peak_bytes, prime_tiktoken_cache, timed
 
 BASELINE = r"""
-import os, sys
-from embedcli.tokenization.encodings import get_encoding   # the same verified files, no download
-enc = get_encoding(sys.argv[2])
+import sys, tiktoken
+enc = tiktoken.get_encoding(sys.argv[2])
 total = 0
-for folder, dirs, files in os.walk(sys.argv[1]):
-    dirs[:] = [d for d in dirs if d not in ("node_modules", ".git") and not d.startswith(".")]
-    for name in files:
-        if name.startswith("."):
-            continue
-        with open(os.path.join(folder, name), "rb") as handle:
-            data = handle.read()
-        if b"\0" in data[:8192]:
-            continue
-        total += len(enc.encode(data.decode("utf-8"), disallowed_special=()))
+with open(sys.argv[1], encoding="utf-8") as listing:
+    for path in listing.read().split("\n"):
+        with open(path, "rb") as handle:
+            total += len(enc.encode_ordinary(handle.read().decode("utf-8")))
 print(total)
 """
+TREES = ("stdlib", "text-37mb", "files-500", "single-file")
+LEFT_OUT = ("site-packages", "test")
 
 
-def make_tree(root: Path, megabytes: int, corpus: Path) -> int:
-    """Small files (half the bytes), four large ones (the other half), binaries, ignored
-    folders; returns the bytes of the files that count."""
-    text = corpus.read_text(encoding="utf-8")
-    words = text.split(" ")
-    rng = random.Random(0)
-    (root / ".gitignore").write_text("node_modules/\n*.bin\n")
-    (root / ".git").mkdir()
-    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
-    counted = 0
-    small = megabytes * 2**20 // 2 // 10_000
-    for i in range(10_000):
-        folder = root / f"pkg{i % 50:02d}" / f"mod{i % 7}"
-        folder.mkdir(parents=True, exist_ok=True)
-        start = rng.randrange(len(words))
-        body = " ".join(words[start : start + small // 6])
-        body = (body + " ") * max(1, small // max(1, len(body)))
-        (folder / f"file{i:05d}.md").write_text(body, encoding="utf-8")
-        counted += len(body.encode())
-    big = megabytes * 2**20 // 2 // 4
-    for i in range(4):
-        data = (text + "\n") * (big // len(text.encode()) + 1)
-        (root / f"large{i}.txt").write_text(data[:big], encoding="utf-8")
-        counted += len(data[:big].encode())
-    for i in range(50):
-        (root / f"pkg{i:02d}" / "blob.dat").write_bytes(
-            bytes(rng.randrange(256) for _ in range(4096)) + b"\0"
+def sources() -> list[Path]:
+    """The standard library's .py files that are UTF-8 text, in a fixed order."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    found = []
+    for path in sorted(stdlib.rglob("*.py")):
+        parts = path.relative_to(stdlib).parts
+        if parts[0] in LEFT_OUT or parts[0].startswith("config-"):
+            continue
+        try:
+            path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        found.append(path)
+    return found
+
+
+def make_tree(name: str, root: Path) -> Path:
+    """The tree (or file) ``name``, made under ``root``; returns the path to count."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    if name == "stdlib":
+        target = root / "stdlib"
+        skipped = shutil.ignore_patterns(*LEFT_OUT, "config-*")
+        shutil.copytree(
+            stdlib,
+            target,
+            ignore=lambda d, names: skipped(d, names) if Path(d) == stdlib else set(),
+            symlinks=True,
         )
-    modules = root / "node_modules" / "dep"
-    modules.mkdir(parents=True)
-    for i in range(500):
-        (modules / f"m{i}.js").write_text("module.exports = 1;\n" * 100)
-    return counted
+        return target
+    files = sources()
+    if name == "single-file":
+        target = root / "single.txt"
+        with target.open("wb") as out:
+            while out.tell() < 12_000_000:
+                for path in files:
+                    out.write(path.read_bytes())
+                    if out.tell() >= 12_000_000:
+                        break
+        return target
+    target = root / name
+    enough = (
+        (lambda copies, written: copies >= 500)
+        if name == "files-500"
+        else (lambda copies, written: written >= 37_000_000)
+    )
+    written = copies = 0
+    while True:
+        for number, path in enumerate(files):
+            if enough(copies, written):
+                return target
+            folder = target / f"round{copies // len(files)}" / path.parent.name
+            folder.mkdir(parents=True, exist_ok=True)
+            data = path.read_bytes()
+            (folder / f"{number}_{path.name}").write_bytes(data)
+            written += len(data)
+            copies += 1
+
+
+def bench_tree(name: str, root: Path, args: argparse.Namespace, env: dict[str, str]) -> dict:
+    path = make_tree(name, root)
+    embedcli = find_tool("embedcli")
+    ours = [embedcli, "count", str(path), "-e", args.encoding, "--json", "--quiet"]
+    _, out = timed(ours, env)  # warm-up, and the list of what it counted
+    report = json.loads(out)
+    listing = root / f"{name}.list"
+    listing.write_text("\n".join(f["path"] for f in report["files"]), encoding="utf-8")
+    total = report["totals"]["tokens"][args.encoding]
+    plain = [sys.executable, "-c", BASELINE, str(listing), args.encoding]
+    if int(timed(plain, env)[1]) != total:
+        raise SystemExit(f"{name}: the counts differ from embedcli's {total:,}")
+    tiktoken_only = {**env, "EMBEDCLI_COUNT_ENGINE": "tiktoken"}
+    if json.loads(timed(ours, tiktoken_only)[1])["totals"]["tokens"][args.encoding] != total:
+        raise SystemExit(f"{name}: the counts differ between embedcli's engines")
+    runs = {"plain": (plain, env), "embedcli": (ours, env), "tiktoken": (ours, tiktoken_only)}
+    times: dict[str, list[float]] = {key: [] for key in runs}
+    for _ in range(args.runs):
+        for key, (argv, environment) in runs.items():
+            times[key].append(timed(argv, environment)[0])
+    ratios = {
+        key: [t / p for t, p in zip(times[key], times["plain"], strict=True)]
+        for key in ("embedcli", "tiktoken")
+    }
+    return {
+        "tree": name,
+        "files": report["totals"]["files"],
+        "skipped": report["totals"]["skipped"],
+        "text": sum(f["bytes"] for f in report["files"]),
+        "bytes": sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+        if path.is_dir()
+        else path.stat().st_size,
+        "tokens": total,
+        "engine": ", ".join(report["engines"][args.encoding]),
+        "times": {key: statistics.median(values) for key, values in times.items()},
+        "ratios": {key: _spread(values) for key, values in ratios.items()},
+        "peaks": {key: peak_bytes(argv, environment) for key, (argv, environment) in runs.items()},
+    }
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f}x ({min(values):.2f}-{max(values):.2f})"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3, help="timed runs of each command")
-    parser.add_argument("--megabytes", type=int, default=200, help="size of the generated tree")
-    parser.add_argument("--encoding", default="gpt2")
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    parser.add_argument(
-        "--dask", action="store_true", help="embedcli on a two-worker Dask LocalCluster"
-    )
+    parser.add_argument("--runs", type=int, default=5, help="timed rounds of each tree")
+    parser.add_argument("--encoding", default="cl100k_base")
+    parser.add_argument("--trees", default=",".join(TREES), help="a comma-separated subset")
     args = parser.parse_args(argv)
-
-    embedcli = find_tool("embedcli")
+    names = [name for name in args.trees.split(",") if name]
+    if unknown := sorted(set(names) - set(TREES)):
+        raise SystemExit(f"unknown tree {unknown[0]!r}: choose from {', '.join(TREES)}")
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "tree"
-        root.mkdir()
-        counted = make_tree(root, args.megabytes, args.corpus)
         env = {**os.environ, "EMBEDCLI_CACHE_DIR": str(Path(tmp) / "cache")}
-        ours = [embedcli, "count", str(root), "-e", args.encoding, "--json", "--quiet"]
-        if args.dask:
-            ours += ["--engine", "dask", "--workers", "2"]
-        plain = [sys.executable, "-c", BASELINE, str(root), args.encoding]
-        _, out = timed(ours, env)  # warm-up, and the parsed-ranks cache
-        import json
-
-        total = json.loads(out)["totals"]["tokens"][args.encoding]
-        _, theirs = timed(plain, env)
-        if int(theirs) != total:
-            raise SystemExit(f"the counts differ: embedcli {total:,}, plain loop {theirs}")
-        only_tiktoken = {**env, "EMBEDCLI_COUNT_ENGINE": "tiktoken"}
-        _, out = timed(ours, only_tiktoken)
-        if json.loads(out)["totals"]["tokens"][args.encoding] != total:
-            raise SystemExit("the counts differ between embedcli's engines")
-        engines = (
-            json.loads(out)["engines"][args.encoding],
-            json.loads(timed(ours, env)[1])["engines"][args.encoding],
-        )
-        runs = {"plain": (plain, env), "tiktoken": (ours, only_tiktoken), "embedcli": (ours, env)}
-        if engines[1] == engines[0] and _fastokens_may_count(args.encoding):
-            # the default kept tiktoken: what fastokens throughout would have cost
-            runs["fastokens"] = (ours, {**env, "EMBEDCLI_COUNT_ENGINE": "fastokens"})
-        times: dict[str, list[float]] = {name: [] for name in runs}
-        ratios: dict[str, list[float]] = {name: [] for name in runs if name != "plain"}
-        for _ in range(args.runs):
-            for name, (argv, environment) in runs.items():
-                times[name].append(timed(argv, environment)[0])
-            for name in ratios:
-                ratios[name].append(times["plain"][-1] / times[name][-1])
-        peaks = {name: peak_bytes(argv, environment) for name, (argv, environment) in runs.items()}
-        files_to_prompt = _files_to_prompt(root, env, args.encoding)
+        env["TIKTOKEN_CACHE_DIR"] = str(Path(tmp) / "tiktoken")
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # a stale .pyc would be compiled in every run
+        prime_tiktoken_cache(Path(env["TIKTOKEN_CACHE_DIR"]))
+        for name in names:
+            (Path(tmp) / name).mkdir()
+            rows.append(bench_tree(name, Path(tmp) / name, args, env))
     print(
-        f"count benchmark{' (--engine dask, 2 workers)' * args.dask}: {mib(counted)} of text in "
-        f"10,004 files (plus binaries, node_modules/, .git/), {args.encoding}, {total:,} tokens "
-        f"(identical); {os.cpu_count()} CPUs, python {sys.version.split()[0]}"
+        f"count benchmark: {args.encoding}, {args.runs} rounds, {os.cpu_count()} CPUs, "
+        f"python {sys.version.split()[0]}; each ratio is embedcli's time / the baseline's "
+        "(one-process tiktoken loop over the same files), below 1 is faster"
     )
-    print(f"{'command':<44} {'median s':>9} {'peak RSS':>10}")
-    labels = {
-        "plain": "baseline: os.walk + tiktoken, one process",
-        "tiktoken": "embedcli count DIR, tiktoken only",
-        "embedcli": "embedcli count DIR",
-        "fastokens": "embedcli count DIR, fastokens forced",
-    }
-    for name, label in labels.items():
-        if name not in times:
-            continue
-        print(f"{label:<44} {statistics.median(times[name]):>9.2f} {mib(peaks[name]):>10}")
-    print(f"engines: tiktoken only: {', '.join(engines[0])}; default: {', '.join(engines[1])}")
-    for name in ratios:
-        speedup = statistics.median(ratios[name])
-        print(f"speed-up (plain / {labels[name]}, median of {args.runs}): {speedup:.2f}x")
-    if files_to_prompt is not None:
-        seconds, count = files_to_prompt
-        print(f"files-to-prompt DIR | ttok: {seconds:.2f} s, {count} tokens (file names included)")
-
-
-def _fastokens_may_count(encoding: str) -> bool:
-    """Whether fastokens is installed at a version proven exact for ``encoding``."""
-    if importlib.util.find_spec("fastokens") is None:
-        return False
-    from importlib.metadata import version
-
-    from embedcli.tokenization.engines import PROVEN
-
-    return encoding in PROVEN.get(version("fastokens"), ())
-
-
-def _files_to_prompt(root: Path, env: dict[str, str], encoding: str) -> tuple[float, str] | None:
-    if shutil.which("files-to-prompt") is None or shutil.which("ttok") is None:
-        return None
-    prime_tiktoken_cache(Path(env.setdefault("TIKTOKEN_CACHE_DIR", str(root.parent / "tk"))))
-    model = {"gpt2": "gpt2", "cl100k_base": "gpt-4", "o200k_base": "gpt-4o"}[encoding]
-    import time
-
-    start = time.perf_counter()
-    done = subprocess.run(
-        f"files-to-prompt {root} | ttok -m {model}", shell=True, env=env, capture_output=True,
-        text=True,
-    )  # fmt: skip
-    return time.perf_counter() - start, done.stdout.strip()
+    header = f"{'tree':<12} {'files':>6} {'skipped':>7} {'text':>8} {'baseline s':>10}"
+    print(f"{header} {'embedcli s':>10} {'embedcli / baseline':>20} {'tiktoken only':>20}  engine")
+    for row in rows:
+        times, ratios = row["times"], row["ratios"]
+        print(
+            f"{row['tree']:<12} {row['files']:>6,} {row['skipped']:>7,} {mib(row['text']):>8} "
+            f"{times['plain']:>10.2f} {times['embedcli']:>10.2f} {ratios['embedcli']:>20} "
+            f"{ratios['tiktoken']:>20}  {row['engine']}"
+        )
+    print("peak memory (baseline / embedcli / tiktoken only):")
+    for row in rows:
+        peaks = row["peaks"]
+        print(
+            f"  {row['tree']:<12}",
+            " / ".join(mib(peaks[k]) for k in ("plain", "embedcli", "tiktoken")),
+        )
 
 
 if __name__ == "__main__":

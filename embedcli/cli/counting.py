@@ -240,12 +240,10 @@ def count(
     _run(CountRequest(
         paths=tuple(paths or ()), encodings=tuple(encoding or ()), models=tuple(model or ()),
         access=hub_access(download, False), selection=selection, errors=errors, sort=sort,
-        top=top, tree=tree,
-        depth=depth, min_share=min_share, min_share_given=min_share.written != "0",
-        context=o.renamed(context, old_context, "--share-of", "--context"),
-        as_json=as_json, as_jsonl=as_jsonl, as_csv=as_csv, quiet=quiet,
-        engine=engine, scheduler=scheduler, workers=workers, engine_info=engine_info,
-        list_models=list_models,
+        top=top, tree=tree, depth=depth, min_share=min_share, as_csv=as_csv, quiet=quiet,
+        min_share_given=min_share.written != "0", as_json=as_json, as_jsonl=as_jsonl,
+        context=o.renamed(context, old_context, "--share-of", "--context"), engine=engine,
+        scheduler=scheduler, workers=workers, engine_info=engine_info, list_models=list_models,
     ))  # fmt: skip
 
 
