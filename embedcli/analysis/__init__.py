@@ -5,6 +5,7 @@
 - ``projection``: the table on its first two principal axes, and whether it has structure.
 - ``projector``: the TensorBoard Embedding Projector export.
 - ``training``: the memory of one training step, counted from the sizes alone.
+- ``rowcount``: the rows a pass has read, told to a plain callback (``on_rows(done, total)``).
 
 Imports: tokenization, models, core, io, errors.
 """

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from embedcli.analysis.rowcount import RowCount, RowsDone
 from embedcli.core import memory
 from embedcli.core.devices import resolve_device
 from embedcli.core.memory import CHUNK_ELEMENTS
@@ -28,12 +29,14 @@ def nearest_tokens(
     k: int,
     chunk_rows: int = NEIGHBOR_CHUNK_ROWS,
     device: torch.device | str = "cpu",
+    on_rows: RowsDone | None = None,
 ) -> list[list[tuple[int, float]]]:
     """For each query row, the ``k`` other rows with the highest cosine similarity, best first.
 
     The table is moved to ``device`` a chunk of rows at a time; scores are float64 where the
     device has it (MPS does not: float32 there). Rows holding NaN or infinite values are never
-    neighbors (a list can then be shorter than ``k``); a query row holding them is an error."""
+    neighbors (a list can then be shorter than ``k``); a query row holding them is an error.
+    ``on_rows(done, total)`` hears the rows searched, a chunk at a time."""
     import torch
 
     device = torch.device(device)
@@ -54,6 +57,7 @@ def nearest_tokens(
     best_scores = torch.full((len(unique), 0), float("-inf"), dtype=precision, device=device)
     best_ids = torch.empty((len(unique), 0), dtype=torch.long, device=device)
     own = torch.tensor(unique, device=device).unsqueeze(1)  # (Q, 1)
+    read = RowCount(on_rows, table.shape[0])
     for start in range(0, table.shape[0], chunk_rows):
         rows = table[start : start + chunk_rows].to(device, precision)  # (R, d)
         usable = torch.isfinite(rows).all(dim=1)  # (R,)
@@ -65,6 +69,7 @@ def nearest_tokens(
         merged_ids = torch.cat([best_ids, ids], dim=1)
         top = merged_scores.topk(min(k, merged_scores.shape[1]), dim=1)
         best_scores, best_ids = top.values, merged_ids.gather(1, top.indices)
+        read.add(rows.shape[0])
     found = {
         token: [
             (other, score)
@@ -135,9 +140,10 @@ def neighbors_report(
     table: torch.Tensor,
     k: int,
     device: torch.device | str = "cpu",
+    on_rows: RowsDone | None = None,
 ) -> list[TokenNeighbors]:
     """For each token of ``ids``, its ``k`` nearest tokens in ``table``, with their pieces;
-    the search runs on ``device`` (auto, cpu, cuda:N, mps)."""
+    the search runs on ``device`` (auto, cpu, cuda:N, mps); ``on_rows`` hears its rows."""
 
     if isinstance(device, str):
         device = resolve_device(device, allow_meta=False)
@@ -148,6 +154,6 @@ def neighbors_report(
             [token_piece(enc, other, score=score) for other, score in near],
         )
         for index, (token, near) in enumerate(
-            zip(ids, nearest_tokens(table, ids, k, device=device), strict=True)
+            zip(ids, nearest_tokens(table, ids, k, device=device, on_rows=on_rows), strict=True)
         )
     ]

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from embedcli.analysis.rowcount import RowCount, RowsDone
 from embedcli.core.memory import CHUNK_ELEMENTS, ensure_host_fits
 from embedcli.errors import WeightsError
 
@@ -35,12 +36,13 @@ class TableStats:
     non_finite: int = 0  # NaN and ±inf values, left out of every statistic above
 
 
-def table_stats(name: str, table: torch.Tensor) -> TableStats:
+def table_stats(name: str, table: torch.Tensor, on_rows: RowsDone | None = None) -> TableStats:
     """Mean, std, min, max, share within one std, and row-norm percentiles, in float64.
 
     NaN and infinite values are counted and left out (rows holding one have no norm). The table
     is read a chunk of rows at a time into one float64 buffer, worked on in place: memory stays
-    the table plus a chunk and a norm per row."""
+    the table plus a chunk and a norm per row. ``on_rows(done, total)`` hears the rows read,
+    over every pass (three, or four where the values must be scaled)."""
     import numpy as np
     import torch
 
@@ -49,6 +51,7 @@ def table_stats(name: str, table: torch.Tensor) -> TableStats:
     _check_stats_memory(name, rows, step * width)
     buffer = torch.empty((min(step, rows), width), dtype=torch.float64)  # (R, d)
     holed: set[int] = set()  # the chunks (by first row) that hold NaN or inf
+    read = RowCount(on_rows, 3 * rows)
 
     def chunks(scale: float = 1.0):  # (values / scale in float64, finite mask or None: all are)
         for start in range(0, rows, step):
@@ -61,12 +64,14 @@ def table_stats(name: str, table: torch.Tensor) -> TableStats:
             else:
                 holed.add(start)
                 yield values, values.isfinite()
+            read.add(len(values))  # the chunk is done with when the next one is asked for
 
     count, low, high, total, norms = _first_pass(chunks())
     if not count:
         raise WeightsError(f"the {name} table holds no finite values: all are NaN or infinite")
     scale = _scale(max(abs(low), abs(high)))  # so that sums and squares cannot overflow
     if scale != 1.0:
+        read.grow(rows)
         _, _, _, total, norms = _first_pass(chunks(scale))
     mean = total / count  # of the scaled values
     squares, within = 0.0, 0

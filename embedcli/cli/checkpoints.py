@@ -9,7 +9,7 @@ from embedcli.analysis.stats import table_stats
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import ids_or_text
-from embedcli.cli.output import emit, models_listed
+from embedcli.cli.output import emit, models_listed, work_progress
 from embedcli.core.config import DEFAULT_SEED, Overrides
 from embedcli.pipeline import sources
 from embedcli.pipeline.weights import weights_report
@@ -90,11 +90,15 @@ def neighbors(
     enc = get_encoding(name, access)
     token_ids = ids_or_text(enc, texts, file, ids, specials_of(allow_special, special_as_text))
     given = Overrides(d_model=d_model, seed=seed)
-    seeded, _ = (
-        sources.embed_source(name, given, access=access) if weights is None else (None, None)
-    )
-    token, _, source = sources.source_tables(seeded, weights, token_key, given=given, access=access)
-    rows = neighbors_report(enc, token_ids_for(token_ids, token), token, k, device)
+    with work_progress("reading the table", quiet) as progress:
+        seeded, _ = (
+            sources.embed_source(name, given, access=access) if weights is None else (None, None)
+        )
+        token, _, source = sources.source_tables(
+            seeded, weights, token_key, given=given, access=access
+        )
+        ids = token_ids_for(token_ids, token)
+        rows = neighbors_report(enc, ids, token, k, device, progress.rows("neighbors"))
     emit(as_json, neighbors_json, "neighbors_view", source, rows, seeded=weights is None)
 
 
@@ -123,13 +127,16 @@ def stats(
         return
     given, access = Overrides(d_model=d_model, seed=seed), hub_access(download, download_all)
     seeded = None  # the tables of --weights need no tokenizer: only seeded ones are sized by one
-    if weights is None:
-        name = resolve_encoding_name(encoding, model, None)
-        seeded, _ = sources.embed_source(name, given, access=access)
-    token, position, source = sources.source_tables(
-        seeded, weights, token_key, position_key, given, access=access
-    )
-    found = [table_stats("token_embeddings", token)]
-    if position is not None:
-        found.append(table_stats("position_embeddings", position))
+    with work_progress("reading the tables", quiet) as progress:
+        if weights is None:
+            name = resolve_encoding_name(encoding, model, None)
+            seeded, _ = sources.embed_source(name, given, access=access)
+        token, position, source = sources.source_tables(
+            seeded, weights, token_key, position_key, given, access=access
+        )
+        found = [
+            table_stats(name, table, progress.rows(f"{name.split('_')[0]} table"))
+            for name, table in (("token_embeddings", token), ("position_embeddings", position))
+            if table is not None
+        ]
     emit(as_json, stats_json, "stats_view", source, found, seeded=weights is None)

@@ -13,6 +13,7 @@ import typer
 
 from embedcli.errors import OutputError, UsageError
 from embedcli.io.jsonstream import json_chunks
+from embedcli.render.workprogress import WorkProgress  # rich only once a bar is drawn
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -35,6 +36,17 @@ def watched() -> bool:
     import sys
 
     return sys.stderr is not None and sys.stderr.isatty()
+
+
+def work_progress(label: str | None, quiet: bool) -> WorkProgress:
+    """``with work_progress("reading the tables", quiet) as progress:``: a bar on stderr for work
+    that can run past a second, drawn only where a person watches stderr and -q was not given
+    (from its first stage where ``label`` is None)."""
+    if quiet or not watched():
+        return WorkProgress(None, label)  # draws nothing; its rows() gives None
+    from rich.console import Console
+
+    return WorkProgress(Console(stderr=True), label)
 
 
 def write(text: str, *, newline: bool = True) -> None:

@@ -12,7 +12,7 @@ from embedcli.analysis.projector import check_outputs, write_projector
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import ids_from_file, ids_or_text
-from embedcli.cli.output import emit, models_listed, write
+from embedcli.cli.output import emit, models_listed, work_progress, write
 from embedcli.cli.params import NAMED_PATH
 from embedcli.core.config import DEFAULT_SEED, Overrides
 from embedcli.errors import OutputError, UsageError, os_reason
@@ -21,6 +21,7 @@ from embedcli.pipeline import sources
 from embedcli.pipeline.projectrequest import ProjectRequest
 from embedcli.render.json import project_json
 from embedcli.render.png import projection_png
+from embedcli.render.workprogress import WorkProgress
 from embedcli.tokenization.encodings import get_encoding, resolve_encoding_name
 from embedcli.tokenization.specialtext import specials_of
 
@@ -115,22 +116,24 @@ def project(
     )  # fmt: skip  # ProjectRequest's fields, in their order
     inputs = request.inputs()
     check_outputs(png, export_projector, inputs)  # before the work, not after it
-    report, table = _projected(request)
+    with work_progress(None, quiet) as progress:  # drawn once the text is read
+        report, table = _projected(request, progress)
     written = _write_outputs(report, table, png, export_projector)
     emit(as_json, project_json, "project_view", report)
     if written and not as_json:
         write("wrote " + ", ".join(str(path) for path in written))
 
 
-def _projected(request: ProjectRequest) -> tuple[Any, Any]:
+def _projected(request: ProjectRequest, progress: WorkProgress) -> tuple[Any, Any]:
     """The projection of the ids asked for (the text's, --top's, --ids-file's) on the table
-    (``--weights``', or the encoding's seeded one), and the table."""
+    (``--weights``', or the encoding's seeded one), and the table; ``progress`` shows it."""
     weights, given, access = request.weights, request.given, request.access
     name = resolve_encoding_name(request.encoding, request.model, weights)
     enc = get_encoding(name, access)
     texts = list(request.texts) or None
     listed = None if request.ids_file is None else ids_from_file(request.ids_file, texts)
     text_ids = _text_ids(enc, request, alone=request.top or listed)
+    progress.stage("reading the table")
     seeded, _ = (
         sources.embed_source(name, given, access=access) if weights is None else (None, None)
     )
@@ -141,8 +144,9 @@ def _projected(request: ProjectRequest) -> tuple[Any, Any]:
         token_ids_for(text_ids, table)  # a text without tokens, or the wrong encoding
     chosen = projection.chosen_ids(text_ids or [], request.top, listed, table.shape[0])
     projected = projection.project(
-        enc, table, chosen, source, seeded=weights is None, device=request.device
-    )
+        enc, table, chosen, source, seeded=weights is None, device=request.device,
+        on_rows=progress.rows("principal axes"),
+    )  # fmt: skip
     return projected, table
 
 

@@ -25,6 +25,7 @@ imports neither rich nor torch.
 - ``png``: PNG figures through matplotlib (no rich).
 - ``countcsv``: ``count --csv``: one row per file, written as it is counted.
 - ``progress``: progress bars on stderr (streaming embed, count).
+- ``workprogress``: the bar of work on a table (stats, project, neighbors): rows read, time left.
 
 Imports: pipeline, analysis, corpus, tokenization, models, core, io, errors.
 """
@@ -64,6 +65,7 @@ _WHERE = {
     "tree_view": "count",
     "weights_view": "checkpoints",
     "windows_view": "windows",
+    "WorkProgress": "workprogress",
 }
 
 __all__ = sorted(_WHERE)
