@@ -114,7 +114,7 @@ def token_ids_for(ids: list[int], table: torch.Tensor) -> list[int]:
     if not ids:
         raise InputTextError(
             "the text has no tokens: there is nothing to look up; pass TEXT, -f FILE or --ids"
-            " (project also takes --top N or --ids-file)"
+            " (project also takes --first-ids N or --ids-file)"
         )
     rows = table.shape[0]
     for token in ids:

@@ -87,7 +87,7 @@ def chosen_ids(
     then the first ``top`` rows (a BPE vocabulary lists its bytes, then its merges most
     frequent first), then ``listed``. An id outside the table is an error."""
     if top is not None and top > rows:
-        raise InputTextError(f"--top {top:,} is more than the table's {rows:,} rows")
+        raise InputTextError(f"--first-ids {top:,} is more than the table's {rows:,} rows")
     wanted = [
         *((token, "text", index) for index, token in enumerate(text_ids)),
         *((token, "top", None) for token in range(top or 0)),

@@ -53,7 +53,7 @@ def check_outputs(
 
 
 def _check_not_an_input(path: Path, inputs: list[Path | int | None], flag: str) -> None:
-    """As io's check, but true where standard input is not read: with --top or --ids-file
+    """As io's check, but true where standard input is not read: with --first-ids or --ids-file
     alone, the file standard input comes from is no input, yet it is not replaced either."""
     if 0 in inputs and same_file(path, 0):
         raise OutputError(

@@ -40,13 +40,16 @@ def _named_folder(value: str | None) -> Path | None:
 Top = Annotated[
     int | None,
     o.count(
+        "--first-ids",
         help="Also the table's first N ids (a BPE vocabulary lists its bytes, then its merges "
-        "most frequent first); with --top or --ids-file, TEXT is optional.",
+        "most frequent first); with --first-ids or --ids-file, TEXT is optional.",
         metavar="N",
         show_default=False,
         rich_help_panel=o.INPUT,
     ),
 ]
+# --top was its name; in count (and listings everywhere) --top N is the N largest
+OldTop = Annotated[int | None, o.deprecated_alias("--top", "--first-ids", o.INPUT)]
 IdsFile = Annotated[
     Path | None,
     typer.Option(
@@ -80,6 +83,7 @@ def project(
     allow_special: o.AllowSpecial = False,
     special_as_text: o.SpecialAsText = False,
     top: Top = None,
+    old_top: OldTop = None,
     ids_file: IdsFile = None,
     weights: o.Weights = None,
     download: o.Download = False,
@@ -101,9 +105,9 @@ def project(
 
     \b
       embedcli project "king queen man woman"      # seeded: an isotropic cloud
-      embedcli project " cat dog" --top 300 --weights gpt2.safetensors
+      embedcli project " cat dog" --first-ids 300 --weights gpt2.safetensors
       embedcli project "hello" --json | jq .explained_variance_ratio
-      embedcli project --top 500 --weights ckpt.pt --export-projector proj/
+      embedcli project --first-ids 500 --weights ckpt.pt --export-projector proj/
     """
     if models_listed(ctx, list_models, as_json):
         return
@@ -111,7 +115,8 @@ def project(
     request = ProjectRequest(
         tuple(texts or ()), file, tuple(map(tuple, ids or ())), encoding, model,
         specials_of(allow_special, special_as_text),
-        top, ids_file, weights, hub_access(download, download_all), token_key,
+        o.renamed(top, old_top, "--first-ids", "--top"), ids_file, weights,
+        hub_access(download, download_all), token_key,
         Overrides(d_model=d_model, seed=seed), device,
     )  # fmt: skip  # ProjectRequest's fields, in their order
     inputs = request.inputs()
@@ -125,7 +130,7 @@ def project(
 
 
 def _projected(request: ProjectRequest, progress: WorkProgress) -> tuple[Any, Any]:
-    """The projection of the ids asked for (the text's, --top's, --ids-file's) on the table
+    """The projection of the ids asked for (the text's, --first-ids', --ids-file's) on the table
     (``--weights``', or the encoding's seeded one), and the table; ``progress`` shows it."""
     weights, given, access = request.weights, request.given, request.access
     name = resolve_encoding_name(request.encoding, request.model, weights)
@@ -151,7 +156,7 @@ def _projected(request: ProjectRequest, progress: WorkProgress) -> tuple[Any, An
 
 
 def _text_ids(enc: object, request: ProjectRequest, alone: object) -> list[int] | None:
-    """The text's token ids (--ids, TEXT, -f or stdin), or None where --top or --ids-file
+    """The text's token ids (--ids, TEXT, -f or stdin), or None where --first-ids or --ids-file
     (``alone``) give the points and no text was asked for."""
 
     if alone and not request.text_asked:
@@ -164,7 +169,7 @@ def _text_ids(enc: object, request: ProjectRequest, alone: object) -> list[int] 
             raise
         raise UsageError(
             "no text given: pass TEXT, -f PATH, '-' (standard input) or --ids, or place "
-            "the table's ids alone with --top N or --ids-file PATH"
+            "the table's ids alone with --first-ids N or --ids-file PATH"
         ) from None
 
 

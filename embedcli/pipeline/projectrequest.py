@@ -22,7 +22,7 @@ class ProjectRequest:
     encoding: str | None = None
     model: str | None = None
     allow_special: bool | Specials = False  # --allow-special / --special-as-text (specialtext.py)
-    top: int | None = None  # --top N: the table's first N ids too
+    top: int | None = None  # --first-ids N: the table's first N ids too
     ids_file: Path | None = None  # --ids-file: the ids in this file too ('-': stdin)
     weights: str | None = None
     access: HubAccess = OFFLINE  # --download, --download-all
@@ -32,7 +32,7 @@ class ProjectRequest:
 
     @property
     def text_asked(self) -> bool:
-        """Whether a text is to be placed (TEXT, -f or --ids): with --top or --ids-file alone,
+        """Whether a text is to be placed (TEXT, -f or --ids): with --first-ids or --ids-file alone,
         none is read."""
         return bool(self.ids or self.texts) or self.file is not None
 

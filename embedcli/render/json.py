@@ -279,7 +279,7 @@ def neighbors_json(source: str, rows: Sequence[TokenNeighbors]) -> dict[str, Any
 
 def project_json(report: Projection) -> dict[str, Any]:
     """``embedcli project --json``: ``asdict`` less ``cloud`` (every row's coordinates: ask for
-    them with --top), each point a token's fields with its ``origin``, ``x`` (PC1) and ``y``
+    them with --first-ids), each point a token's fields with its ``origin``, ``x`` (PC1) and ``y``
     (PC2); ``noise_ratio`` added."""
     return {
         "source": report.source,

@@ -57,7 +57,7 @@ def project_view(report: Projection, *, width: int = 100, plain: bool = True) ->
         f"{MARKS[o]} {what}{also.get(o, '')} ({counts[o]:,})"
         for o, what in (
             ("text", "the text's tokens, each once"),
-            ("top", "--top"),
+            ("top", "--first-ids"),
             ("ids-file", "--ids-file"),
         )
         if counts[o]

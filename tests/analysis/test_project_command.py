@@ -39,7 +39,7 @@ def test_points_are_the_texts_tokens_then_top_then_the_ids_file(
     ids_file = tmp_path / "ids.txt"
     ids_file.write_text("[7, 40000]\n15496,\n 3\n")
     data = run_json(
-        "Hello world Hello", "--weights", str(path), "--top", "4", "--ids-file", str(ids_file)
+        "Hello world Hello", "--weights", str(path), "--first-ids", "4", "--ids-file", str(ids_file)
     )
     enc = get_encoding("gpt2")
     text_ids = enc.encode("Hello world Hello")  # 15496, 995, 23748
@@ -96,12 +96,14 @@ def test_a_slightly_stretched_table_is_weak_structure(tmp_path: Path) -> None:
 
 def test_top_alone_reads_no_text_from_stdin() -> None:
     result = runner.invoke(
-        app, ["project", "--top", "5", "-d", "8", "--json", "--device", "cpu"], input="Hello"
+        app, ["project", "--first-ids", "5", "-d", "8", "--json", "--device", "cpu"], input="Hello"
     )
     assert result.exit_code == 0, result.output
     assert [p["id"] for p in json.loads(result.stdout)["points"]] == [0, 1, 2, 3, 4]
     piped = runner.invoke(
-        app, ["project", "-", "--top", "2", "-d", "8", "--json", "--device", "cpu"], input="Hi"
+        app,
+        ["project", "-", "--first-ids", "2", "-d", "8", "--json", "--device", "cpu"],
+        input="Hi",
     )
     assert [p["origin"] for p in json.loads(piped.stdout)["points"]] == ["text", "top", "top"]
 
@@ -109,8 +111,8 @@ def test_top_alone_reads_no_text_from_stdin() -> None:
 @pytest.mark.parametrize(
     ("args", "message", "code"),
     [
-        (["--top", "0"], "Invalid value for '--top'", 2),
-        (["--top", "60000"], "--top 60,000 is more than the table's 50,257 rows", 1),
+        (["--first-ids", "0"], "Invalid value for '--first-ids'", 2),
+        (["--first-ids", "60000"], "--first-ids 60,000 is more than the table's 50,257 rows", 1),
         (["hi", "-d", "1"], "at least 2 rows and 2 dimensions, not 50257 × 1", 1),
         (["hi", "--device", "meta"], "the meta device holds shapes but no values", 2),
         (["hi", "--device", "cuda:7"], "requested", 1),
@@ -195,11 +197,11 @@ def test_stdin_is_read_once_and_never_replaced(tmp_path: Path) -> None:
     ids = runner.invoke(app, ["project", "--ids-file", "-", "-d", "4", "--json"], input="1 2")
     assert [p["id"] for p in json.loads(ids.stdout)["points"]] == [1, 2]
     # Standard input redirected from the file the export would replace: refused, kept; with
-    # --top alone standard input is not read, so the message does not call the file the input.
+    # --first-ids alone standard input is not read, so the message does not call the file the input.
     (tmp_path / "metadata.tsv").write_text("mine\n")
     with open(tmp_path / "metadata.tsv", "rb") as stdin:
         done = subprocess.run(
-            [Path(sys.executable).parent / "embedcli", "project", "--top", "3", "-d", "4",
+            [Path(sys.executable).parent / "embedcli", "project", "--first-ids", "3", "-d", "4",
              "--export-projector", "."],
             stdin=stdin, capture_output=True, text=True, cwd=tmp_path,
         )  # fmt: skip
@@ -229,7 +231,7 @@ def test_no_text_says_how_to_place_ids_alone(monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(inputs, "stdin", lambda: Terminal())
     result = runner.invoke(app, ["project", "-d", "8"])
-    expect_error(result, "or place the table's ids alone with --top N or --ids-file PATH", 2)
+    expect_error(result, "or place the table's ids alone with --first-ids N or --ids-file PATH", 2)
 
 
 def test_an_ids_file_is_read_as_distinct_ids_and_refuses_huge_numbers(tmp_path: Path) -> None:
@@ -242,3 +244,14 @@ def test_an_ids_file_is_read_as_distinct_ids_and_refuses_huge_numbers(tmp_path: 
         runner.invoke(app, ["project", "--ids-file", str(path), "-d", "4"]),
         "line 2: '" + "9" * 40 + "…' is far beyond any token table",
     )
+
+
+def test_the_old_top_still_places_the_first_ids_with_a_warning() -> None:
+    # project --top was renamed --first-ids: count's --top lists the N largest files.
+    args = ["project", "-d", "8", "--json", "--device", "cpu"]
+    new = runner.invoke(app, [*args, "--first-ids", "5"])
+    old = runner.invoke(app, [*args, "--top", "5"])
+    assert old.exit_code == 0 and old.stdout == new.stdout and new.stderr == ""
+    assert old.stderr == "Warning: --top is deprecated and will be removed; use --first-ids\n"
+    both = runner.invoke(app, [*args, "--top", "5", "--first-ids", "5"])
+    expect_error(both, "pass --first-ids or the old --top, not both", 2)

@@ -119,9 +119,12 @@ def test_points_sharing_a_cell_or_without_room_are_counted() -> None:
     text = to_text(project_view(report, width=80, plain=True), width=80)
     prose = " ".join(text.split())
     assert "the text's b: no room for a label (--json has every point)" in prose
-    assert "• the text's tokens, each once (2)" in prose and "◦ --top, not in the text (1)" in prose
+    assert (
+        "• the text's tokens, each once (2)" in prose
+        and "◦ --first-ids, not in the text (1)" in prose
+    )
     assert "other point" not in prose
-    # A --top point in the cell right of a text token's marker: the text's label goes first.
+    # A --first-ids point in the cell right of a text token's marker: the text's label goes first.
     _, columns = plot_rows(text)
     beside = 1.0 + 10 / columns * 1.5
     report = synthetic(

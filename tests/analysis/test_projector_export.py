@@ -51,7 +51,7 @@ def test_the_projector_files_load_as_the_projector_reads_them(
     folder = tmp_path / "proj"
     text = "a\tb\nc \\ d  e"
     result = runner.invoke(
-        app, ["project", text, "--weights", str(path), "--top", "3", "--export-projector",
+        app, ["project", text, "--weights", str(path), "--first-ids", "3", "--export-projector",
               str(folder), "--device", "cpu"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -110,7 +110,7 @@ def test_png_is_written_and_json_stays_alone_on_stdout(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     png = tmp_path / "map.png"
     result = runner.invoke(
-        app, ["project", "king queen", "-d", "8", "--top", "20", "--png", str(png), "--json"]
+        app, ["project", "king queen", "-d", "8", "--first-ids", "20", "--png", str(png), "--json"]
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["structure"] == "isotropic"
@@ -173,7 +173,7 @@ def test_a_failed_export_replaces_nothing(
 
         monkeypatch.setattr(np, "savetxt", interrupt)
     for target in (folder, fresh):
-        args = ["project", "--top", "3000", "-d", "64", "--png", str(png),
+        args = ["project", "--first-ids", "3000", "-d", "64", "--png", str(png),
                 "--export-projector", str(target)]  # fmt: skip
         if failure == "file too large":  # a real write failure, as a full disk gives one
             limits = resource.getrlimit(resource.RLIMIT_FSIZE)

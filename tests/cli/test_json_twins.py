@@ -62,7 +62,7 @@ COMMANDS: dict[str, str] = {  # shell words; $TEXT stands for TEXT
     "windows": "windows -f lighthouse.txt -t 6 --stride 3 -b 2 --limit 2",
     "neighbors": "neighbors king -d 16 -k 3",
     "stats": "stats -d 16",
-    "project": "project 'the cat sat' -d 16 --top 40",
+    "project": "project 'the cat sat' -d 16 --first-ids 40",
     "positions": "positions",
     "positions-rope": "positions --positional rope --rope-scaling llama3:8 -d 16 "
     "--context-length 8",

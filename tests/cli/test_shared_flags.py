@@ -87,8 +87,6 @@ def test_a_shared_option_is_declared_once() -> None:
         ("tokenize", "--ids"),
         ("neighbors", "--ids"),
         ("project", "--ids"),
-        # count's --top lists the largest files; project's places the table's first N ids.
-        ("project", "--top"),
     }
     seen: dict[str, tuple[str, object, str | None, list[str]]] = {}
     for command, options in OPTIONS.items():

@@ -124,7 +124,7 @@ def test_nothing_drawn_gives_no_callback() -> None:
 
 COMMANDS = {
     "stats": ["stats", "--weights", "{}"],
-    "project": ["project", "--top", "5", "--weights", "{}"],
+    "project": ["project", "--first-ids", "5", "--weights", "{}"],
     "neighbors": ["neighbors", "--ids", "1,2", "--weights", "{}", "-e", "gpt2"],
 }
 

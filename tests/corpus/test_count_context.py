@@ -27,7 +27,9 @@ def test_a_context_is_a_whole_number_of_tokens_in_ascii_digits(tree: Path) -> No
     for fraction in ("1.9", "0.5", "1.0001k"):
         result = runner.invoke(app, ["count", str(tree / "README.md"), "--share-of", fraction])
         expect_error(result, f"whole number of tokens, got {fraction}", code=2)
-    wide = runner.invoke(app, ["count", str(tree / "README.md"), "--share-of", "\uff11\uff12\uff18"])
+    wide = runner.invoke(
+        app, ["count", str(tree / "README.md"), "--share-of", "\uff11\uff12\uff18"]
+    )
     expect_error(wide, "takes the digits 0-9", code=2)
 
 

@@ -231,7 +231,11 @@ def test_quantized_tables_serve_every_table_command(
     dense = GGUFCheckpoint(written.path).load("token_embd.weight")
     plain = tmp_path / "plain.safetensors"
     save_file({"token_embedding.weight": dense.contiguous()}, plain)
-    extra = {"stats": [], "neighbors": ["--ids", "5,17", "-k", "3"], "project": ["--top", "5"]}
+    extra = {
+        "stats": [],
+        "neighbors": ["--ids", "5,17", "-k", "3"],
+        "project": ["--first-ids", "5"],
+    }
     args = [command, *extra[command], "--json"]
     got = runner.invoke(app, [*args, "--weights", str(written.path), "-e", str(written.path)])
     assert got.exit_code == 0, got.output

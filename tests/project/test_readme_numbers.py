@@ -107,7 +107,7 @@ def test_the_positional_pictures() -> None:
 
 
 def test_the_projection_of_a_stretched_table() -> None:
-    shown = output_starting('embedcli project " the" --top 5')
+    shown = output_starting('embedcli project " the" --first-ids 5')
     structure, ratio, shares = re.match(r"(\w+) ([\d.]+) \[([\d., ]+)\]", shown).groups()
     torch.manual_seed(0)
     table = torch.randn(50257, 16)
