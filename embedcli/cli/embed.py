@@ -95,7 +95,7 @@ StreamSeqLen = Annotated[
     o.count(
         "-t",
         "--seq-len",
-        help="Stream every window of T tokens of the text to --output.",
+        help="Stream every window of T tokens of the text (one TEXT, -f or stdin) to --output.",
         metavar="T",
         show_default=False,
         rich_help_panel=o.OUTPUT,
@@ -303,9 +303,10 @@ def _stream(
     output, window = request.output, request.seq_len
     assert output is not None and window is not None  # the request refuses --seq-len without -o
     check_stream_path(output)
-    check_output_path(output, config.dtype, _inputs(request.file, tables))
+    text = request.texts[0] if request.texts and request.texts != ("-",) else None
+    check_output_path(output, config.dtype, _inputs(request.file, tables, text is not None))
     with ExitStack() as stack:
-        stream, source, size = stack.enter_context(_input_stream(request.file))
+        stream, source, size = stack.enter_context(_input_stream(request.file, text))
         progress: Any = NoProgress()
         if not request.quiet and watched():
             from rich.console import Console
@@ -323,16 +324,26 @@ def _stream(
     write_json(summary.json()) if request.as_json else write(summary.line())
 
 
-def _inputs(file: Path | None, tables: LoadedTables | None) -> list[Path | int | None]:
-    """Every file the command reads: the text (or stdin), and the checkpoint."""
+def _inputs(
+    file: Path | None, tables: LoadedTables | None, text: bool = False
+) -> list[Path | int | None]:
+    """Every file the command reads: the text's file (or stdin, unless TEXT), the checkpoint."""
     weights = [] if tables is None else [Path(f) for f in tables.files or [tables.path]]
-    return [file, *weights, 0 if file is None else None]
+    return [file, *weights, 0 if file is None and not text else None]
 
 
 @contextmanager
-def _input_stream(file: Path | None) -> Iterator[tuple[BinaryIO, str, int | None]]:
-    """(binary stream, its name, its size or None): the file, or stdin."""
+def _input_stream(
+    file: Path | None, text: str | None = None
+) -> Iterator[tuple[BinaryIO, str, int | None]]:
+    """(binary stream, its name, its size or None): TEXT, the file, or stdin."""
 
+    if text is not None:
+        import io
+
+        data = text.encode("utf-8")
+        yield io.BytesIO(data), "TEXT", len(data)
+        return
     if file is None:
         yield stdin(), "standard input", None
         return

@@ -72,8 +72,13 @@ class EmbedRequest:
             (len(given) > 1, f"pass only one of {' and '.join(given)}"),
             (lines and streaming, "--lines and --seq-len cannot be combined; pick one"),
             (
-                (lines or streaming) and (ids or text_given),
-                "--lines and --seq-len read -f FILE or standard input, not TEXT or --ids",
+                lines and (ids or text_given),
+                "--lines reads the lines of -f FILE or standard input, not TEXT or --ids",
+            ),
+            (streaming and ids, "--seq-len streams the windows of a text, not --ids"),
+            (
+                streaming and len(texts) > 1,
+                "--seq-len streams the windows of one text: pass one TEXT, or -f FILE",
             ),
             (lines and output is not None, "--lines writes JSON Lines to standard output; drop -o"),
             (streaming and output is None, "--seq-len streams to a file: pass -o out.npy"),

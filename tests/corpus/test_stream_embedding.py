@@ -135,7 +135,12 @@ def test_interrupted_stream_leaves_no_file(tmp_path: Path, monkeypatch, failure)
     ("args", "message"),
     [
         (["-t", "4"], "--seq-len streams to a file: pass -o out.npy"),
-        (["-t", "4", "-o", "x.npy", "hi"], "read -f FILE or standard input"),
+        (["-t", "4", "-o", "x.npy", "hi", "there"], "the windows of one text: pass one TEXT"),
+        (
+            ["-t", "4", "-o", "x.npy", "--ids", "1,2"],
+            "--seq-len streams the windows of a text, not --ids",
+        ),
+        (["--lines", "hi"], "--lines reads the lines of -f FILE or standard input, not TEXT"),
         (["-t", "4", "-o", "x.pt"], "streaming (-t/--seq-len) writes .npy or .safetensors"),
         (["--stride", "2"], "--stride needs --seq-len"),
         (["--pool", "mean"], "--pool needs --lines"),
@@ -152,6 +157,19 @@ def test_stream_usage_errors(tmp_path: Path, args: list[str], message: str) -> N
     result = runner.invoke(app, ["embed", *args], input="some text here")
     assert result.exit_code in (1, 2), result.output
     assert message in result.stderr, result.stderr
+
+
+def test_one_text_streams_as_its_file_would(tmp_path: Path) -> None:
+    # -t T means T tokens a window in embed as in windows and inspect-shapes: a TEXT is
+    # streamed as the same text in a file is (it was refused, naming --lines, never given).
+    text = "The keeper counted ships in the harbour at night, one by one."
+    (tmp_path / "t.txt").write_text(text, encoding="utf-8")
+    base = ["embed", "-t", "4", "-d", "8", "--json"]
+    given = runner.invoke(app, [*base, text, "-o", str(tmp_path / "a.npy")])
+    read = runner.invoke(app, [*base, "-f", str(tmp_path / "t.txt"), "-o", str(tmp_path / "b.npy")])
+    assert given.exit_code == 0 and read.exit_code == 0, given.output + read.output
+    assert json.loads(given.stdout)["num_windows"] == json.loads(read.stdout)["num_windows"] > 1
+    assert (tmp_path / "a.npy").read_bytes() == (tmp_path / "b.npy").read_bytes()
 
 
 def test_stream_window_beyond_context(tmp_path: Path) -> None:
