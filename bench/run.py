@@ -8,8 +8,8 @@
 - weights_bench: peak memory of `embed --weights` with a generated 1.7 GB checkpoint.
 - models_bench: bytes a sharded 15 GB model folder and a 405B-shaped hub repo give up to
   `weights` and `inspect-shapes`, and `embed --weights FOLDER` memory against its tables.
-- count_bench: `embedcli count DIR` of a generated 190 MiB tree against a plain os.walk +
-  tiktoken loop (and files-to-prompt | ttok where installed).
+- count_bench: `embedcli count PATH` of four trees made from Python's standard library against
+  a plain one-process tiktoken loop over the same files.
 - stream_bench: streaming `embed --seq-len` of a 20 MB text against a plain torch loop, and
   `embed --lines` against one process a line.
 """
