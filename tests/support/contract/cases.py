@@ -53,9 +53,11 @@ BAD_CHECKPOINTS = ("bad.safetensors", "trunc.safetensors", "in.txt", "empty.txt"
                    "hf:org/absent", "hf:", "hf:a/b/c", "hf:org/x@", "hf:org/../x",
                    "model-gpt2/tokenizer.json", "trunc.gguf", "lying.gguf", "ollama:absent",
                    "ollama:", "ollama:../x", "ollama:a:b:c")  # fmt: skip
-TOKENIZERS = ("model-gpt2", "model-gpt2/tokenizer.json", "hf:org/tiny", "tiny.gguf")
+TOKENIZERS = ("model-gpt2", "model-gpt2/tokenizer.json", "hf:org/tiny", "tiny.gguf",
+              "tiny.model", "model-spm", "tekken.json")  # fmt: skip
 BAD_TOKENIZERS = ("model-llama", "model-broken/config.json", "hf:org/absent", "missing.json",
-                  "tiny.safetensors", "adir", "in.txt", "trunc.gguf", "ollama:absent")  # fmt: skip
+                  "tiny.safetensors", "adir", "in.txt", "trunc.gguf", "ollama:absent",
+                  "trunc.model", "model-tekken-spm", "empty-pattern/tekken.json")  # fmt: skip
 # Outputs are relative paths only: nothing is ever written outside the case's own folder.
 OUTPUTS = ("out.npy", "out.pt", "out.safetensors", "OUT.NPY", "sub/../out.npy")
 BAD_OUTPUTS = ("out.txt", "out", "adir", "adir/", "adir/out.npy", "nodir/out.npy", "in.txt",

@@ -90,6 +90,35 @@ def _model_folders(folder: Path) -> None:
     (broken / "config.json").write_text('{"n_embd": "wide"')
     _family_folders(folder)
     _gguf_files(folder)
+    _sentencepiece_and_tekken(folder)
+
+
+def _sentencepiece_and_tekken(folder: Path) -> None:
+    """tiny.model (a SentencePiece BPE model with byte fallback, trained here) and model-spm/
+    (it, as Llama's tokenizer.model, with a tokenizer_config.json); tekken.json (GPT-2's first
+    600 tokens, v7 specials). Hostile: trunc.model, cut inside its pieces; model-tekken-spm/,
+    holding a tekken.json and a tokenizer.model (refused); empty-pattern/tekken.json, whose
+    pattern matches the empty string."""
+    from embedcli.tokenization.common import GPT2_PATTERN
+    from embedcli.tokenization.encodings import get_encoding
+    from support import spmodels
+
+    model = spmodels.train(folder / "spm-train", "bpe", spmodels.FALLBACK_TEXT)
+    (folder / "tiny.model").write_bytes(model.read_bytes())
+    (folder / "trunc.model").write_bytes(model.read_bytes()[:300])
+    config = {"tokenizer_class": "LlamaTokenizer", "add_bos_token": True}
+    spmodels.folder(folder / "model-spm", model, config)
+    gpt2 = get_encoding("gpt2")._mergeable_ranks
+    merged = [t for t, _ in sorted(gpt2.items(), key=lambda kv: kv[1]) if len(t) > 1][:344]
+    ranks = {t: i for i, t in enumerate([*(bytes([b]) for b in range(256)), *merged])}
+    specials = ["<unk>", "<s>", "</s>", "[INST]", "[/INST]"]
+    spmodels.tekken_file(folder / "tekken.json", ranks, GPT2_PATTERN, specials=specials,
+                         num_special=20)  # fmt: skip
+    both = folder / "model-tekken-spm"
+    spmodels.folder(both, model)
+    (both / "tekken.json").write_bytes((folder / "tekken.json").read_bytes())
+    spmodels.tekken_file(folder / "empty-pattern" / "tekken.json", ranks, "a*",
+                         specials=specials, num_special=20)  # fmt: skip
 
 
 def _gguf_files(folder: Path) -> None:
