@@ -38,15 +38,15 @@ def watched() -> bool:
     return sys.stderr is not None and sys.stderr.isatty()
 
 
-def work_progress(label: str | None, quiet: bool) -> WorkProgress:
+def work_progress(label: str | None, quiet: bool, unit: str = "rows read") -> WorkProgress:
     """``with work_progress("reading the tables", quiet) as progress:``: a bar on stderr for work
     that can run past a second, drawn only where a person watches stderr and -q was not given
     (from its first stage where ``label`` is None)."""
     if quiet or not watched():
-        return WorkProgress(None, label)  # draws nothing; its rows() gives None
+        return WorkProgress(None, label, unit=unit)  # draws nothing; its rows() gives None
     from rich.console import Console
 
-    return WorkProgress(Console(stderr=True), label)
+    return WorkProgress(Console(stderr=True), label, unit=unit)
 
 
 def write(text: str, *, newline: bool = True) -> None:

@@ -2,7 +2,7 @@
 
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -25,7 +25,7 @@ from embedcli.cli.options import (
     SpecialAsText,
     Truncate,
 )
-from embedcli.cli.output import emit, models_listed, write, write_json, write_text
+from embedcli.cli.output import emit, models_listed, work_progress, write, write_json, write_text
 from embedcli.tokenization.encodings import (
     added_specials,
     encoding_name_for_model,
@@ -36,7 +36,13 @@ from embedcli.tokenization.explain import EXPLAIN_CHUNKS, explain
 from embedcli.tokenization.idtext import parse_ids as parse_text_ids
 from embedcli.tokenization.request import TokenizeRequest
 from embedcli.tokenization.specialtext import Specials, specials_of
-from embedcli.tokenization.tokens import TOKEN_TABLE_LIMIT, tokenize_ids, tokenize_text
+from embedcli.tokenization.tokens import (
+    PARALLEL_MIN_CHARS,
+    TOKEN_TABLE_LIMIT,
+    Parallel,
+    tokenize_ids,
+    tokenize_text,
+)
 
 
 def _mode(flag: str, help_text: str) -> typer.models.OptionInfo:
@@ -113,11 +119,24 @@ def tokenize(
         results = [tokenize_ids(enc, token_ids) for enc in encodings]
     else:
         text, add = read_text(texts, file), not no_add_special
-        results = [
-            tokenize_text(enc, text, specials, count_only=count, add_special=add)
-            for enc in encodings
-        ]
+        results = _tokenized(encodings, text, specials, count, add, quiet)
     _show(request, results, model or [])
+
+
+def _tokenized(encodings: list, text: str, specials, count: bool, add: bool, quiet: bool) -> list:
+    """Each encoding's tokens (or count) of ``text``; a long text's progress on a terminal's
+    stderr, in characters done (a short one is done before a bar could say anything)."""
+    watched_text = len(text) >= PARALLEL_MIN_CHARS
+    with work_progress(None, quiet or not watched_text, unit="characters") as progress:
+        return [
+            tokenize_text(enc, text, specials, count_only=count, add_special=add,
+                          parallel=Parallel(on_chars=progress.rows(_doing(count, enc))))
+            for enc in encodings
+        ]  # fmt: skip
+
+
+def _doing(count: bool, enc: Any) -> str:
+    return f"{'counting' if count else 'encoding'} {getattr(enc, 'name', 'the text')}"
 
 
 def _show(request: TokenizeRequest, results: list, models: list[str]) -> None:

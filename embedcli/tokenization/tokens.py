@@ -82,6 +82,8 @@ class Parallel:
     workers: int | None = None  # threads; None: one per CPU this process may use
     chunk_chars: int = CHUNK_CHARS  # characters per chunk, roughly
     min_chars: int = PARALLEL_MIN_CHARS  # shorter texts are encoded in one pass
+    # told (characters done, characters in all) as chunks are done, from any thread
+    on_chars: Callable[[int, int], None] | None = None
 
 
 def _cpus() -> int:
@@ -113,13 +115,18 @@ def _per_chunk(
     parts = [text]
     if len(text) >= parallel.min_chars and workers > 1 and cut_safe(enc):
         parts = chunks(text, parallel.chunk_chars)
+    told = parallel.on_chars
     if len(parts) == 1:
         if first is not None:
             first()
-        return [each(enc, text)]
+        result = [each(enc, text)]
+        if told is not None:
+            told(len(text), len(text))
+        return result
     out: list = [None] * len(parts)
     failed: dict[int, Exception] = {}
     lock, left = threading.Lock(), iter(range(len(parts)))
+    done = [0]  # characters of the chunks done
 
     def drain(own: tiktoken.Encoding) -> None:
         while not failed:
@@ -131,6 +138,10 @@ def _per_chunk(
                 out[index] = each(own, parts[index])
             except Exception as exc:  # raised below: the first in the text
                 failed[index] = exc
+            if told is not None:
+                with lock:
+                    done[0] += len(parts[index])
+                    told(done[0], len(text))
 
     helpers = run_on_helpers(enc, drain, workers - 1)
     try:
@@ -374,15 +385,17 @@ def tokenize_text(
     *,
     count_only: bool = False,
     add_special: bool = True,
+    parallel: Parallel = Parallel(),
 ) -> Tokenized:
     """Encode ``text`` (or only count its tokens, keeping no ids), with the special tokens a
     model's tokenizer adds by default unless ``add_special`` is False."""
     before, after = added_specials(enc, add_special)
     added = (len(before), len(after))
     if count_only:
-        count = count_tokens(enc, text, allow_special=allow_special)
+        count = count_tokens(enc, text, allow_special=allow_special, parallel=parallel)
         return Tokenized(enc, text, None, count + sum(added), added)
-    ids = with_specials(enc, encode_text(enc, text, allow_special=allow_special), add_special)
+    ids = encode_text(enc, text, allow_special=allow_special, parallel=parallel)
+    ids = with_specials(enc, ids, add_special)
     return Tokenized(enc, text, ids, len(ids), added)
 
 

@@ -174,3 +174,39 @@ def test_without_a_label_nothing_is_drawn_before_the_first_stage() -> None:
         assert progress.bar is not None
         progress.bar.refresh()
     assert "reading the table" in console.file.getvalue()
+
+
+def test_tokenize_count_of_a_long_text_shows_the_characters_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tokenize --count of a 20 MB file takes over a second: its chunks are told as they are
+    # counted (from every thread), a short text draws nothing, and stdout is unchanged.
+    from embedcli.tokenization.encodings import get_encoding
+    from embedcli.tokenization.tokens import Parallel, count_tokens
+
+    text = "The keeper counted ships, 1234 of them. caf\u00e9 \u4e2d\u6587\n" * 60_000
+    told: list[tuple[int, int]] = []
+    enc = get_encoding("gpt2")
+    count = count_tokens(
+        enc, text, parallel=Parallel(workers=2, on_chars=lambda *d: told.append(d))
+    )
+    assert count == len(enc.encode_ordinary(text))
+    assert len(told) > 4 and told[-1] == (len(text), len(text))
+    assert [d for d, _ in told] == sorted(d for d, _ in told) and told[0][0] < len(text)
+    path = tmp_path / "long.txt"
+    path.write_text(text, encoding="utf-8")
+    args = ["tokenize", "-f", str(path), "--count"]
+    piped = runner.invoke(app, args)
+    drawn = terminal()
+    monkeypatch.setattr("embedcli.cli.output.watched", lambda: True)
+    real = rich.console.Console
+    monkeypatch.setattr(
+        rich.console, "Console", lambda **kw: drawn if kw.get("stderr") else real(**kw)
+    )
+    assert runner.invoke(app, [*args, "-q"]).stdout == piped.stdout
+    assert drawn.file.getvalue() == ""
+    short = runner.invoke(app, ["tokenize", "hello world", "--count"])
+    assert short.exit_code == 0 and drawn.file.getvalue() == ""  # done before a bar could tell
+    watched = runner.invoke(app, args)
+    assert watched.stdout == piped.stdout == f"{count}\n" and watched.stderr == ""
+    assert "counting gpt2" in drawn.file.getvalue() and "characters" in drawn.file.getvalue()
