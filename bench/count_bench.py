@@ -10,7 +10,7 @@ benchmark needs nothing beyond a clone and its environment:
 - single-file: one file of 12 MB of its source.
 
 The baseline is the loop a user would write: the files embedcli counted (its --json list,
-taken once, so the baseline walks nothing), each read, decoded and counted with
+taken once, so the baseline walks nothing), each read as bytes (CRLF kept), decoded and counted with
 `enc.encode_ordinary` in one process; tiktoken's own cache is primed from embedcli's verified
 files, so it never downloads. Its total must equal embedcli's. Each round runs, in turn, the
 baseline, `embedcli count` as installed, and `embedcli count` with EMBEDCLI_COUNT_ENGINE=tiktoken

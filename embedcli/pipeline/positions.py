@@ -132,7 +132,7 @@ def positions_report(request: PositionsRequest) -> Heatmap | RopeReport | AlibiR
             request.seed, request.weights, request.position_key, request.access,
         )  # fmt: skip
         if request.weights is None and encoding.source.startswith("custom:"):
-            source = f"{source}, at the width of {encoding.source}"  # a preset's, changed
+            source = f"{source}, for {encoding.source}"  # a preset's, changed
     heatmap = positions_heatmap(table, source, request.similarity)
     heatmap.positional = encoding.family
     return heatmap
@@ -149,7 +149,8 @@ def _preset_table(encoding: Encoding, rows: int, seed: int) -> tuple[torch.Tenso
     table = torch.nn.Embedding(rows, encoding.d_model).weight.detach().double()  # (rows, d)
     return table, (
         f"learned, seeded nn.Embedding({rows:,}, {encoding.d_model:,}) drawn alone, seed "
-        f"{seed}, at the width of {encoding.source}"
+        f"{seed}, " + (f"for {encoding.source}" if encoding.source.startswith("custom:")
+                       else f"at the width of {encoding.source}")
     )
 
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, TypeVar
 from rich.cells import cell_len
 from rich.text import Text
 
+from embedcli.render.workprogress import clock_text, times_column
+
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
     from rich.live import Live
@@ -25,14 +27,6 @@ T = TypeVar("T")
 MIN_BAR = 10  # columns: a narrower bar reads as noise
 MAX_BAR = 40  # columns: a wider one tells no more
 LABEL = "embedding"
-
-
-def clock_text(seconds: float | None) -> str:
-    """62.5 -> '0:01:02'; None (not known yet) -> '-:--:--'."""
-    if seconds is None:
-        return "-:--:--"
-    whole = int(seconds)
-    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
 class StreamProgress:
@@ -150,7 +144,7 @@ class StreamProgress:
         yield self.line(options.max_width, plain=plain)
 
 
-FILES_DONE = "{task.fields[done]:,}/{task.fields[found]:,} files"
+FILES_DONE = "{task.fields[done]:,}/{task.fields[found]:,} files found so far"
 
 
 class CountProgress:
@@ -173,11 +167,12 @@ class CountProgress:
         if self.bar is not None and self.task is not None:
             self.bar.update(self.task, total=max(size, 1), found=files)
             return
-        from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
+        from rich.table import Column
 
         self.bar = Progress(
-            "counting", BarColumn(), TextColumn(FILES_DONE), TimeRemainingColumn(),
-            console=self.console, transient=True,
+            "counting", BarColumn(), TaskProgressColumn(), TextColumn(FILES_DONE),
+            times_column(Column(no_wrap=True)), console=self.console, transient=True,
         )  # fmt: skip
         self.bar.start()
         self.task = self.bar.add_task("count", total=max(size, 1), done=0, found=files)

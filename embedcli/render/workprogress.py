@@ -70,7 +70,7 @@ class WorkProgress:
         self.bar = Progress(
             TextColumn("[bold]{task.description}", table_column=fixed()),
             BarColumn(bar_width=MAX_BAR), TaskProgressColumn(table_column=fixed()),
-            TextColumn("{task.fields[count]}", table_column=fixed()), _times_column(fixed()),
+            TextColumn("{task.fields[count]}", table_column=fixed()), times_column(fixed()),
             console=self.console, transient=True, refresh_per_second=UPDATES_PER_SECOND,
             get_time=self.clock, redirect_stdout=False,  # stdout is the report's alone
         )  # fmt: skip
@@ -105,14 +105,20 @@ class WorkProgress:
         return f"{self.done:,}/{self.total:,} {self.unit}"
 
 
+def clock_text(seconds: float | None) -> str:
+    """62.5 -> '0:01:02'; None (not known yet) -> '-:--:--'."""
+    if seconds is None:
+        return "-:--:--"
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
 def times_text(elapsed: float | None, left: float | None) -> str:
     """'0:00:07 left' once the time left is known, else '0:00:03 elapsed'."""
-    from embedcli.render.progress import clock_text  # late: render.progress imports rich
-
     return f"{clock_text(elapsed)} elapsed" if left is None else f"{clock_text(left)} left"
 
 
-def _times_column(column: Column) -> ProgressColumn:
+def times_column(column: Column) -> ProgressColumn:
     """A rich column of :func:`times_text` (made here: rich is imported only when drawing)."""
     from rich.progress import ProgressColumn
     from rich.text import Text

@@ -135,7 +135,7 @@ def test_a_learned_preset_is_a_seeded_table_at_its_width() -> None:
     assert run_json("--preset", "bert-base", "--seed", "7")["shape"] == [64, 768]
     assert run_json("--preset", "book-ch2")["shape"] == [4, 256]  # its context is 4
     longer = run_json("--preset", "gpt2", "--context-length", "2000")
-    assert longer["source"].endswith("at the width of custom: preset gpt2 with context 2,000")
+    assert longer["source"].endswith("for custom: preset gpt2 with context 2,000")
     narrow = run_json("--preset", "gpt2", "-d", "64")
     assert narrow["source"].endswith("custom: preset gpt2 with d 64") and narrow["shape"] == [
         64,
