@@ -341,7 +341,9 @@ def _input_stream(
     if text is not None:
         import io
 
-        data = text.encode("utf-8")
+        from embedcli.corpus.textinput import check_argument  # late: streaming only
+
+        data = check_argument(text, 1).encode("utf-8")  # refused as TEXT is without -t
         yield io.BytesIO(data), "TEXT", len(data)
         return
     if file is None:

@@ -91,7 +91,9 @@ def _pool(
     except BaseException:
         for process in list(getattr(pool, "_processes", {}).values()):
             process.terminate()  # Ctrl-C, SIGTERM, a closed pipe: stop them now, quietly
-        pool.shutdown(wait=False, cancel_futures=True)
+        # waited for: a manager thread left running wrote at exit to a wakeup pipe it had
+        # closed ("Exception ignored ... Bad file descriptor" after | head -1)
+        pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
 

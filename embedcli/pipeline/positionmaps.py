@@ -251,7 +251,8 @@ def rope_report(encoding: Encoding, rows: int, similarity: bool) -> RopeReport:
         _check_memory(rows * (rows + pairs) * 16, f"{rows:,} positions², by distance")
     else:
         hint = "lower --context-length" + ("" if encoding.from_model else " or -d")
-        _check_memory(rows * pairs * 16, f"{rows:,} positions × {pairs:,} pairs", hint)
+        # about 32 bytes a number at the peak (positions, angles, wrapped), as measured
+        _check_memory(rows * pairs * 32, f"{rows:,} positions × {pairs:,} pairs", hint)
     scaling = None if encoding.rope_scaling is None else dict(encoding.rope_scaling)
     inverse = rope_inverse_frequencies(
         dim, encoding.rope_theta, encoding.rope_scaling, seq_len=rows

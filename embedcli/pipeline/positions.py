@@ -156,7 +156,7 @@ def _preset_table(encoding: Encoding, rows: int, seed: int) -> tuple[torch.Tenso
 
 def _check_picture_memory(rows: int, d_model: int, similarity: bool = False) -> None:
     """The (rows, d) table in float64 (and its (rows, rows) similarities) must fit."""
-    need = rows * d_model * 8 * 2 + (rows * rows * 8 if similarity else 0)
+    need = rows * d_model * 8 * 4 + (rows * rows * 8 if similarity else 0)  # 4 float64 copies
     what = f"the numbers of a picture of {rows:,} positions × {d_model:,} dimensions"
     ensure_room(
         what + (" and its similarities" if similarity else ""),

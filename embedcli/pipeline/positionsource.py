@@ -111,18 +111,45 @@ def _customized(request: PositionsRequest, encoding: Encoding) -> Encoding:
     with d 64"); a model's files (--weights) are never overridden."""
     said: list[str] = []
     if request.positional not in (None, encoding.family):
-        width = request.d_model or encoding.d_model or encoding.rope_dim
-        drawn = _flags_encoding(replace(request, d_model=width))
+        sized = _preset_sizes(request)  # the preset's own sizes for the other family
+        drawn = _flags_encoding(sized)
         said.append(f"positional {request.positional}")
-        encoding = replace(
-            drawn, source=encoding.source, d_model=width if drawn.family != "rope" else None
-        )
+        width = sized.d_model if drawn.family in ("learned", "sinusoidal") else None
+        encoding = replace(drawn, source=encoding.source, d_model=width)
+        _check_family(replace(sized, positional=None), encoding)
     else:
         _check_family(request, encoding)
         encoding, said = _overridden(request, encoding)
+        _check_family(request, encoding)  # --head against the heads now drawn
     if not said:
         return encoding
     return replace(encoding, source=f"custom: {encoding.source} with {', '.join(said)}")
+
+
+def _preset_sizes(request: PositionsRequest) -> PositionsRequest:
+    """``request`` with the preset's sizes where the flags give none, for another family: a
+    table's width, one head's dimensions for rope, the heads for ALiBi; refused where the
+    preset does not know them (GPT-2's sizes name no heads)."""
+    name, family = request.preset, request.positional
+    assert name is not None
+    model = preset_model(name)
+    width = model.d_model if model is not None else get_preset(name).config.d_model
+    heads = model.heads if model is not None else None
+    head_dim = model.rope_dim if model is not None else None
+    if head_dim is None and heads and width:
+        head_dim = width // heads
+    if family == "rope":
+        if request.d_model is None and head_dim is None:
+            raise UsageError(
+                f"preset {name} names no attention heads, so rope's rotated dimensions are "
+                "not known: pass -d (one head's)"
+            )
+        return replace(request, d_model=request.d_model or head_dim)
+    if family == "alibi":
+        if request.heads is None and heads is None:
+            raise UsageError(f"preset {name} names no attention heads: pass --heads")
+        return replace(request, heads=request.heads or heads)
+    return replace(request, d_model=request.d_model or width)
 
 
 def _overridden(request: PositionsRequest, encoding: Encoding) -> tuple[Encoding, list[str]]:

@@ -128,7 +128,7 @@ def presets_table(
             if p.published_note
         ),
         note(
-            "inspect-shapes --preset NAME: flags such as -d change the preset's sizes; "
-            "positions --preset NAME: a flag that disagrees with the preset is an error"
+            "inspect-shapes and positions --preset NAME: flags such as -d change the preset "
+            "(the header says custom: ... with ...)"
         ),
     )

@@ -120,6 +120,8 @@ def test_an_alibi_preset_draws_its_heads() -> None:
     one = run_json("--preset", "bloom-176b", "--head", "111", "--context-length", "5")
     assert one["bias"][0] == data["bias"][111]
     fails("--preset", "bloom-176b", "--head", "112", code=2, message="112 heads, numbered 0 to 111")
+    fails("--preset", "bloom-176b", "--heads", "8", "--head", "8", code=2,
+          message="--head 8 is out of range: 8 heads, numbered 0 to 7")  # fmt: skip
     four = run_json("--preset", "bloom-176b", "--heads", "4", "--context-length", "5")
     assert four["source"] == "custom: preset bloom-176b (BLOOM) with 4 heads"
     assert four["bias"] == run_json("--positional", "alibi", "--heads", "4", "--context-length",

@@ -217,7 +217,14 @@ def test_a_rope_preset_draws_its_own_rope() -> None:
     assert linear["matrix"] == run_json(*flags, "-d", "128")["matrix"]
     alibi = run_json("--preset", "llama-2-7b", "--positional", "alibi", "--context-length", "4")
     assert alibi["source"] == "custom: preset llama-2-7b (Llama) with positional alibi"
-    assert alibi["bias"] == run_json("--positional", "alibi", "--context-length", "4")["bias"]
+    assert alibi["heads"] == 32  # Llama 2's, not the flags' default of 8
+    flags = ("--positional", "alibi", "--heads", "32", "--context-length", "4")
+    assert alibi["bias"] == run_json(*flags)["bias"]
+    fails("--preset", "llama-2-7b", "--heads", "8", "--head", "8", "--positional", "alibi",
+          code=2, message="--head 8 is out of range: 8 heads, numbered 0 to 7")  # fmt: skip
+    fails("--preset", "gpt2", "--positional", "rope", code=2,
+          message="preset gpt2 names no attention heads, so rope's rotated dimensions")  # fmt: skip
+    assert run_json("--preset", "gpt2", "--positional", "rope", "-d", "64")["shape"] == [64, 32]
     fails("--preset", "llama-2-7b", "--heads", "8", code=2, message="--heads is for alibi")
 
 

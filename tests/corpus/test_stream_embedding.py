@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 from safetensors.torch import load_file
-from support.helpers import make_runner
+from support.helpers import expect_error, make_runner
 from support.windowinputs import STORY, seeded
 
 from embedcli.cli import app
@@ -253,3 +253,11 @@ def test_progress_bar_counts() -> None:
         assert progress.tokens == 1234 and progress.windows == 5
         line = progress.line(80).plain
     assert "60%" in line and "1,234 tokens" in line and len(line) <= 80
+
+
+def test_a_text_that_is_not_utf8_is_refused_when_streamed_too(tmp_path: Path) -> None:
+    # Its bytes arrive as lone surrogates; streamed, it met text.encode() and a traceback.
+    out = tmp_path / "x.npy"
+    result = runner.invoke(app, ["embed", "a b \udcff c", "-t", "2", "-o", str(out), "-q"])
+    expect_error(result, "text argument 1 is not valid UTF-8", 1)
+    assert not out.exists()
