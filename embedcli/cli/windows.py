@@ -1,19 +1,18 @@
 """`embedcli windows`: the sliding-window data loader of LLM-from-scratch, chapter 2."""
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import read_text
-from embedcli.cli.output import emit, models_listed, write_json
+from embedcli.cli.output import emit, models_listed, work_progress, write_json
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
 from embedcli.corpus.windows import batches, plan_windows, window_records
 from embedcli.errors import UsageError
 from embedcli.render.json import windows_json
 from embedcli.tokenization.encodings import (
-    encode,
     get_encoding,
     resolve_encoding_name,
     with_specials,
@@ -89,7 +88,7 @@ def windows(
     specials = specials_of(allow_special, special_as_text)
     enc = get_encoding(resolve_encoding_name(encoding, model), hub_access(download, download_all))
     text = read_text(texts, file)
-    ids = with_specials(enc, encode(enc, text, allow_special=specials), not no_add_special)
+    ids = with_specials(enc, _encoded(enc, text, specials, quiet), not no_add_special)
     length = o.renamed(seq_len, max_length, "--seq-len", "--max-length") or DEFAULT_SEQ_LEN
     plan = plan_windows(len(ids), length, stride, batch_size or DEFAULT_BATCH_SIZE, keep_last)
     if as_jsonl:
@@ -97,3 +96,14 @@ def windows(
             write_json(record)
         return
     emit(as_json, windows_json, "windows_view", enc, plan, batches(ids, plan, limit))
+
+
+def _encoded(enc: Any, text: str, specials: Any, quiet: bool) -> list[int]:
+    """The text's ids, on every core for a long text, whose progress a terminal's stderr shows
+    (characters done); exactly the ids one pass gives."""
+    from embedcli.tokenization.tokens import PARALLEL_MIN_CHARS, Parallel, encode_text  # late
+
+    long = len(text) >= PARALLEL_MIN_CHARS
+    with work_progress(None, quiet or not long, unit="characters") as progress:
+        told = progress.rows(f"encoding with {getattr(enc, 'name', 'the tokenizer')}")
+        return encode_text(enc, text, allow_special=specials, parallel=Parallel(on_chars=told))

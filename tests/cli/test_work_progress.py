@@ -210,3 +210,34 @@ def test_tokenize_count_of_a_long_text_shows_the_characters_done(
     watched = runner.invoke(app, args)
     assert watched.stdout == piped.stdout == f"{count}\n" and watched.stderr == ""
     assert "counting gpt2" in drawn.file.getvalue() and "characters" in drawn.file.getvalue()
+
+
+def test_windows_of_a_long_text_are_one_pass_ids_and_show_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A long text is encoded on every core (chunks told as done); the ids are one pass's.
+    import json
+
+    from embedcli.tokenization.encodings import get_encoding
+
+    text = "The keeper counted ships, 1234 of them. caf\u00e9 \u4e2d\u6587\n" * 25_000
+    path = tmp_path / "long.txt"
+    path.write_text(text, encoding="utf-8")
+    ids = get_encoding("gpt2").encode_ordinary(text)
+    args = ["windows", "-f", str(path), "-t", "64", "--jsonl"]
+    piped = runner.invoke(app, args)
+    records = [json.loads(line) for line in piped.stdout.splitlines()]
+    assert len(records) > 100
+    for record in records[:3] + records[-3:]:
+        start = record["start"]
+        assert record["input_ids"] == ids[start : start + 64]
+        assert record["target_ids"] == ids[start + 1 : start + 65]
+    drawn = terminal()
+    monkeypatch.setattr("embedcli.cli.output.watched", lambda: True)
+    real = rich.console.Console
+    monkeypatch.setattr(
+        rich.console, "Console", lambda **kw: drawn if kw.get("stderr") else real(**kw)
+    )
+    watched = runner.invoke(app, args)
+    assert watched.stdout == piped.stdout and watched.stderr == ""
+    assert "encoding with gpt2" in drawn.file.getvalue()
