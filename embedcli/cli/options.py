@@ -435,7 +435,8 @@ def deprecated_alias(
     one Error: line alone); the command refuses it beside the new name (see :func:`renamed`)."""
 
     def warn(ctx: typer.Context, value: Any) -> Any:
-        _ = bounded(value) if click_type is None else None
+        if click_type is None:
+            bounded(value)
         if value is not None:
             line = f"Warning: {old} is deprecated and will be removed; use {new}"
             ctx.find_root().meta.setdefault(WARNINGS, []).append(line)

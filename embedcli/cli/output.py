@@ -49,6 +49,14 @@ def work_progress(label: str | None, quiet: bool, unit: str = "rows read") -> Wo
     return WorkProgress(Console(stderr=True), label, unit=unit)
 
 
+def text_progress(text: str, quiet: bool) -> WorkProgress:
+    """:func:`work_progress` in characters for the tokenizing of ``text``: drawn only for a
+    long text (one that is cut into chunks), as a short one is done before a bar could tell."""
+    from embedcli.tokenization.tokens import PARALLEL_MIN_CHARS  # late: cli.output loads early
+
+    return work_progress(None, quiet or len(text) < PARALLEL_MIN_CHARS, unit="characters")
+
+
 def write(text: str, *, newline: bool = True) -> None:
     """UTF-8 bytes on stdout, whatever the locale (so text passes through unchanged)."""
     out = stdout()

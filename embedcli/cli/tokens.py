@@ -25,7 +25,7 @@ from embedcli.cli.options import (
     SpecialAsText,
     Truncate,
 )
-from embedcli.cli.output import emit, models_listed, work_progress, write, write_json, write_text
+from embedcli.cli.output import emit, models_listed, text_progress, write, write_json, write_text
 from embedcli.tokenization.encodings import (
     added_specials,
     encoding_name_for_model,
@@ -37,7 +37,6 @@ from embedcli.tokenization.idtext import parse_ids as parse_text_ids
 from embedcli.tokenization.request import TokenizeRequest
 from embedcli.tokenization.specialtext import Specials, specials_of
 from embedcli.tokenization.tokens import (
-    PARALLEL_MIN_CHARS,
     TOKEN_TABLE_LIMIT,
     Parallel,
     tokenize_ids,
@@ -126,8 +125,7 @@ def tokenize(
 def _tokenized(encodings: list, text: str, specials, count: bool, add: bool, quiet: bool) -> list:
     """Each encoding's tokens (or count) of ``text``; a long text's progress on a terminal's
     stderr, in characters done (a short one is done before a bar could say anything)."""
-    watched_text = len(text) >= PARALLEL_MIN_CHARS
-    with work_progress(None, quiet or not watched_text, unit="characters") as progress:
+    with text_progress(text, quiet) as progress:
         return [
             tokenize_text(enc, text, specials, count_only=count, add_special=add,
                           parallel=Parallel(on_chars=progress.rows(_doing(count, enc))))

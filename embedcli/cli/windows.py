@@ -7,7 +7,7 @@ import typer
 from embedcli.cli import options as o
 from embedcli.cli.checks import hub_access
 from embedcli.cli.inputs import read_text
-from embedcli.cli.output import emit, models_listed, work_progress, write_json
+from embedcli.cli.output import emit, models_listed, text_progress, write_json
 from embedcli.core.config import DEFAULT_BATCH_SIZE, DEFAULT_SEQ_LEN
 from embedcli.corpus.windows import batches, plan_windows, window_records
 from embedcli.errors import UsageError
@@ -101,9 +101,8 @@ def windows(
 def _encoded(enc: Any, text: str, specials: Any, quiet: bool) -> list[int]:
     """The text's ids, on every core for a long text, whose progress a terminal's stderr shows
     (characters done); exactly the ids one pass gives."""
-    from embedcli.tokenization.tokens import PARALLEL_MIN_CHARS, Parallel, encode_text  # late
+    from embedcli.tokenization.tokens import Parallel, encode_text  # late: windows' own path
 
-    long = len(text) >= PARALLEL_MIN_CHARS
-    with work_progress(None, quiet or not long, unit="characters") as progress:
+    with text_progress(text, quiet) as progress:
         told = progress.rows(f"encoding with {getattr(enc, 'name', 'the tokenizer')}")
         return encode_text(enc, text, allow_special=specials, parallel=Parallel(on_chars=told))

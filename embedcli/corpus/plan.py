@@ -10,12 +10,11 @@ text reaches the bound, or what is left unread could not make it reach it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 from embedcli.corpus.listing import FIRST_BLOCK, Found
-from embedcli.corpus.pieces import fast_choice
+from embedcli.corpus.pieces import _open, fast_choice
 
 # A pool of processes pays for its start (a fork, the results sent back) once the job holds
 # this much text: tiktoken counts about 10 MB a second on one core.
@@ -26,7 +25,6 @@ class FirstWindow:
     """The files of a job's first window, and how much of it is text, read as needed."""
 
     def __init__(self) -> None:
-        self.files: list[Found] = []
         self.complete = False  # the job is this one window (the walk ended within it)
         self._unread: list[Found] | None = None  # largest last: the next to look at is popped
         self._text = 0  # bytes of files known to be text
@@ -34,9 +32,9 @@ class FirstWindow:
 
     def plan(self, files: Sequence[Found], complete: bool) -> None:
         if self._unread is None:
-            self.files, self.complete = list(files), complete
-            self._unread = sorted(self.files, key=lambda found: found.size)
-            self._left = sum(found.size for found in self.files)
+            self.complete = complete
+            self._unread = sorted(files, key=lambda found: found.size)
+            self._left = sum(found.size for found in files)
 
     def text_at_least(self, bound: int) -> bool:
         """Whether the window holds at least ``bound`` bytes of text (files with no NUL in
@@ -70,15 +68,13 @@ class FirstWindow:
 
 
 def _binary(location: str) -> bool:
+    """Whether a file's first block holds a NUL, read as its worker reads it (pieces._open:
+    never blocking, regular files only); a URL's head is not worth a request here, and an
+    unreadable file is not binary: its worker tells."""
     if "://" in location:
-        return False  # a URL's head is not worth a request here: its worker tells
-    try:
-        fd = os.open(location, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
         return False
     try:
-        return b"\0" in os.read(fd, FIRST_BLOCK)
+        with _open(location) as handle:
+            return b"\0" in handle.read(FIRST_BLOCK)
     except OSError:
         return False
-    finally:
-        os.close(fd)
