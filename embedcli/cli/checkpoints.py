@@ -23,7 +23,7 @@ def weights(
         str,
         typer.Argument(
             help="Checkpoint (.safetensors, .pt/.pth/.bin, .npz, .gguf), model folder, "
-            "hf:ORG/NAME, or ollama:NAME[:TAG].",
+            "hf:ORG/NAME, ollama:NAME[:TAG], or sample:gemma-3-270m.",
             metavar="SOURCE",
             show_default=False,
         ),

@@ -5,7 +5,7 @@ The shared vocabulary (documented once, in the README's flag table):
             --special-as-text
   tables    --vocab-size, -d/--d-model, --context-length, --positional, --seed, --dtype
   shapes    -b/--batch-size (B), -t/--seq-len (T), --truncate N (cut to N tokens)
-  places    --device, --weights SOURCE (file, model folder, hf:ORG/NAME, ollama:NAME), --download,
+  places    --device, --weights SOURCE (file, folder, hf:, ollama:, sample:), --download,
             --token-key, --position-key
   output    --json, --jsonl, -o/--output, -q/--quiet
 
@@ -108,7 +108,7 @@ Encoding = Annotated[
     typer.Option(
         "-e",
         "--encoding",
-        help="tiktoken encoding, a tokenizer file or model folder, or hf:ORG/NAME. "
+        help="tiktoken encoding, a tokenizer file or model folder, hf:ORG/NAME or sample:NAME. "
         "\\[default: gpt2; with --weights, the model's own]",
         show_default=False,
         callback=checks.check_encoding,
@@ -122,7 +122,7 @@ Encodings = Annotated[
     typer.Option(
         "-e",
         "--encoding",
-        help="tiktoken encoding, a tokenizer file or model folder, or hf:ORG/NAME; "
+        help="tiktoken encoding, a tokenizer file or model folder, hf:ORG/NAME or sample:NAME; "
         "repeat to compare. \\[default: gpt2]",
         show_default=False,
         callback=checks.check_encoding,
@@ -309,8 +309,8 @@ Weights = Annotated[
         "--weights",
         help="Take the tables (and a model's config and tokenizer) from a checkpoint "
         "(.safetensors, .pt/.pth/.bin, .npz, .gguf), a model folder, hf:ORG/NAME[@REV] "
-        "(the Hugging Face cache; offline unless --download), or ollama:NAME[:TAG] "
-        "(a model Ollama pulled).",
+        "(the Hugging Face cache; offline unless --download), ollama:NAME[:TAG] (a model "
+        "Ollama pulled), or sample:gemma-3-270m (a trained model: the sample extra).",
         show_default=False,
         metavar="SOURCE",
         click_type=SOURCE,

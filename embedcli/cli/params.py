@@ -176,7 +176,7 @@ class SourceType(ParamType):
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         if value == "":
             raise typer.BadParameter(
-                "needs a source (a file, a model folder, hf:ORG/NAME or ollama:NAME); "
+                "needs a source (a file, a model folder, hf:ORG/NAME, ollama:NAME or sample:NAME); "
                 "it got an empty one"
             )
         return value

@@ -3,6 +3,8 @@ and the Hugging Face hub.
 
 - ``sources``: the one resolver: a ``--weights``/``-e`` string told once (``classify``, a
   ``Source``), then opened as one ``ModelSource`` (its checkpoint, config and folder).
+- ``sample``: ``sample:NAME``, a trained model shipped as packages of chunks (the sample extra),
+  joined once into the user cache and used only as its published SHA-256.
 - ``protocols``: ``Checkpoint``, the interface every checkpoint class offers (a Protocol).
 - ``formats``: formats told by content; tensors described from headers without reading them.
 - ``checkpoint``: one file (safetensors, PyTorch with ``weights_only``, .npz), one tensor read

@@ -1,5 +1,5 @@
-"""Model sources: a checkpoint file, a model folder, a GGUF file, an Ollama model, or
-``hf:ORG/NAME[@REV]``.
+"""Model sources: a checkpoint file, a model folder, a GGUF file, an Ollama model,
+``hf:ORG/NAME[@REV]``, or a sample model (``sample:NAME``, a GGUF file joined from packages).
 
 A ``--weights`` or ``-e`` string is told once (:func:`classify`) into a :class:`Source`: its kind
 and where it is. Both the tables (:func:`open_source`) and the tokenizer
@@ -42,6 +42,7 @@ from embedcli.models.hub.remote import Remote
 from embedcli.models.hub.session import OFFLINE, HubAccess
 from embedcli.models.hub.shards import RemoteSafetensors, ShardedCheckpoint
 from embedcli.models.hub.spec import HubSpec, Unreachable, is_commit
+from embedcli.models.sample import is_sample, sample_path
 
 if TYPE_CHECKING:
     from embedcli.models.hub.remote import Remote
@@ -76,6 +77,8 @@ def classify(spec: str | Path) -> Source:
         return Source(text, "hub", hub=hub)
     if is_ollama(text):
         return Source(text, "ollama")
+    if is_sample(text):  # joined into the cache (once), verified, then a GGUF file
+        return Source(text, "gguf", sample_path(text))
     path = Path(text)
     if path.is_dir():
         return Source(text, "folder", path)
@@ -159,7 +162,7 @@ def open_source(spec: str | Path, access: HubAccess = OFFLINE) -> ModelSource:
             f"cannot read {path}: no such file or folder (a hub model is written hf:ORG/NAME)"
         )
     if source.kind == "gguf":
-        return ModelSource(text, path.name, *open_gguf(path))
+        return ModelSource(text, text if is_sample(text) else path.name, *open_gguf(path))
     return ModelSource(text, path.name, Checkpoint(path))
 
 

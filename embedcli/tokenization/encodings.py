@@ -268,7 +268,7 @@ def looks_like_model_tokenizer(name: str) -> bool:
     import os
 
     return (
-        name.startswith(("hf:", "ollama:"))
+        name.startswith(("hf:", "ollama:", "sample:"))
         or "/" in name
         or os.sep in name
         or name.endswith((".json", ".model", ".tiktoken", ".gguf"))

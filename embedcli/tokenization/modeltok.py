@@ -73,6 +73,7 @@ from embedcli.models.gguf.ollama import resolve
 from embedcli.models.hub.cache import not_cached
 from embedcli.models.hub.remote import Remote, cached_snapshot
 from embedcli.models.hub.session import OFFLINE, HubAccess
+from embedcli.models.sample import is_sample
 from embedcli.models.sources import classify
 from embedcli.tokenization.gguf.tokenizer import load_gguf_tokenizer
 from embedcli.tokenization.hfjson import load_tokenizer_json
@@ -292,6 +293,8 @@ def load_tokenizer(name: str, access: HubAccess = OFFLINE) -> ModelTokenizer:
     if source.kind == "ollama":
         return _loaded_tokenizer(resolve(name), name)
     spec = source.hub
+    if spec is None and source.path is not None and is_sample(name):
+        return _loaded_tokenizer(source.path, name)
     if spec is None:
         path = Path(name)
         if source.kind == "missing":
