@@ -13,6 +13,9 @@ from typing import NamedTuple
 
 import pytest
 from support.helpers import REPO, script_env
+from support.llamacpp.tools import cache_root
+
+from embedcli.models.sample import SAMPLES
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 # The README first, then the manual's pages: every file whose examples are run.
@@ -56,11 +59,26 @@ def console_examples(path: Path) -> list[Example]:
 EXAMPLES = [example for page in PAGES for example in console_examples(page)]
 
 
+# The sample model's examples share one join of it (joined once per machine, not per example).
+SAMPLE_CACHE = cache_root() / "sample-cache"
+
+
+def _sample_installed() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) for name in SAMPLES["gemma-3-270m"].packages)
+
+
 def run_example(example: Example, workdir: Path) -> subprocess.CompletedProcess[str]:
+    env = script_env(workdir)
+    if "sample:" in example.command:
+        if not _sample_installed():
+            pytest.skip('the sample model is not installed: pip install "embedcli[sample]"')
+        env["EMBEDCLI_CACHE_DIR"] = str(SAMPLE_CACHE)
     return subprocess.run(
         ["bash", "-c", example.command],
         cwd=workdir,
-        env=script_env(workdir),
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,
