@@ -16,6 +16,7 @@
 - ``windows``: windows.
 - ``checkpoints``: weights, neighbors and stats.
 - ``project``: project.
+- ``undertrained``: undertrained.
 - ``positions``: positions, and its own options.
 - ``devices``: devices.
 

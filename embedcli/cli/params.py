@@ -42,8 +42,8 @@ class TokenIdsType(ParamType):
         if isinstance(found, BadIds):
             raise typer.BadParameter(
                 f"{value[:60]!r}: {found.problem()}; pass ids like 15496,11,995",
-                param_hint="'--ids'",
-            )
+                ctx=ctx, param=param, param_hint=None if param is not None else "'--ids'",
+            )  # fmt: skip
         return found
 
 

@@ -43,6 +43,7 @@ COMMANDS = {
     "neighbors": ("checkpoints", "neighbors", "checkpoints"),
     "project": ("project", "project", "project"),
     "stats": ("checkpoints", "stats", "checkpoints"),
+    "undertrained": ("undertrained", "undertrained", "undertrained"),
     "positions": ("positions", "positions", "positions"),
     "devices": ("devices", "devices", "devices"),
 }

@@ -77,7 +77,7 @@ def inspect_weights(
             "no output head", parameters, str(exc), sorted(checkpoint.extra), model, gguf=gguf,
             ollama=ollama,
         )  # fmt: skip
-    tied = _tying(source, keys)
+    tied = head_tying(source, keys)
     if tied == "equal values":
         parameters -= checkpoint.info(keys.head).numel  # one table stored twice: count it once
     return WeightsReport(
@@ -117,7 +117,7 @@ def _input_layer(keys: TableKeys, source: ModelSource) -> dict[str, str]:
     return roles
 
 
-def _tying(source: ModelSource, keys: TableKeys) -> str:
+def head_tying(source: ModelSource, keys: TableKeys) -> str:
     """How the head relates to the token table: as a model's config.json says (reading no
     values), else compared (same storage, then equal values); over the network, never compared."""
     said = None if source.config is None else source.config.tie_word_embeddings

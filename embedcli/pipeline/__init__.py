@@ -17,6 +17,8 @@
 - ``shapes``: the inspect-shapes job.
 - ``projectrequest``: ``ProjectRequest``, project's flags as one frozen object: the points, the
   table, and the files it reads.
+- ``undertrained``: the undertrained job: the matrix (the head, or a tied token table), the
+  reference, the indicator, the classes -> ``UndertrainedReport``.
 - ``positions``: the positions job: a positional table, or its similarities, as a heatmap.
 - ``positionsource``: which encoding ``positions`` draws (flags, a preset, or ``--weights``), and
   the checks of its flags.

@@ -16,6 +16,7 @@ imports neither rich nor torch.
 - ``windows``: ``embedcli windows``: the data loader's batches and totals.
 - ``count``: ``embedcli count``: files, the folder tree, totals, engines, models.
 - ``checkpoints``: ``weights``, ``neighbors`` and ``stats``: a checkpoint and its tables.
+- ``undertrained``: ``embedcli undertrained``: the candidates, the classes, what they mean.
 - ``project``: ``embedcli project``: a token table's map as a terminal scatter plot.
 - ``devices``: ``embedcli devices``: each device, its dtypes and memory.
 - ``heatmap``: matrices as terminal pictures (a character ramp, or coloured blocks).
@@ -57,6 +58,7 @@ _WHERE = {
     "shapes_tables": "shapes",
     "stats_view": "checkpoints",
     "StreamProgress": "progress",
+    "undertrained_view": "undertrained",
     "strip_trailing": "common",
     "TENSOR_NAMES": "shapes",
     "to_text": "common",

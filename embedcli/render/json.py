@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from embedcli.pipeline.positionmaps import Heatmap
     from embedcli.pipeline.shapes import ShapesReport
     from embedcli.pipeline.sourceinfo import SourceInfo
+    from embedcli.pipeline.undertrained import UndertrainedReport
     from embedcli.tokenization.encodings import Token
     from embedcli.tokenization.explain import Explained
     from embedcli.tokenization.tokens import TokenizeReport
@@ -275,6 +276,17 @@ def neighbors_json(source: str, rows: Sequence[TokenNeighbors]) -> dict[str, Any
             for row in rows
         ],
     }
+
+
+def undertrained_json(report: UndertrainedReport) -> dict[str, Any]:
+    """``embedcli undertrained --json``: ``asdict``, each candidate's token as its fields."""
+    data = asdict(report)
+    data["shape"] = list(report.shape)
+    data["candidates"] = [
+        {**token_json(c.token), **{k: v for k, v in asdict(c).items() if k != "token"}}
+        for c in report.candidates
+    ]
+    return data
 
 
 def project_json(report: Projection) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from embedcli.pipeline.positionmaps import AlibiReport, RopeReport, power_of_two
 if TYPE_CHECKING:
     from embedcli.analysis.projection import Projection
     from embedcli.pipeline.positionmaps import AlibiReport, Heatmap, RopeReport
+    from embedcli.pipeline.undertrained import RowIndicators, UndertrainedReport
 
 
 @contextmanager
@@ -168,4 +169,41 @@ def projection_png(
             fontsize=9,
         )
         axes.legend(loc="upper right", fontsize=8)
+    return path
+
+
+def undertrained_png(
+    report: UndertrainedReport, rows: RowIndicators, path: Path, *,
+    width_px: int = 900, height_px: int = 650,
+) -> Path:  # fmt: skip
+    """Every token's indicator against its row norm: the reference tokens, the candidates
+    listed, and the rest (a grey cloud); written atomically to ``path``."""
+    import numpy as np
+
+    from embedcli.analysis.vocabclasses import CLASSES  # lazy: only for the picture
+
+    with png_figure(path, width_px, height_px) as (_, axes):
+        reference = rows.classes == CLASSES.index("reference")
+        listed = np.zeros(len(rows.cosine), dtype=bool)
+        listed[rows.candidates] = True
+        ranked = np.nan_to_num(rows.cosine, nan=-np.inf)
+        cut = np.partition(ranked, len(ranked) - report.top_reference)[-report.top_reference]
+        high = (ranked >= cut) & ~reference & ~listed  # the rest of the top R
+        rest = ~reference & ~listed & ~high
+        top = f"top {report.top_reference:,}"
+        for chosen, colour, size, label in (
+            (rest, "0.6", 2, "other tokens"),
+            (reference, "tab:red", 3, f"reference: {report.reference.described}"),
+            (high, "tab:orange", 3, f"other tokens in the {top}"),
+            (listed, "tab:blue", 12, f"the {len(rows.candidates)} candidates listed"),
+        ):
+            axes.scatter(rows.norms[chosen], rows.cosine[chosen], s=size, c=colour,
+                         linewidths=0, alpha=0.6, label=label, rasterized=True)  # fmt: skip
+        axes.set_xlabel(f"row norm of the token table ({report.shape[0]:,} rows)")
+        axes.set_ylabel(f"cosine to the unused direction ({report.matrix}, PC1 removed)")
+        axes.set_title(
+            f"{report.source}: {report.reference_in_top:,} of {report.top_reference:,} "
+            f"reference tokens rank in the top {report.top_reference:,}", fontsize=10,
+        )  # fmt: skip
+        axes.legend(loc="lower right", fontsize=8, markerscale=3)
     return path

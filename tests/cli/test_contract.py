@@ -21,12 +21,12 @@ from support import contract
 IN_PROCESS_EXAMPLES = 160  # a command; hypothesis repeats itself, repeats run once
 # The slowest commands draw fewer (each of their cases reads or builds a table, 0.1-0.15 s):
 # the suite stays within its time; bench/fuzz runs them all for as long as it is given.
-FEWER_EXAMPLES = {"project": 70, "count": 90, "neighbors": 110, "stats": 130}
+FEWER_EXAMPLES = {"project": 70, "count": 90, "neighbors": 110, "stats": 130, "undertrained": 80}
 SCRIPT_EXAMPLES = 5  # a way of connecting stdout; each case starts a Python (and torch)
 # The commands that write most come first: hypothesis starts with the simplest choices.
 SCRIPT_COMMANDS = ("embed", "windows", "tokenize", "stats", "neighbors", "positions",
                    "inspect-shapes", "weights", "broadcast", "devices", "count",
-                   "project")  # fmt: skip
+                   "project", "undertrained")  # fmt: skip
 
 
 @pytest.fixture(scope="module")

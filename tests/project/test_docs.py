@@ -22,7 +22,8 @@ MANUAL = sorted(DOCS.glob("*.md"))
 # A page's address on the site is its file name without .md; other code links to these names.
 PAGE_NAMES = {
     "index", "embed", "tokenize", "count", "counting-at-scale", "shapes", "windows",
-    "checkpoints", "real-models", "gguf", "families", "positions", "project", "devices",
+    "checkpoints", "undertrained", "real-models", "gguf", "families", "positions", "project",
+    "devices",
     "python-api", "reliability", "benchmarks", "development",
 }  # fmt: skip
 

@@ -13,9 +13,7 @@ from typing import NamedTuple
 
 import pytest
 from support.helpers import REPO, script_env
-from support.llamacpp.tools import cache_root
-
-from embedcli.models.sample import SAMPLES
+from support.samplemodel import MISSING, SAMPLE_CACHE, installed
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 # The README first, then the manual's pages: every file whose examples are run.
@@ -59,21 +57,11 @@ def console_examples(path: Path) -> list[Example]:
 EXAMPLES = [example for page in PAGES for example in console_examples(page)]
 
 
-# The sample model's examples share one join of it (joined once per machine, not per example).
-SAMPLE_CACHE = cache_root() / "sample-cache"
-
-
-def _sample_installed() -> bool:
-    import importlib.util
-
-    return all(importlib.util.find_spec(name) for name in SAMPLES["gemma-3-270m"].packages)
-
-
 def run_example(example: Example, workdir: Path) -> subprocess.CompletedProcess[str]:
     env = script_env(workdir)
-    if "sample:" in example.command:
-        if not _sample_installed():
-            pytest.skip('the sample model is not installed: pip install "embedcli[sample]"')
+    if "sample:" in example.command:  # one join of the sample for every example
+        if not installed():
+            pytest.skip(MISSING)
         env["EMBEDCLI_CACHE_DIR"] = str(SAMPLE_CACHE)
     return subprocess.run(
         ["bash", "-c", example.command],

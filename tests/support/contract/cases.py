@@ -92,6 +92,8 @@ FOCUS = {
     "project": (("texts",), ("top",), ("ids_file",), ("weights", "top"), ("export_projector",),
                 ("png", "texts"), ("top", "ids_file", "as_json")),
     "stats": (("weights",),),
+    "undertrained": (("weights",), ("weights", "encoding"), ("weights", "reference_ids"),
+                     ("weights", "png"), ("weights", "top", "as_json")),
     "positions": (("weights",), ("png",), ("similarity",), ("positional",), ("preset",),
                   ("preset", "head"), ("preset", "as_json"), ("positional", "heads", "head"),
                   ("positional", "rope_theta", "rope_scaling"), ("positional", "similarity"),
@@ -166,6 +168,11 @@ def _named_values() -> dict[str, Values]:
         "ids": (
             st.one_of(st.sampled_from(IDS), id_lists.map(lambda ids: ",".join(map(str, ids)))),
             st.one_of(st.sampled_from(BAD_IDS), st.sampled_from(BAD_IDS), odd),
+        ),
+        "reference_ids": (
+            st.one_of(st.sampled_from(("177,178,179", "0", "5")), id_lists.map(
+                lambda ids: ",".join(map(str, ids)))),
+            st.one_of(st.sampled_from(BAD_IDS), odd),
         ),
         "shapes": (st.sampled_from(SHAPES[:8]), st.one_of(st.sampled_from(SHAPES), odd)),
         "texts": (st.sampled_from(TEXTS[:6]), st.one_of(st.sampled_from(TEXTS), odd)),
