@@ -57,7 +57,7 @@ def manual_page(command: str) -> str:
 
 class _LazyCommands(Mapping[str, Any]):
     """The commands, each built (its module imported, its options read by Typer) the first time
-    it is looked up: a run builds the one command it runs, not all twelve (about 30 ms of
+    it is looked up: a run builds the one command it runs, not all thirteen (about 30 ms of
     start-up, measured), as click's documentation does for lazily loaded subcommands."""
 
     def __init__(self) -> None:
