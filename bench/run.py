@@ -12,6 +12,8 @@
   a plain one-process tiktoken loop over the same files.
 - stream_bench: streaming `embed --seq-len` of a 20 MB text against a plain torch loop, and
   `embed --lines` against one process a line.
+- undertrained_bench: `embedcli undertrained` on the sample model and a GPT-2-shaped table
+  against the whole matrix in float64 with NumPy (needs the sample extra).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import models_bench  # bench/ is on sys.path: Python puts a script's folder firs
 import startup_bench
 import stream_bench
 import tokenize_bench
+import undertrained_bench
 import weights_bench
 
 if __name__ == "__main__":
@@ -35,3 +38,5 @@ if __name__ == "__main__":
     count_bench.main([])
     print()
     stream_bench.main([])
+    print()
+    undertrained_bench.main([])

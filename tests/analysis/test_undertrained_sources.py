@@ -84,3 +84,16 @@ def test_a_gguf_file_with_an_own_quantized_head(tmp_path: Path) -> None:
         assert c["cosine"] == pytest.approx(expected[c["id"]], abs=1e-6)
         assert c["row_norm"] == pytest.approx(float(np.linalg.norm(tokens[c["id"]])), rel=1e-6)
     assert torch.tensor(expected[28:]).min() > 0.99  # the planted rows point one way
+
+
+def test_a_hub_model_from_the_cache_is_the_folder_it_holds(tmp_path: Path, monkeypatch) -> None:
+    from support.hub import place_in_hf_cache
+
+    folder = make_gpt2_folder(tmp_path / "gpt2", tied=False, seed=4)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    place_in_hf_cache(folder, tmp_path / "hub", "org/tiny-gpt2")
+    from_hub = _run("--weights", "hf:org/tiny-gpt2")  # offline: the cached snapshot
+    from_folder = _run("--weights", str(folder))
+    assert from_hub["source"] == "hf:org/tiny-gpt2"
+    assert from_hub["candidates"] == from_folder["candidates"]
+    assert from_hub["matrix"] == "output head"
