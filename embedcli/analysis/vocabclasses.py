@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from embedcli.errors import EncodingError, TokenIdError
+from embedcli.tokenization.display import plural
 
 if TYPE_CHECKING:
     import numpy as np
@@ -77,7 +78,11 @@ def reference_tokens(
                 f"{rows - 1}"
             )
         ids = sorted(set(given))
-        return Reference(ids, "--reference-ids", f"{len(ids):,} ids given with --reference-ids")
+        again = len(given) - len(ids)
+        described = f"{plural(len(ids), 'id')} given with --reference-ids" + (
+            f", {plural(again, 'repeat')} left out" if again else ""
+        )
+        return Reference(ids, "--reference-ids", described)
     named = [
         token for token, data in enumerate(pieces)
         if data is not None and UNUSED_NAMES.fullmatch(data.decode("utf-8", "replace"))

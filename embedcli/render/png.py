@@ -193,8 +193,8 @@ def undertrained_png(
         top = f"top {report.top_reference:,}"
         for chosen, colour, size, label in (
             (rest, "0.6", 2, "other tokens"),
-            (reference, "tab:red", 3, f"reference: {report.reference.described}"),
             (high, "tab:orange", 3, f"other tokens in the {top}"),
+            (reference, "tab:red", 3, f"reference: {report.reference.described}"),
             (listed, "tab:blue", 12, f"the {len(rows.candidates)} candidates listed"),
         ):
             axes.scatter(rows.norms[chosen], rows.cosine[chosen], s=size, c=colour,

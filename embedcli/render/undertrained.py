@@ -10,7 +10,7 @@ from rich.text import Text
 from embedcli.render.common import add_row, heading, new_table, note, visible_name
 
 if TYPE_CHECKING:
-    from embedcli.pipeline.undertrained import UndertrainedReport
+    from embedcli.pipeline.undertrained import Candidate, UndertrainedReport
 
 PIECE_WIDTH = 24  # longer pieces end in "…"
 
@@ -30,23 +30,40 @@ def _number(value: float | None, digits: int) -> str:
     return "NaN/inf" if value is None else f"{value:.{digits}f}"
 
 
-# Where the reference came from, in words.
+# Where a reference found in the tokenizer came from, in words.
 _FROM = {
-    "names": "the tokenizer's names",
-    "bytes never in UTF-8": "the tokenizer's byte tokens",
-    "--reference-ids": "the command line",
+    "names": " (from the tokenizer's names)",
+    "bytes never in UTF-8": " (from its byte tokens)",
+}
+
+
+# How the head relates to the token table (weights' words), said in a sentence.
+_TIED = {
+    "tied (GGUF)": "the head is tied to it: the GGUF file has no output.weight",
+    "tied (config.json)": "the head is tied to it, as config.json says",
+    "same storage": "the head is tied to it: the same storage",
+    "equal values": "the head is tied to it: its values are equal",
+    "no output head": "the checkpoint has no output head",
+    "not tied (GGUF)": "its own: the GGUF file has an output.weight",
+    "not tied (config.json)": "its own, as config.json says",
+    "not tied": "its own: its values differ from the token table's",
+    "not compared": "its own, not compared with the token table (read over the network)",
 }
 
 
 def _where(report: UndertrainedReport) -> str:
     """The matrix, and why it is that one."""
-    key, head = visible_name(report.matrix_key), report.head
-    if report.matrix == "output head":
-        return f"the output head {key} (its own: {head})"
-    if head == "no output head":
-        return f"the token table {key} (the checkpoint has no output head)"
-    why = head.removeprefix("tied (").removesuffix(")") if head.startswith("tied (") else head
-    return f"the token table {key} (the head is tied to it: {why})"
+    key, why = visible_name(report.matrix_key), _TIED.get(report.head, report.head)
+    return f"the {report.matrix} {key} ({why})"
+
+
+def _piece(candidate: Candidate) -> str:
+    """The piece as shown; a byte token no text reaches (byte fallback) with its byte, so that
+    ``y`` is not taken for the letter's own token."""
+    data = candidate.token.data
+    if candidate.token_class == "unreachable" and data is not None and len(data) == 1:
+        return f"{candidate.token.display} <0x{data[0]:02X}>"
+    return candidate.token.display
 
 
 def undertrained_view(
@@ -63,17 +80,17 @@ def undertrained_view(
         ),
         Text(f"indicator: cosine to the reference's mean row in {_where(report)}, its first "
              f"principal component ({share} of the variance) removed from every row"),
-        Text(f"reference: {reference.described} (from {_FROM[reference.source]})"),
+        Text(f"reference: {reference.described}{_FROM.get(reference.source, '')}"),
     ]  # fmt: skip
+    norm = "row norm" if report.matrix == "token table" else "token-table norm"
     table = new_table(
-        "rank", "id", "piece", "cosine", "row norm", "class",
-        right=("rank", "id", "cosine", "row norm"),
+        "rank", "id", "piece", "cosine", norm, "class", right=("rank", "id", "cosine", norm),
     )  # fmt: skip
     table.columns[2].max_width = PIECE_WIDTH
     table.columns[2].overflow = "ellipsis"
     for c in report.candidates:
         add_row(
-            table, f"{c.rank:,}", c.token.id, c.token.display, _number(c.cosine, 4),
+            table, f"{c.rank:,}", c.token.id, _piece(c), _number(c.cosine, 4),
             _number(c.row_norm, 4), c.token_class,
         )  # fmt: skip
     parts += [

@@ -280,9 +280,9 @@ def tokenizer_source(weights: str | Path) -> str | None:
     if own is not None and config.vocab_size in (None, own[1]):
         return own[0]  # GPT-2 itself: the family's own tiktoken encoding is its tokenizer
     raise EncodingError(
-        f"{path} holds a {config.model_type or 'model'} but no tokenizer files "
-        f"({', '.join(TOKENIZER_FILES)}); pass -e with its tokenizer (a file, a folder, or "
-        "hf:ORG/NAME) or an encoding"
+        f"{path} holds a model (model_type {config.model_type or 'not given'}) but no "
+        f"tokenizer files ({', '.join(TOKENIZER_FILES)}); pass -e with its tokenizer (a file, "
+        "a folder, or hf:ORG/NAME) or an encoding"
     )
 
 

@@ -80,6 +80,8 @@ def test_the_reference_comes_from_names_then_bytes_then_the_flag() -> None:
     stray = [b"a", b"\xf5", b"\xc0", b"\xc3", b"<0xF5>", None]
     assert reference_tokens(stray, None, 6).ids == [1, 2]  # 0xC3 begins real characters
     assert reference_tokens(stray, [4, 4, 0], 6).ids == [0, 4]
+    said = reference_tokens(stray, [4, 4, 0], 6).described
+    assert said == "2 ids given with --reference-ids, 1 repeat left out"
     with pytest.raises(TokenIdError, match="not a row of the table"):
         reference_tokens(stray, [6], 6)
     with pytest.raises(EncodingError, match="pass --reference-ids"):
@@ -144,7 +146,7 @@ def test_the_view_names_the_matrix_the_reference_and_each_class(tmp_path: Path) 
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "the token table transformer.wte.weight" in out
+    assert "the token table transformer.wte.weight (the checkpoint has no output head)" in out
     assert "13 single-byte tokens of bytes no UTF-8 text holds" in out
     assert " of the 13 reference tokens rank in the top 13 by the indicator" in out
     for name in CLASSES:
@@ -206,3 +208,13 @@ def test_a_table_whose_working_copies_do_not_fit_is_refused(tmp_path, monkeypatc
     monkeypatch.setattr(memory, "host_available_memory", lambda: 10_000_000)
     result = runner.invoke(app, ["undertrained", "--weights", str(path), "-e", "gpt2"])
     expect_error(result, "the undertrained indicator of a 50,257 x 16 table")
+
+
+def test_a_byte_token_no_text_reaches_is_shown_with_its_byte() -> None:
+    from embedcli.pipeline.undertrained import Candidate
+    from embedcli.render.undertrained import _piece
+    from embedcli.tokenization.display import Token
+
+    letter = Token(121, "y", "79", "y")
+    assert _piece(Candidate(7, letter, 0.9, 1.0, "unreachable")) == "y <0x79>"
+    assert _piece(Candidate(7, letter, 0.9, 1.0, "ordinary")) == "y"

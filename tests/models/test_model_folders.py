@@ -322,7 +322,7 @@ def test_stats_positions_and_verify_read_the_models_tables(folders: dict[str, Pa
 def test_a_model_folder_without_its_tokenizer_needs_e(folders: dict[str, Path]) -> None:
     # GPT-2's ids would fit a larger table and silently pick the wrong rows.
     result = runner.invoke(app, ["embed", "Hello", "--weights", str(folders["gemma"])])
-    expect_error(result, "holds a gemma but no tokenizer files")
+    expect_error(result, "holds a model (model_type gemma) but no tokenizer files")
     assert "pass -e" in result.stderr
     ok = embed_json("--ids", "5", "--weights", str(folders["gemma"]), "-e", "gpt2")
     assert ok["config"]["encoding"] == "gpt2"
