@@ -146,7 +146,8 @@ def test_the_view_names_the_matrix_the_reference_and_each_class(tmp_path: Path) 
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "the token table transformer.wte.weight (the checkpoint has no output head)" in out
+    flowed = " ".join(out.split())  # lines wrap at the terminal's width
+    assert "the token table transformer.wte.weight (the checkpoint has no output head)" in flowed
     assert "13 single-byte tokens of bytes no UTF-8 text holds" in out
     assert " of the 13 reference tokens rank in the top 13 by the indicator" in out
     for name in CLASSES:
