@@ -26,6 +26,8 @@ from embedcli.analysis.rowcount import RowCount, RowsDone
 from embedcli.core.memory import CHUNK_ELEMENTS, ensure_host_fits
 from embedcli.errors import WeightsError
 
+_FLAT = 1e-10  # a variance this small a share of the whole is rounding, not a direction
+
 if TYPE_CHECKING:
     import numpy as np
     import torch
@@ -35,16 +37,17 @@ if TYPE_CHECKING:
 class Indicator:
     """Each row's cosine to the unused direction (first component removed), and what it took."""
 
-    cosine: np.ndarray  # (V,) float64; NaN for a row holding NaN or infinity
+    cosine: np.ndarray  # (V,) float64; NaN: a row holding NaN or inf, or nothing left of it
     first_pc_share: float  # the share of the centred variance along the removed component
     non_finite: int  # rows holding NaN or infinity, left out
     norms: np.ndarray  # (V,) float64: each row's own L2 norm (NaN as above)
 
 
 def _chunks(
-    table: torch.Tensor, buffer: torch.Tensor, read: RowCount
+    table: torch.Tensor, buffer: torch.Tensor, read: RowCount, scale: float = 1.0
 ) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
-    """(first row, the rows in float64, which rows are finite), a chunk at a time."""
+    """(first row, the rows in float64 divided by ``scale``, which rows are finite), a chunk
+    at a time."""
     import torch
 
     rows, step = table.shape[0], buffer.shape[0]
@@ -56,8 +59,40 @@ def _chunks(
         else:
             finite = values.isfinite().all(dim=1)  # (R,)
             values[~finite] = 0.0
+        if scale != 1.0:
+            values /= scale
         yield start, values, finite
         read.add(len(values))
+
+
+def _sums(
+    matrix: torch.Tensor, buffer: torch.Tensor, read: RowCount, is_reference: torch.Tensor,
+    scale: float,
+) -> tuple:  # fmt: skip
+    """The first pass: (sum of the finite rows, sum of their outer products, sum of the finite
+    reference rows, finite rows, finite reference rows, largest magnitude, row norms)."""
+    import numpy as np
+    import torch
+
+    rows, width = matrix.shape
+    total = torch.zeros(width, dtype=torch.float64)
+    reference_total = torch.zeros(width, dtype=torch.float64)
+    scatter = torch.zeros((width, width), dtype=torch.float64)  # (d, d): sum of x x^T
+    finite_rows, finite_reference = 0, 0
+    norms = np.empty(rows, dtype=np.float64)
+    peak = 0.0
+    for start, values, finite in _chunks(matrix, buffer, read, scale):
+        peak = max(peak, float(values.abs().max()))
+        found = values.norm(dim=1)  # (R,)
+        found[~finite] = float("nan")
+        norms[start : start + len(values)] = found.numpy() * scale
+        total += values.sum(dim=0)  # rows holding NaN or inf are zeros here
+        scatter += values.T @ values
+        finite_rows += int(finite.count_nonzero())
+        chosen = is_reference[start : start + len(values)] & finite
+        finite_reference += int(chosen.count_nonzero())
+        reference_total += values[chosen].sum(dim=0)
+    return total, scatter, reference_total, finite_rows, finite_reference, peak, norms
 
 
 def check_memory(rows: int, width: int, step: int) -> None:
@@ -91,21 +126,15 @@ def unused_cosine(
     is_reference[torch.as_tensor(list(reference), dtype=torch.long)] = True
     read = RowCount(on_rows, 2 * rows)
 
-    total = torch.zeros(width, dtype=torch.float64)
-    reference_total = torch.zeros(width, dtype=torch.float64)
-    scatter = torch.zeros((width, width), dtype=torch.float64)  # (d, d): sum of x x^T
-    finite_rows, finite_reference = 0, 0
-    norms = np.empty(rows, dtype=np.float64)
-    for start, values, finite in _chunks(matrix, buffer, read):
-        found = values.norm(dim=1)  # (R,)
-        found[~finite] = float("nan")
-        norms[start : start + len(values)] = found.numpy()
-        total += values.sum(dim=0)  # rows holding NaN or inf are zeros here
-        scatter += values.T @ values
-        finite_rows += int(finite.count_nonzero())
-        chosen = is_reference[start : start + len(values)] & finite
-        finite_reference += int(chosen.count_nonzero())
-        reference_total += values[chosen].sum(dim=0)
+    total, scatter, reference_total, finite_rows, finite_reference, peak, norms = _sums(
+        matrix, buffer, read, is_reference, 1.0
+    )
+    scale = 1.0 if peak == 0 or 1e-100 <= peak <= 1e100 else peak  # squares stay in float64
+    if scale != 1.0:
+        read.grow(rows)
+        total, scatter, reference_total, finite_rows, finite_reference, _, norms = _sums(
+            matrix, buffer, read, is_reference, scale
+        )
     if finite_reference == 0:
         raise WeightsError(
             "every reference row holds NaN or infinity: there is no unused direction"
@@ -118,23 +147,31 @@ def unused_cosine(
     eigenvalues, eigenvectors = np.linalg.eigh(scatter.numpy())
     component = torch.from_numpy(np.ascontiguousarray(eigenvectors[:, -1]))  # (d,): its sign
     spread = float(eigenvalues.clip(min=0).sum())  # does not matter
-    share = float(eigenvalues[-1]) / spread if spread > 0 else 0.0
+    whole = float(scatter.diagonal().sum()) + finite_rows * float(mean @ mean)
+    if not spread > _FLAT * whole:
+        raise WeightsError("the rows do not vary: there is no principal component to remove")
+    share = float(eigenvalues[-1]) / spread
+    if 1 - share < _FLAT:
+        raise WeightsError(
+            "every row lies along one line (the first principal component): with it removed, "
+            "nothing is left to compare"
+        )
 
     reference_mean = reference_total / finite_reference
     direction = reference_mean - (reference_mean @ component) * component  # (d,)
     length = float(direction.norm())
-    if not length > 0:
+    if not length > _FLAT * float(reference_mean.norm()):
         raise WeightsError(
             "the reference rows' mean lies along the first principal component: with it "
             "removed, no unused direction is left"
         )
 
     cosine = np.empty(rows, dtype=np.float64)
-    for start, values, finite in _chunks(matrix, buffer, read):
+    for start, values, finite in _chunks(matrix, buffer, read, scale):
         values -= torch.outer(values @ component, component)  # (R, d): x - (x.c) c
         lengths = values.norm(dim=1)  # (R,)
-        found = (values @ direction) / (lengths * length).clamp(min=1e-300)
-        found[~finite] = float("nan")
+        found = ((values @ direction) / (lengths * length)).clamp(-1.0, 1.0)
+        found[~finite | (lengths == 0)] = float("nan")  # 0 / 0 for a row with nothing left
         cosine[start : start + len(values)] = found.numpy()
     return Indicator(cosine, share, rows - finite_rows, norms)
 

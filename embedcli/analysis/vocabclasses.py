@@ -68,6 +68,17 @@ def vocabulary_pieces(enc: Tokenizer, rows: int) -> list[bytes | None]:
 def reference_tokens(
     pieces: Sequence[bytes | None], given: Sequence[int] | None, rows: int
 ) -> Reference:
+    """The reference (see :func:`_reference`); one that is every row leaves nothing to rank."""
+    found = _reference(pieces, given, rows)
+    if len(found.ids) >= rows:
+        raise TokenIdError(
+            f"every one of the table's {rows:,} rows is a reference token: nothing is left to "
+            "rank against them"
+        )
+    return found
+
+
+def _reference(pieces: Sequence[bytes | None], given: Sequence[int] | None, rows: int) -> Reference:
     """The reference: ``given`` (each a row of the table), else the tokenizer's unused
     names, else the bytes never in UTF-8; none found is an error that says what to pass."""
     if given:

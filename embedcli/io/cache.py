@@ -41,7 +41,7 @@ def load_ranks(key: str) -> dict[bytes, int] | None:
     path = _entry(key)
     if path is None:
         return None
-    data = _read_regular(path)
+    data = read_regular(path)
     if data is None:
         return None
     start = len(_FORMAT)
@@ -58,19 +58,20 @@ def load_ranks(key: str) -> dict[bytes, int] | None:
 MAX_ENTRY_BYTES = 64 << 20  # o200k_base's entry is about 4 MiB
 
 
-def _read_regular(path: Path) -> bytes | None:
-    """An entry's bytes, if it is a regular file of a sane size: a FIFO, a device (a link to
-    /dev/zero) or a huge file in its place is no entry, so it is never waited on or read whole."""
+def read_regular(path: Path, limit: int = MAX_ENTRY_BYTES) -> bytes | None:
+    """An entry's bytes, if it is a regular file of at most ``limit`` bytes: a FIFO, a device (a
+    link to /dev/zero) or a huge file in its place is no entry, so it is never waited on or read
+    whole."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             return None
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(MAX_ENTRY_BYTES + 1)
+            return handle.read(limit + 1)
     except OSError:
         return None
     finally:

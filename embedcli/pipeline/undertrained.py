@@ -71,6 +71,7 @@ class UndertrainedReport:
     shape: tuple[int, int]
     first_pc_share: float
     non_finite_rows: int
+    undefined_rows: int  # finite rows with nothing left once the component is removed
     reference: Reference
     top_reference: int  # R: the top R are compared with the R reference tokens
     reference_in_top: int  # reference tokens among the top R
@@ -148,7 +149,8 @@ def undertrained_report(
     norms = indicator.norms if own else row_norms(tables.token, on_rows("norms"))
     classes = token_classes(enc, pieces, reference.ids, on_rows("tokens round-tripped"))
 
-    order = np.argsort(np.where(np.isnan(indicator.cosine), -np.inf, -indicator.cosine))
+    # highest first; a row without a cosine (NaN or inf in it, or nothing left) ranks last
+    order = np.argsort(np.where(np.isnan(indicator.cosine), np.inf, -indicator.cosine))
     order = order.astype(np.int64, copy=False)
     code = CLASSES.index("reference")
     top_r = len(reference.ids)
@@ -171,7 +173,9 @@ def undertrained_report(
     report = UndertrainedReport(
         source=source.label, tokenizer=name, matrix=which, matrix_key=key, head=tying,
         shape=(rows, matrix.shape[1]), first_pc_share=indicator.first_pc_share,
-        non_finite_rows=indicator.non_finite, reference=reference, top_reference=top_r,
+        non_finite_rows=indicator.non_finite,
+        undefined_rows=int(np.isnan(indicator.cosine).sum()) - indicator.non_finite,
+        reference=reference, top_reference=top_r,
         reference_in_top=int(in_top[code]), candidates=candidates,
         classes=[ClassCount(c, int(totals[i]), int(in_top[i])) for i, c in enumerate(CLASSES)],
     )  # fmt: skip

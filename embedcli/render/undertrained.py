@@ -27,7 +27,7 @@ _MEANING = {
 
 
 def _number(value: float | None, digits: int) -> str:
-    return "NaN/inf" if value is None else f"{value:.{digits}f}"
+    return "none" if value is None else f"{value:.{digits}f}"
 
 
 # Where a reference found in the tokenizer came from, in words.
@@ -120,11 +120,18 @@ def undertrained_view(
             f"in the {top} by the indicator"
         )
     )
+    if report.undefined_rows:
+        parts.append(
+            note(
+                f"{report.undefined_rows:,} rows are zero once the component is removed (an "
+                "all-zero row is one): their cosine is undefined, and they rank last"
+            )
+        )
     if report.non_finite_rows:
         parts.append(
             note(
                 f"{report.non_finite_rows:,} rows hold NaN or infinity: they have no cosine and "
-                "are left out of the component and the reference"
+                "are left out of the component and the reference; they rank last"
             )
         )
     parts.append(

@@ -69,8 +69,26 @@ def test_a_table_of_width_one_or_a_reference_along_the_component_is_refused() ->
         undertrained.unused_cosine(torch.ones(10, 1), [0])
     table = torch.zeros(50, 4)
     table[:, 0] = torch.arange(50.0)  # every row on one line: the component is that line
-    with pytest.raises(WeightsError, match="lies along the first principal component"):
+    with pytest.raises(WeightsError, match="every row lies along one line"):
         undertrained.unused_cosine(table, [1, 2])
+    with pytest.raises(WeightsError, match="the rows do not vary"):
+        undertrained.unused_cosine(torch.full((50, 4), 0.5), [1, 2])
+    axes = torch.tensor([[10.0, 0, 0], [-10, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]])
+    with pytest.raises(WeightsError, match="no unused direction is left"):
+        undertrained.unused_cosine(axes, [0])  # the component is the first axis, row 0 on it
+
+
+def test_huge_values_zero_rows_and_nan_rows_are_read_or_left_out_honestly() -> None:
+    planted = list(range(10, 30))
+    table = planted_table(400, 16, planted).astype(np.float64)
+    huge = undertrained.unused_cosine(torch.from_numpy(table * 1e200), planted)
+    np.testing.assert_allclose(huge.cosine, numpy_indicator(table, planted), atol=1e-10)
+    np.testing.assert_allclose(huge.norms, np.linalg.norm(table, axis=1) * 1e200, rtol=1e-12)
+    zeroed = table.copy()
+    zeroed[[40, 41]] = 0.0
+    found = undertrained.unused_cosine(torch.from_numpy(zeroed), planted)
+    assert np.isnan(found.cosine[[40, 41]]).all() and found.non_finite == 0
+    assert (np.abs(found.cosine[~np.isnan(found.cosine)]) <= 1).all()
 
 
 def test_the_reference_comes_from_names_then_bytes_then_the_flag() -> None:
@@ -87,7 +105,9 @@ def test_the_reference_comes_from_names_then_bytes_then_the_flag() -> None:
     with pytest.raises(EncodingError, match="pass --reference-ids"):
         reference_tokens([b"a", b"bc", b"<s>"], None, 3)
     tokens = [b"<|reserved_special_token_7|>", b"[unused3]", b"<SPECIAL_20>", b"<madeupword2>"]
-    assert reference_tokens(tokens, None, 4).ids == [0, 1, 2, 3]
+    assert reference_tokens([*tokens, b"a"], None, 5).ids == [0, 1, 2, 3]
+    with pytest.raises(TokenIdError, match="nothing is left to rank"):
+        reference_tokens(tokens, None, 4)
 
 
 def _gpt2_checkpoint(tmp_path: Path, *, head: bool = False) -> tuple[Path, np.ndarray]:
@@ -219,3 +239,20 @@ def test_a_byte_token_no_text_reaches_is_shown_with_its_byte() -> None:
     letter = Token(121, "y", "79", "y")
     assert _piece(Candidate(7, letter, 0.9, 1.0, "unreachable")) == "y <0x79>"
     assert _piece(Candidate(7, letter, 0.9, 1.0, "ordinary")) == "y"
+
+
+def test_rows_without_a_cosine_rank_last(tmp_path: Path) -> None:
+    table = planted_table(GPT2_ROWS, 16, NEVER_UTF8_IDS + GLITCHES)
+    table[[5, 6, 178]] = np.nan
+    table[[7, 8]] = 0.0
+    path = write_safetensors(
+        tmp_path / "holes.safetensors", {"transformer.wte.weight": torch.from_numpy(table)}
+    )
+    args = ["undertrained", "--weights", str(path), "-e", "gpt2", "--top", "12", "--json"]
+    report = json.loads(runner.invoke(app, args).stdout)
+    assert sorted(c["id"] for c in report["candidates"]) == GLITCHES
+    assert all(c["cosine"] is not None for c in report["candidates"])
+    assert (report["non_finite_rows"], report["undefined_rows"]) == (3, 2)
+    assert report["reference_in_top"] <= 12  # the NaN reference row is not counted as ranked
+    shown = runner.invoke(app, args[:-1])
+    assert "2 rows are zero once the component is removed" in " ".join(shown.stdout.split())

@@ -147,3 +147,42 @@ def test_the_real_sample_is_gemma_3_and_a_trained_table(gemma_cache, monkeypatch
     assert ids.exit_code == 0, ids.output
     found = [t["id"] for t in json.loads(ids.stdout)["tokens"]]
     assert found == [2, 9259, 236764, 1902]  # llama.cpp's ids
+
+
+def test_a_stamp_that_is_a_fifo_or_a_device_is_no_stamp(tiny_sample) -> None:
+    _, _, target, data = tiny_sample
+    samples.sample_path("sample:tiny")
+    stamp = target.with_name(target.name + ".verified")
+    stamp.unlink()
+    os.mkfifo(stamp)  # read_text would wait for a writer forever
+    assert samples.sample_path("sample:tiny").read_bytes() == data
+    stamp.unlink()
+    stamp.symlink_to("/dev/zero")  # read whole, it never ends
+    assert samples.sample_path("sample:tiny").read_bytes() == data
+    assert stamp.is_file() and not stamp.is_symlink() and stamp.stat().st_size < 512
+
+
+def test_an_edit_in_place_with_its_modification_time_set_back_is_caught(tiny_sample) -> None:
+    _, _, target, data = tiny_sample
+    samples.sample_path("sample:tiny")
+    before = target.stat()
+    with target.open("r+b") as handle:  # same size, other bytes
+        handle.seek(40)
+        handle.write(b"\xff")
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert samples.sample_path("sample:tiny").read_bytes() == data  # the change time moved
+
+
+def test_a_link_or_a_folder_in_the_files_place(tiny_sample, tmp_path) -> None:
+    _, _, target, _ = tiny_sample
+    samples.sample_path("sample:tiny")
+    copy = tmp_path / "copy.gguf"
+    copy.write_bytes(target.read_bytes())
+    target.unlink()
+    target.symlink_to(copy)
+    samples.sample_path("sample:tiny")
+    assert not target.is_symlink()  # a link is no stamped file: joined again
+    target.unlink()
+    target.mkdir()
+    with pytest.raises(WeightsError, match="is a folder, in the way"):
+        samples.sample_path("sample:tiny")
